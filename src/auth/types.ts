@@ -1,0 +1,26 @@
+/** Who made a request, once their bearer token was checked. */
+export interface Principal {
+  username: string;
+  /** The token's scope: permission strings such as `*`, `read`, `flows.write`. */
+  scope: string[];
+  /** SHA-256 hex of the token used, so revocation can tell the caller's own tokens apart. */
+  tokenHash: string;
+}
+
+export interface TokenGrant {
+  accessToken: string;
+  expiresIn: number;
+}
+
+/** What the HTTP layer needs from authentication; auth off means `enabled === false`. */
+export interface AuthService {
+  readonly enabled: boolean;
+  /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */
+  authenticate(token: string): Promise<Principal | null>;
+  /** The password grant. Throws OAuthError on failure. `ip` keys the throttling. */
+  login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string }): Promise<TokenGrant>;
+  /** Revokes `token` if it belongs to `caller` or the caller has `*`; silently ignores anything else (RFC 7009). */
+  revoke(caller: Principal, token: string): Promise<void>;
+  /** Flushes sessions and stops timers. */
+  close(): Promise<void>;
+}

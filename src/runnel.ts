@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify';
+import type { Settings } from './settings.js';
+import { createLogger, type Logger } from './log.js';
+import type { DestinationStream } from 'pino';
+import { createFileStorage } from './storage/file-storage.js';
+import { createAuthService } from './auth/service.js';
+import { Runtime } from './runtime/runtime.js';
+import { buildApp } from './server/app.js';
+import { createHttpNodeApp } from './server/http-node.js';
+import type { Storage } from './storage/types.js';
+
+export interface RunnelOptions {
+  /** Log destination (tests capture logs to scan them). Defaults to stdout. */
+  logDestination?: DestinationStream;
+  /** Alternative storage backend; the file backend in userDir by default. */
+  storage?: Storage;
+}
+
+export interface RunnelInstance {
+  url: string;
+  settings: Settings;
+  log: Logger;
+  runtime: Runtime;
+  app: FastifyInstance;
+  /** Stops accepting connections, lets in-flight requests finish, closes nodes, flushes storage. */
+  stop(): Promise<void>;
+}
+
+/** The composition root: builds every layer and starts listening. */
+export async function startRunnel(settings: Settings, options: RunnelOptions = {}): Promise<RunnelInstance> {
+  const log = createLogger(settings.logging.level, options.logDestination);
+  const storage = options.storage ?? createFileStorage(settings, log);
+  await storage.init();
+  const auth = await createAuthService({ settings, storage, log });
+  const httpNode = createHttpNodeApp(settings, log);
+  const runtime = new Runtime({ settings, log, storage, httpNode, auth });
+  const app = await buildApp({ settings, log, storage, auth, runtime, httpNode });
+  runtime.attachServer(app.server);
+  await runtime.start();
+  try {
+    await app.listen({ port: settings.uiPort, host: settings.uiHost });
+  } catch (e) {
+    await runtime.stop();
+    await auth.close();
+    await storage.close();
+    throw e;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.uiPort;
+  const host = settings.uiHost.includes(':') ? `[${settings.uiHost}]` : settings.uiHost;
+  const root = settings.httpAdminRoot === '/' ? '/' : `${settings.httpAdminRoot}/`;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}${root}`,
+    settings,
+    log,
+    runtime,
+    app,
+    stop: () =>
+      (stopping ??= (async () => {
+        await app.close();
+        await runtime.stop();
+        await auth.close();
+        await storage.close();
+        log.flush();
+      })()),
+  };
+}

@@ -1,0 +1,17 @@
+import type { Settings } from '../settings.js';
+import type { Logger } from '../log.js';
+import type { Storage } from '../storage/types.js';
+import type { AuthService } from '../auth/types.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { HttpNodeApp } from './http-node.js';
+
+/** Everything a route plugin may use. Built once by the composition root (src/runnel.ts). */
+export interface Services {
+  settings: Settings;
+  log: Logger;
+  storage: Storage;
+  auth: AuthService;
+  runtime: Runtime;
+  /** The router behind http-in nodes and RED.httpNode. */
+  httpNode: HttpNodeApp;
+}

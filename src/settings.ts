@@ -1,0 +1,260 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** A configured admin user. `password` is a bcrypt hash. */
+export interface UserConfig {
+  username: string;
+  password: string;
+  permissions: string | string[];
+}
+
+export interface AdminAuthConfig {
+  type: 'credentials';
+  users: UserConfig[];
+  /** Token lifetime in seconds. */
+  sessionExpiryTime: number;
+}
+
+export interface PaletteSettings {
+  allowInstall: boolean;
+  allowUpload: boolean;
+  allowInstallScripts: boolean;
+  allowLocalPaths: boolean;
+  allowList: string[];
+  denyList: string[];
+  /** Bytes. */
+  maxUploadSize: number;
+  /** Milliseconds. */
+  installTimeout: number;
+}
+
+/**
+ * Runtime settings. Key names are Node-RED's, so a Node-RED settings file carries over;
+ * unknown keys are kept (contributed nodes read their own settings through RED.settings).
+ */
+export interface Settings {
+  uiPort: number;
+  uiHost: string;
+  userDir: string;
+  flowFile: string;
+  flowFilePretty: boolean;
+  /** string = user key; false = unencrypted; undefined = generated system key. */
+  credentialSecret: string | false | undefined;
+  adminAuth: AdminAuthConfig | undefined;
+  httpAdminRoot: string;
+  httpNodeRoot: string;
+  /** Bytes (accepts "5mb" style strings in the file). */
+  apiMaxLength: number;
+  nodeCloseTimeout: number;
+  functionGlobalContext: Record<string, unknown>;
+  /** Milliseconds a function node may run synchronously per message; 0 = no limit. */
+  functionTimeout: number;
+  /** Let function nodes reach `process` and `require`. */
+  functionAllowHostAccess: boolean;
+  nodesDir: string[];
+  logging: { level: LogLevel };
+  externalModules: { palette: PaletteSettings };
+  /** Login throttling: failures allowed per window before 429. */
+  loginThrottle: { maxFailures: number; windowMs: number };
+  /** CORS for the admin API; off when undefined. */
+  httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
+  /** Extra keys from the settings file, visible to nodes through RED.settings. */
+  extra: Record<string, unknown>;
+  /** Absolute path of the settings file, if one was given. */
+  settingsFile: string | undefined;
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export class SettingsError extends Error {}
+
+const KNOWN_KEYS = new Set([
+  'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
+  'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
+  'functionTimeout', 'functionAllowHostAccess', 'nodesDir', 'logging', 'externalModules',
+  'loginThrottle', 'httpAdminCors',
+]);
+
+/** Parses sizes such as 5mb, 200kb, 1048576. */
+export function parseSize(value: unknown, key: string): number {
+  if (typeof value === 'number' && Number.isFinite(value) && value > 0) return Math.floor(value);
+  if (typeof value === 'string') {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(value);
+    if (m) {
+      const mult = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(m[2] ?? 'b').toLowerCase() as 'b'];
+      return Math.floor(Number(m[1]) * mult);
+    }
+  }
+  throw new SettingsError(`${key} must be a size such as "5mb" or a positive number of bytes`);
+}
+
+type Raw = Record<string, unknown>;
+
+function isObject(v: unknown): v is Raw {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function pick<T>(raw: Raw, key: string, check: (v: unknown) => boolean, what: string, dflt: T): T {
+  const v = raw[key];
+  if (v === undefined) return dflt;
+  if (!check(v)) throw new SettingsError(`${key} must be ${what}`);
+  return v as T;
+}
+
+const isInt = (min: number, max: number) => (v: unknown) =>
+  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const isString = (v: unknown) => typeof v === 'string';
+const isNonEmptyString = (v: unknown) => typeof v === 'string' && v.length > 0;
+const isBool = (v: unknown) => typeof v === 'boolean';
+const isStringList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+function normaliseRoot(v: string, key: string): string {
+  if (!v.startsWith('/')) throw new SettingsError(`${key} must start with "/"`);
+  return v.endsWith('/') && v.length > 1 ? v.slice(0, -1) : v;
+}
+
+function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw new SettingsError('adminAuth must be an object');
+  if (v.type !== 'credentials') {
+    throw new SettingsError(`adminAuth.type ${JSON.stringify(v.type)} is not supported (use "credentials")`);
+  }
+  const rawUsers = Array.isArray(v.users) ? v.users : isObject(v.users) ? [v.users] : null;
+  if (!rawUsers) throw new SettingsError('adminAuth.users must be an array of {username, password, permissions}');
+  const seen = new Set<string>();
+  const users = rawUsers.map((u, i) => {
+    const where = `adminAuth.users[${i}]`;
+    if (!isObject(u)) throw new SettingsError(`${where} must be an object`);
+    if (!isNonEmptyString(u.username)) throw new SettingsError(`${where}.username must be a non-empty string`);
+    if (typeof u.password !== 'string' || !/^\$2[aby]\$\d\d\$.{53}$/.test(u.password)) {
+      throw new SettingsError(`${where}.password must be a bcrypt hash ($2a$/$2b$); make one with "runnel hash-pw"`);
+    }
+    const p = u.permissions ?? '*';
+    if (!(typeof p === 'string' || isStringList(p))) {
+      throw new SettingsError(`${where}.permissions must be a string or an array of strings`);
+    }
+    if (seen.has(u.username as string)) throw new SettingsError(`${where}.username "${u.username}" is listed twice`);
+    seen.add(u.username as string);
+    return { username: u.username as string, password: u.password, permissions: p as string | string[] };
+  });
+  const sessionExpiryTime = pick(v, 'sessionExpiryTime', isInt(1, 10 * 365 * 86400), 'a positive number of seconds', 604800);
+  return { type: 'credentials', users, sessionExpiryTime };
+}
+
+function parsePalette(v: unknown): PaletteSettings {
+  const ext = v === undefined ? {} : v;
+  if (!isObject(ext)) throw new SettingsError('externalModules must be an object');
+  const pal = ext.palette === undefined ? {} : ext.palette;
+  if (!isObject(pal)) throw new SettingsError('externalModules.palette must be an object');
+  const k = (name: string) => `externalModules.palette.${name}`;
+  const bool = (name: string, d: boolean) => {
+    const x = pal[name];
+    if (x === undefined) return d;
+    if (typeof x !== 'boolean') throw new SettingsError(`${k(name)} must be true or false`);
+    return x;
+  };
+  const list = (name: string) => {
+    const x = pal[name];
+    if (x === undefined) return [];
+    if (!isStringList(x)) throw new SettingsError(`${k(name)} must be an array of strings`);
+    return x as string[];
+  };
+  const timeout = pal.installTimeout;
+  if (timeout !== undefined && !isInt(1, 3_600_000)(timeout)) {
+    throw new SettingsError(`${k('installTimeout')} must be milliseconds between 1 and 3600000`);
+  }
+  return {
+    allowInstall: bool('allowInstall', true),
+    allowUpload: bool('allowUpload', true),
+    allowInstallScripts: bool('allowInstallScripts', false),
+    allowLocalPaths: bool('allowLocalPaths', true),
+    allowList: list('allowList'),
+    denyList: list('denyList'),
+    maxUploadSize: pal.maxUploadSize === undefined ? 20 * 1024 * 1024 : parseSize(pal.maxUploadSize, k('maxUploadSize')),
+    installTimeout: (timeout as number | undefined) ?? 5 * 60 * 1000,
+  };
+}
+
+/** Validates a raw settings object and fills the defaults. Throws SettingsError with a one-line reason. */
+export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string): Settings {
+  if (!isObject(raw)) throw new SettingsError('settings must be an object');
+  const credentialSecret = raw.credentialSecret;
+  if (!(credentialSecret === undefined || credentialSecret === false || isNonEmptyString(credentialSecret))) {
+    throw new SettingsError('credentialSecret must be a non-empty string or false');
+  }
+  const logging = raw.logging === undefined ? {} : raw.logging;
+  if (!isObject(logging)) throw new SettingsError('logging must be an object');
+  const levelRaw = isObject(logging.console) ? logging.console.level : logging.level;
+  const level = (levelRaw ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(level)) throw new SettingsError(`logging.level must be one of ${LOG_LEVELS.join(', ')}`);
+  const fgc = pick<Raw>(raw, 'functionGlobalContext', isObject, 'an object', {});
+  const nodesDirRaw = raw.nodesDir;
+  let nodesDir: string[] = [];
+  if (typeof nodesDirRaw === 'string') nodesDir = [nodesDirRaw];
+  else if (nodesDirRaw !== undefined && nodesDirRaw !== null) {
+    if (!isStringList(nodesDirRaw)) throw new SettingsError('nodesDir must be a path or an array of paths');
+    nodesDir = nodesDirRaw as string[];
+  }
+  const throttle = raw.loginThrottle === undefined ? {} : raw.loginThrottle;
+  if (!isObject(throttle)) throw new SettingsError('loginThrottle must be an object');
+  const cors = raw.httpAdminCors;
+  if (cors !== undefined && !(isObject(cors) && (isString(cors.origin) || isStringList(cors.origin)))) {
+    throw new SettingsError('httpAdminCors must be an object with an origin string or array');
+  }
+  const extra: Raw = {};
+  for (const [key, value] of Object.entries(raw)) if (!KNOWN_KEYS.has(key)) extra[key] = value;
+
+  return {
+    uiPort: pick(raw, 'uiPort', isInt(0, 65535), 'an integer port between 0 and 65535', 1880),
+    uiHost: pick(raw, 'uiHost', isNonEmptyString, 'a host name or address', '127.0.0.1'),
+    userDir: path.resolve(baseDir, pick(raw, 'userDir', isNonEmptyString, 'a directory path', './.runnel')),
+    flowFile: pick(raw, 'flowFile', isNonEmptyString, 'a file name', 'flows.json'),
+    flowFilePretty: pick(raw, 'flowFilePretty', isBool, 'true or false', false),
+    credentialSecret: credentialSecret as string | false | undefined,
+    adminAuth: parseAdminAuth(raw.adminAuth),
+    httpAdminRoot: normaliseRoot(pick(raw, 'httpAdminRoot', isString, 'a path', '/'), 'httpAdminRoot'),
+    httpNodeRoot: normaliseRoot(pick(raw, 'httpNodeRoot', isString, 'a path', '/'), 'httpNodeRoot'),
+    apiMaxLength: raw.apiMaxLength === undefined ? 5 * 1024 * 1024 : parseSize(raw.apiMaxLength, 'apiMaxLength'),
+    nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
+    functionGlobalContext: fgc,
+    functionTimeout: pick(raw, 'functionTimeout', isInt(0, 3_600_000), 'milliseconds (0 = no limit)', 10000),
+    functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),
+    nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),
+    logging: { level },
+    externalModules: { palette: parsePalette(raw.externalModules) },
+    loginThrottle: {
+      maxFailures: pick(throttle, 'maxFailures', isInt(1, 1_000_000), 'a positive integer', 5),
+      windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),
+    },
+    httpAdminCors: cors as Settings['httpAdminCors'],
+    extra,
+    settingsFile,
+  };
+}
+
+/** Loads a settings file: .json, or a .js/.mjs/.cjs module exporting the settings object. */
+export async function loadSettingsFile(file: string): Promise<{ raw: Raw; absolute: string }> {
+  const absolute = path.resolve(file);
+  const ext = path.extname(absolute).toLowerCase();
+  let raw: unknown;
+  try {
+    if (ext === '.json') {
+      raw = JSON.parse(await readFile(absolute, 'utf8'));
+    } else if (ext === '.cjs') {
+      raw = createRequire(import.meta.url)(absolute);
+    } else if (ext === '.js' || ext === '.mjs') {
+      const mod = (await import(pathToFileURL(absolute).href)) as { default?: unknown };
+      raw = mod.default ?? mod;
+    } else {
+      throw new SettingsError(`cannot read settings file ${absolute}: use .json, .js, .mjs or .cjs`);
+    }
+  } catch (e) {
+    if (e instanceof SettingsError) throw e;
+    throw new SettingsError(`cannot read settings file ${absolute}: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (!isObject(raw)) throw new SettingsError(`settings file ${absolute} must export an object`);
+  return { raw, absolute };
+}

@@ -1,0 +1,69 @@
+/**
+ * The storage contract. The file backend is the default; a PostgreSQL backend will follow so that
+ * several Runnel instances share one configuration. Everything the runtime persists goes through
+ * this interface, and each method is one atomic step from the caller's point of view.
+ */
+
+/** One element of a flow configuration, as deployed (credentials already stripped). */
+export interface FlowNodeConfig {
+  id: string;
+  type: string;
+  z?: string;
+  [key: string]: unknown;
+}
+
+/** Credentials of every node, by node id, in clear. Only the credentials layer sees this shape. */
+export type CredentialMap = Record<string, Record<string, unknown>>;
+
+/**
+ * Credentials as persisted: an opaque, already-encrypted document (or a clear one when the user
+ * disabled encryption). Storage never encrypts or decrypts; the credentials layer does.
+ */
+export type StoredCredentials = Record<string, unknown>;
+
+export interface FlowsSnapshot {
+  flows: FlowNodeConfig[];
+  credentials: StoredCredentials | null;
+  /** SHA-256 hex of the compact JSON of `flows`. */
+  rev: string;
+  /** Set when the stored pair was repaired at load (e.g. a crash between two writes): what happened. */
+  recovered?: string;
+}
+
+export interface SaveFlowsRequest {
+  flows: FlowNodeConfig[];
+  /** Pass null to keep the stored credentials unchanged. */
+  credentials: StoredCredentials | null;
+  /** When given, the save only happens if the stored rev still equals it (compare-and-swap). */
+  expectedRev?: string;
+}
+
+export interface SessionRecord {
+  /** SHA-256 hex of the bearer token; the token itself is never stored. */
+  tokenHash: string;
+  username: string;
+  client: string;
+  scope: string[];
+  /** Epoch milliseconds. */
+  expires: number;
+}
+
+/** Small runtime state: the generated credential key, instance id, installed modules. */
+export type RuntimeConfig = Record<string, unknown>;
+
+export interface Storage {
+  /** Prepares the backend (creates the user dir, repairs an interrupted save). Call once. */
+  init(): Promise<void>;
+  getFlows(): Promise<FlowsSnapshot>;
+  /**
+   * Saves flows and credentials as one unit. Throws RunnelError `version_mismatch` (409) when
+   * `expectedRev` is given and differs from the stored rev; nothing is written then.
+   */
+  saveFlows(req: SaveFlowsRequest): Promise<{ rev: string }>;
+  getSessions(): Promise<SessionRecord[]>;
+  saveSessions(sessions: SessionRecord[]): Promise<void>;
+  getRuntimeConfig(): Promise<RuntimeConfig>;
+  saveRuntimeConfig(config: RuntimeConfig): Promise<void>;
+  /** Waits for pending writes; the backend may not be used afterwards. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,130 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { hashSync } from '@node-rs/bcrypt';
+import { resolveSettings } from '../../src/settings.js';
+import { startRunnel, type RunnelInstance } from '../../src/runnel.js';
+
+export const ADMIN_PASSWORD = 'admin-password-1';
+export const READER_PASSWORD = 'reader-password-1';
+// Cost 4 keeps the suite fast; production hashes use the cost the user chose.
+const adminHash = hashSync(ADMIN_PASSWORD, 4);
+const readerHash = hashSync(READER_PASSWORD, 4);
+
+/** A users block with `admin` (*) and `reader` (read). */
+export function adminAuth(extra: Record<string, unknown> = {}) {
+  return {
+    type: 'credentials',
+    users: [
+      { username: 'admin', password: adminHash, permissions: '*' },
+      { username: 'reader', password: readerHash, permissions: 'read' },
+    ],
+    ...extra,
+  };
+}
+
+export async function tempDir(prefix = 'runnel-'): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+export interface TestServer {
+  url: string;
+  /** URL of a path under the admin root (no leading slash needed). */
+  at(p: string): string;
+  userDir: string;
+  instance: RunnelInstance;
+  /** Every log line written so far. */
+  logs: string[];
+  stop(): Promise<void>;
+  /** Stops and removes the user dir. */
+  dispose(): Promise<void>;
+}
+
+/** Starts Runnel in-process on an ephemeral loopback port with a fresh (or given) user dir. */
+export async function startServer(raw: Record<string, unknown> = {}, userDir?: string): Promise<TestServer> {
+  const dir = userDir ?? (await tempDir());
+  const settings = resolveSettings({ uiPort: 0, uiHost: '127.0.0.1', userDir: dir, logging: { level: 'info' }, ...raw });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  const instance = await startRunnel(settings, { logDestination: sink });
+  const url = instance.url;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await instance.stop();
+  };
+  return {
+    url,
+    at: (p: string) => new URL(p.replace(/^\//, ''), url).href,
+    userDir: dir,
+    instance,
+    logs,
+    stop,
+    dispose: async () => {
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Logs in through the real token endpoint and returns the bearer token. */
+export async function login(server: TestServer, username = 'admin', password = ADMIN_PASSWORD, scope = '*'): Promise<string> {
+  const res = await fetch(server.at('auth/token'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: 'runtime-admin', grant_type: 'password', scope, username, password }),
+  });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { access_token: string };
+  return body.access_token;
+}
+
+export interface JsonResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** fetch + parse; never throws on status. */
+export async function request<T = any>(url: string, init: RequestInit & { json?: unknown; token?: string } = {}): Promise<JsonResponse<T>> {
+  const headers = new Headers(init.headers);
+  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json');
+    body = JSON.stringify(init.json);
+  }
+  const res = await fetch(url, { ...init, headers, body, signal: init.signal ?? AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** Polls `check` until it returns a truthy value or `ms` passes. */
+export async function eventually<T>(check: () => Promise<T> | T, ms = 5000, every = 20): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`condition not met within ${ms} ms${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
