@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import type { Settings } from './settings.js';
 import { createLogger, type Logger } from './log.js';
 import type { DestinationStream } from 'pino';
@@ -21,7 +20,7 @@ export interface RunnelInstance {
   settings: Settings;
   log: Logger;
   runtime: Runtime;
-  app: FastifyInstance;
+  app: Awaited<ReturnType<typeof buildApp>>;
   /** Stops accepting connections, lets in-flight requests finish, closes nodes, flushes storage. */
   stop(): Promise<void>;
 }

@@ -1,0 +1,128 @@
+/**
+ * `npm run bench`: runs each scenario against Runnel and Node-RED (and the bare node:http
+ * ceiling where it applies), several rounds each, the systems taking turns in a rotating order so
+ * that drift hits all of them; prints one table of medians on stdout, progress on stderr.
+ */
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseOptions, USAGE, type Options } from './cli-args.js';
+import { ensurePeer, PEER_VERSION } from './peer.js';
+import { renderJson, renderMarkdown, renderTable, summarise, type RunMeta, type Samples, type ScenarioSummary } from './report.js';
+import { allScenarios } from './scenarios/index.js';
+import { HTTP_BODY } from './scenarios/http-chain.js';
+import type { Scenario, ScenarioContext } from './scenarios/types.js';
+import { makeUsers } from './settings-files.js';
+import { startSystem, SYSTEM_LABELS, type SystemEnv, type SystemKind } from './systems.js';
+
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(benchDir, '..', '..');
+/** Enough distinct users that none is reused while its previous login is in flight. */
+const STORM_USERS = 200;
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+function selectScenarios(opts: Options): Scenario[] {
+  const all = allScenarios(opts);
+  if (opts.only.length === 0) return all;
+  const unknown = opts.only.filter((n) => !all.some((s) => s.name === n));
+  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${all.map((s) => s.name).join(', ')}`);
+  return all.filter((s) => opts.only.includes(s.name));
+}
+
+/** Round r starts with the r-th system, so every system goes first (and last) in turn. */
+function rotated<T>(items: T[], r: number): T[] {
+  const k = r % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+function fmt(values: Record<string, number>): string {
+  return Object.entries(values).map(([k, v]) => `${k}=${Number(v.toPrecision(4))}`).join(' ');
+}
+
+async function runScenario(
+  scenario: Scenario, ctx: ScenarioContext, unavailable: Partial<Record<SystemKind, string>>,
+): Promise<ScenarioSummary> {
+  const { opts } = ctx;
+  const samples: Samples = {};
+  const errors: string[] = [];
+  const kinds = scenario.systems.filter((k) => k === 'bare' || opts.systems.includes(k));
+  for (let round = 0; round < opts.rounds; round++) {
+    for (const kind of rotated(kinds, round)) {
+      if (unavailable[kind]) continue;
+      const label = `[${scenario.name}] round ${round + 1}/${opts.rounds} ${SYSTEM_LABELS[kind]}`;
+      let system;
+      try {
+        system = await startSystem(kind, ctx.env);
+      } catch (e) {
+        // A system that cannot start once will not start later either; skip it for the run.
+        unavailable[kind] = (e as Error).message.split('\n')[0];
+        log(`${label}: cannot start, skipped from now on:\n${(e as Error).message}`);
+        continue;
+      }
+      try {
+        const t0 = Date.now();
+        const values = await scenario.measure(system, ctx);
+        for (const [key, value] of Object.entries(values)) ((samples[key] ??= {})[kind] ??= []).push(value);
+        log(`${label}: ${fmt(values)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      } catch (e) {
+        errors.push(`${SYSTEM_LABELS[kind]} round ${round + 1}: ${(e as Error).message}`);
+        log(`${label}: failed: ${(e as Error).message}`);
+      } finally {
+        await system.stop();
+      }
+    }
+  }
+  return summarise(scenario, samples, errors);
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  if (opts.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const scenarios = selectScenarios(opts);
+  const peerDir = path.join(root, 'bench', '.peer');
+  const unavailable: Partial<Record<SystemKind, string>> = {};
+  if (opts.systems.includes('node-red')) await ensurePeer(peerDir, log);
+  if (opts.systems.includes('runnel') && !existsSync(path.join(root, 'bin', 'runnel.js'))) {
+    unavailable.runnel = 'bin/runnel.js not found';
+  }
+  for (const kind of ['runnel', 'node-red'] as const) {
+    if (!opts.systems.includes(kind)) unavailable[kind] = 'left out with --systems';
+  }
+  const env: SystemEnv = { root, peerDir, benchDir, users: await makeUsers(opts.bcryptCost, STORM_USERS), bareBody: HTTP_BODY };
+  const ctx: ScenarioContext = { env, opts, log };
+  const started = Date.now();
+  const summaries: ScenarioSummary[] = [];
+  for (const scenario of scenarios) {
+    const t0 = Date.now();
+    log(`== ${scenario.name}: ${scenario.description}`);
+    summaries.push(await runScenario(scenario, ctx, unavailable));
+    log(`== ${scenario.name} took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  }
+  log(`all scenarios took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const { help: _help, json: _json, markdown: _markdown, ...shownOptions } = opts;
+  const meta: RunMeta = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    peer: PEER_VERSION,
+    options: shownOptions,
+    unavailable,
+  };
+  process.stdout.write(renderTable(summaries, meta));
+  if (opts.json) await writeFile(opts.json, renderJson(summaries, meta));
+  if (opts.markdown) await writeFile(opts.markdown, renderMarkdown(summaries, meta));
+}
+
+main().catch((e: unknown) => {
+  log(`bench: ${(e as Error).message ?? String(e)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,22 @@
+import type { Options } from '../cli-args.js';
+import { deployScenario, redeployScenario } from './deploy.js';
+import { getFlowsScenario } from './get-flows.js';
+import { httpChainScenario } from './http-chain.js';
+import { loginRateScenario } from './login-rate.js';
+import { msgThroughputScenario } from './msg-throughput.js';
+import { rssScenario } from './rss.js';
+import type { Scenario } from './types.js';
+
+/** Every scenario, in run order; the deploy sizes come from --deploy-sizes. */
+export function allScenarios(opts: Options): Scenario[] {
+  return [
+    ...opts.deploySizes.map((n) => deployScenario(n, n === 10_000 ? 0.1 : undefined)),
+    redeployScenario,
+    httpChainScenario(1),
+    httpChainScenario(10),
+    msgThroughputScenario,
+    getFlowsScenario,
+    loginRateScenario,
+    rssScenario,
+  ];
+}

@@ -1,0 +1,37 @@
+import type { Options } from '../cli-args.js';
+import type { RunningSystem, SystemEnv, SystemKind } from '../systems.js';
+
+/**
+ * A goal from the issue: a ratio Runnel/Node-RED, an absolute bound on Runnel's figure, or
+ * Runnel's fraction of the bare node:http ceiling.
+ */
+export type Goal =
+  | { kind: 'ratio'; op: '<=' | '>='; value: number }
+  | { kind: 'absolute'; op: '<'; value: number }
+  | { kind: 'ceiling'; op: '>='; value: number };
+
+export interface MetricDef {
+  key: string;
+  label: string;
+  unit: string;
+  /** Decimals to print. */
+  digits: number;
+  goals?: Goal[];
+}
+
+export interface ScenarioContext {
+  env: SystemEnv;
+  opts: Options;
+  /** A progress or warning line on stderr. */
+  log(line: string): void;
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** Which systems take part (the bare server only where it is the ceiling). */
+  systems: SystemKind[];
+  metrics: MetricDef[];
+  /** One round on a freshly started system; returns a value per metric key. */
+  measure(system: RunningSystem, ctx: ScenarioContext): Promise<Record<string, number>>;
+}

@@ -1,0 +1,131 @@
+/**
+ * Starting and stopping the systems under test, each as its own `node` process (so its pid is
+ * the process whose memory we read) on a loopback port, with a fresh user directory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { nodeRedSettings, runnelSettings, type BenchUsers } from './settings-files.js';
+
+export type SystemKind = 'runnel' | 'node-red' | 'bare';
+
+export const SYSTEM_LABELS: Record<SystemKind, string> = { runnel: 'Runnel', 'node-red': 'Node-RED', bare: 'bare node:http' };
+
+export interface RunningSystem {
+  kind: SystemKind;
+  /** Root URL with a trailing slash; admin API and http-in routes both live under it. */
+  base: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export interface SystemEnv {
+  /** Repository root (where bin/runnel.js lives). */
+  root: string;
+  /** Folder holding node_modules/node-red. */
+  peerDir: string;
+  /** The compiled bench folder (where bare-server.js lives). */
+  benchDir: string;
+  users: BenchUsers;
+  /** What the bare server answers. */
+  bareBody: string;
+}
+
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 15_000;
+const OUTPUT_TAIL = 4000;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Keeps the last few kilobytes a child printed, to explain a failed start. */
+function captureTail(child: ChildProcess): () => string {
+  let tail = '';
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString()).slice(-OUTPUT_TAIL);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => tail.trim();
+}
+
+async function waitUntilAnswering(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`exited (${child.exitCode ?? child.signalCode}) during start:\n${output()}`);
+    }
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`did not answer ${url} within ${START_TIMEOUT_MS / 1000} s:\n${output()}`);
+}
+
+function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+interface Launch {
+  args: string[];
+  cwd: string;
+  readyPath: string;
+}
+
+export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<RunningSystem> {
+  const port = await freePort();
+  const dir = await mkdtemp(path.join(os.tmpdir(), `runnel-bench-${kind}-`));
+  let plan: Launch;
+  if (kind === 'runnel') {
+    const file = path.join(dir, 'settings.json');
+    await writeFile(file, runnelSettings(port, path.join(dir, 'user'), env.users));
+    plan = { args: [path.join(env.root, 'bin', 'runnel.js'), 'start', '--settings', file], cwd: env.root, readyPath: 'auth/login' };
+  } else if (kind === 'node-red') {
+    const file = path.join(dir, 'settings.js');
+    await writeFile(file, nodeRedSettings(port, env.users));
+    const red = path.join(env.peerDir, 'node_modules', 'node-red', 'red.js');
+    plan = { args: [red, '-u', path.join(dir, 'user'), '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
+  } else {
+    plan = { args: [path.join(env.benchDir, 'bare-server.js'), String(port), env.bareBody], cwd: dir, readyPath: '' };
+  }
+  const child = spawn(process.execPath, plan.args, { cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = captureTail(child);
+  const base = `http://127.0.0.1:${port}/`;
+  const cleanUp = async () => {
+    await terminate(child);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitUntilAnswering(base + plan.readyPath, child, output);
+  } catch (e) {
+    await cleanUp();
+    throw new Error(`${SYSTEM_LABELS[kind]} ${(e as Error).message}`);
+  }
+  return { kind, base, pid: child.pid!, stop: cleanUp };
+}
+
+/** Resident set size of a process, in MiB (Linux /proc). */
+export async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  if (!kb) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(kb[1]) / 1024;
+}

@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { hash, parseOptions, verify } from '@node-rs/bcrypt';
+import type { UserConfig } from '../settings.js';
+
+/** A bcrypt hash for the CLI's `hash-pw`. */
+export function hashPassword(password: string, cost = 10): Promise<string> {
+  return hash(password, { cost });
+}
+
+export interface PasswordChecker {
+  /** The user when the password matches, else null; unknown users cost one bcrypt run too. */
+  check(username: string, password: string): Promise<UserConfig | null>;
+}
+
+/**
+ * Builds the checker for the configured users. An unknown username is verified against a dummy
+ * hash of the highest configured cost, so it takes as long as a wrong password and usernames
+ * cannot be enumerated by timing (Node-RED answers unknown users at once).
+ */
+export async function createPasswordChecker(users: readonly UserConfig[]): Promise<PasswordChecker> {
+  const byName = new Map(users.map((u) => [u.username, u]));
+  const cost = Math.max(4, ...users.map((u) => costOf(u.password)));
+  const dummy = await hash(randomBytes(18).toString('base64'), { cost });
+  return {
+    async check(username, password) {
+      const user = byName.get(username);
+      const ok = await verifySafely(password, user?.password ?? dummy);
+      return ok && user ? user : null;
+    },
+  };
+}
+
+function costOf(stored: string): number {
+  try {
+    return parseOptions(stored).cost;
+  } catch {
+    return 4;
+  }
+}
+
+async function verifySafely(password: string, stored: string): Promise<boolean> {
+  try {
+    return await verify(password, stored);
+  } catch {
+    // A malformed stored hash is a failed login, not a server error.
+    return false;
+  }
+}

@@ -1,0 +1,143 @@
+import type { Logger } from '../log.js';
+import type { AdminAuthConfig, Settings, UserConfig } from '../settings.js';
+import type { Storage } from '../storage/types.js';
+import type { AuthService, Principal, TokenGrant } from './types.js';
+import { OAuthError } from './oauth-error.js';
+import { createPasswordChecker, type PasswordChecker } from './passwords.js';
+import { resolveScope } from './permissions.js';
+import { LoginThrottle } from './throttle.js';
+import { hashToken, TokenStore } from './tokens.js';
+import { WorkQueue } from './queue.js';
+
+export { OAuthError } from './oauth-error.js';
+
+const MAX_SESSIONS_PER_USER = 100;
+const PRUNE_INTERVAL_MS = 60_000;
+/** Logins waiting for a bcrypt slot before new ones get 503. */
+const MAX_QUEUED_LOGINS = 1000;
+/** Tokens we issue are 43 characters; anything far longer is not worth hashing. */
+const MAX_TOKEN_LENGTH = 512;
+
+export interface AuthDeps {
+  settings: Settings;
+  storage: Storage;
+  log: Logger;
+}
+
+/** Builds the auth service; with `adminAuth` unset the admin API is open and `enabled` is false. */
+export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
+  const config = deps.settings.adminAuth;
+  if (!config) return disabledAuth;
+  const checker = await createPasswordChecker(config.users);
+  const tokens = await TokenStore.open(deps.storage, deps.log, {
+    lifetime: config.sessionExpiryTime,
+    maxPerUser: MAX_SESSIONS_PER_USER,
+  });
+  return new CredentialsAuth(config, deps.settings.loginThrottle, deps.log, checker, tokens);
+}
+
+const disabledAuth: AuthService = {
+  enabled: false,
+  authenticate: async () => null,
+  login: async () => {
+    throw new OAuthError(404, 'not_found', 'Admin authentication is not enabled');
+  },
+  revoke: async () => undefined,
+  close: async () => undefined,
+};
+
+type Attempt = { throttled: number } | { user: UserConfig | null };
+
+class CredentialsAuth implements AuthService {
+  readonly enabled = true;
+  private readonly users: Map<string, UserConfig>;
+  private readonly throttle: LoginThrottle;
+  // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
+  private readonly bcryptQueue = new WorkQueue(Math.max(1, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1), MAX_QUEUED_LOGINS);
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly config: AdminAuthConfig,
+    throttle: Settings['loginThrottle'],
+    private readonly log: Logger,
+    private readonly checker: PasswordChecker,
+    private readonly tokens: TokenStore,
+  ) {
+    this.users = new Map(config.users.map((u) => [u.username, u]));
+    this.throttle = new LoginThrottle(throttle);
+    this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async authenticate(token: string): Promise<Principal | null> {
+    if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
+    const session = this.tokens.get(token);
+    // Removing a user from the settings ends their sessions; their scope stays frozen otherwise.
+    if (!session || !this.users.has(session.username)) return null;
+    return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
+  }
+
+  async login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string }): Promise<TokenGrant> {
+    const who = { username: req.username.slice(0, 256), ip: req.ip, client: req.client };
+    const throttled = (wait: number) => {
+      this.log.audit({ event: 'auth.login.fail', reason: 'throttled', ...who }, 'login refused: too many failures');
+      return new OAuthError(429, 'temporarily_unavailable', `Too many failed login attempts; retry in ${wait} seconds`, wait);
+    };
+    const early = this.throttle.retryAfter(req.ip, req.username);
+    if (early > 0) throw throttled(early);
+    if (!this.bcryptQueue.hasRoom()) {
+      throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
+    }
+    // The throttle is checked again once a slot is free: failures that finished while this
+    // attempt waited count, so a burst of parallel guesses cannot outrun the limit.
+    const attempt = await this.bcryptQueue.run<Attempt>(async () => {
+      const wait = this.throttle.retryAfter(req.ip, req.username);
+      return wait > 0 ? { throttled: wait } : { user: await this.checker.check(req.username, req.password) };
+    });
+    if ('throttled' in attempt) throw throttled(attempt.throttled);
+    const user = attempt.user;
+    if (!user) {
+      this.throttle.failed(req.ip, req.username);
+      this.log.audit({ event: 'auth.login.fail', reason: 'credentials', ...who }, 'login failed: bad username or password');
+      throw new OAuthError(400, 'invalid_grant', 'Invalid username or password');
+    }
+    this.throttle.succeeded(req.ip, req.username);
+    let scope: string[];
+    try {
+      scope = resolveScope(req.scope, user.permissions);
+    } catch (e) {
+      this.log.audit({ event: 'auth.login.fail', reason: 'scope', scope: req.scope, ...who }, 'login failed: scope not permitted');
+      throw e;
+    }
+    const { token } = await this.tokens.create(user.username, req.client, scope);
+    this.log.audit({ event: 'auth.login', scope, ...who }, 'login succeeded');
+    return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
+  }
+
+  async revoke(caller: Principal, token: string): Promise<void> {
+    if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return;
+    const tokenHash = hashToken(token);
+    const session = this.tokens.getByHash(tokenHash);
+    const who = { event: 'auth.revoke', username: caller.username };
+    if (!session) {
+      this.log.audit({ ...who, outcome: 'unknown_token' }, 'revoke ignored: unknown or expired token');
+      return;
+    }
+    if (session.username !== caller.username && !caller.scope.includes('*')) {
+      this.log.audit({ ...who, owner: session.username, outcome: 'not_owner' }, 'revoke ignored: token belongs to another user');
+      return;
+    }
+    await this.tokens.remove(tokenHash);
+    this.log.audit({ ...who, owner: session.username, outcome: 'revoked', self: tokenHash === caller.tokenHash }, 'token revoked');
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.tokens.flush();
+  }
+
+  private prune(): void {
+    this.throttle.prune();
+    this.tokens.prune().catch((e: unknown) => this.log.error({ err: e }, 'pruning expired sessions failed'));
+  }
+}

@@ -1,0 +1,125 @@
+import { parseArgs } from 'node:util';
+import { createInterface } from 'node:readline';
+import { resolveSettings, loadSettingsFile, SettingsError } from './settings.js';
+import { startRunnel } from './runnel.js';
+import { hashPassword } from './auth/passwords.js';
+import { RUNNEL_VERSION } from './version.js';
+
+const USAGE = `Usage:
+  runnel [start] [--settings FILE] [--port N] [--host HOST] [--user-dir DIR]
+  runnel hash-pw            read a password (stdin or prompt), print a bcrypt hash
+  runnel --version | --help`;
+
+class UsageError extends Error {}
+
+export async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        settings: { type: 'string', short: 's' },
+        port: { type: 'string', short: 'p' },
+        host: { type: 'string' },
+        'user-dir': { type: 'string', short: 'u' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (e) {
+    return fail(`runnel: ${(e as Error).message}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`${RUNNEL_VERSION}\n`);
+    return 0;
+  }
+  const command = positionals[0] ?? 'start';
+  try {
+    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
+    if (command === 'hash-pw') return await hashPw();
+    if (command !== 'start') throw new UsageError(`unknown command ${command}`);
+    return await start(values);
+  } catch (e) {
+    if (e instanceof UsageError) return fail(`runnel: ${e.message}\n${USAGE}`);
+    if (e instanceof SettingsError) return fail(`runnel: invalid settings: ${e.message}`);
+    const err = e as NodeJS.ErrnoException & { port?: number };
+    if (err.code === 'EADDRINUSE') return fail(`runnel: cannot listen: address already in use (${err.message.replace(/^listen EADDRINUSE: address already in use /, '')})`);
+    if (err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL') return fail(`runnel: cannot listen: ${err.message}`);
+    return fail(`runnel: ${err.message ?? String(e)}`);
+  }
+}
+
+function fail(message: string): number {
+  process.stderr.write(`${message}\n`);
+  return 1;
+}
+
+async function start(values: { settings?: string; port?: string; host?: string; 'user-dir'?: string }): Promise<number> {
+  let raw: Record<string, unknown> = {};
+  let file: string | undefined;
+  if (values.settings) {
+    const loaded = await loadSettingsFile(values.settings);
+    raw = { ...loaded.raw };
+    file = loaded.absolute;
+  }
+  if (values.port !== undefined) {
+    if (!/^\d+$/.test(values.port)) throw new UsageError(`--port must be a number, got ${values.port}`);
+    raw.uiPort = Number(values.port);
+  }
+  if (values.host !== undefined) raw.uiHost = values.host;
+  if (values['user-dir'] !== undefined) raw.userDir = values['user-dir'];
+  const settings = resolveSettings(raw, process.cwd(), file);
+  const instance = await startRunnel(settings);
+  process.stdout.write(`Runnel ${RUNNEL_VERSION} listening on ${instance.url}\n`);
+  if (!settings.adminAuth && settings.uiHost !== '127.0.0.1' && settings.uiHost !== 'localhost' && settings.uiHost !== '::1') {
+    instance.log.warn(`the admin API on ${settings.uiHost} has no adminAuth: anyone who can reach it controls this runtime`);
+  }
+  process.on('unhandledRejection', (reason) => instance.log.error({ err: reason }, 'unhandled promise rejection in a node'));
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      instance.log.info(`${signal}: stopping`);
+      instance.stop().then(
+        () => resolve(0),
+        (err) => {
+          instance.log.error({ err }, 'error while stopping');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+  });
+}
+
+async function hashPw(): Promise<number> {
+  const password = await readPassword();
+  if (!password) return fail('runnel: the password must not be empty');
+  process.stdout.write(`${await hashPassword(password, 10)}\n`);
+  return 0;
+}
+
+async function readPassword(): Promise<string> {
+  if (!process.stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  // Hide the typed characters: echo nothing but the prompt.
+  (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {
+    if (s.startsWith('Password')) process.stderr.write(s);
+  };
+  const answer = await new Promise<string>((resolve) => rl.question('Password: ', resolve));
+  rl.close();
+  process.stderr.write('\n');
+  return answer;
+}

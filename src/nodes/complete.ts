@@ -1,0 +1,23 @@
+import { Node, type NodeConfig } from '../runtime/node.js';
+import type { RedApi } from '../runtime/red-api.js';
+
+/**
+ * Completions reach this node through the flow (src/runtime/flow.ts reads `scope`); as in
+ * Node-RED, a complete node with no scope watches nothing.
+ */
+class CompleteNode extends Node {
+  scope: string[] | null;
+
+  constructor(config: NodeConfig) {
+    super(config);
+    this.scope = Array.isArray(config.scope) ? (config.scope as string[]) : null;
+    this.on('input', (msg, send, done) => {
+      send(msg);
+      done();
+    });
+  }
+}
+
+export default function (RED: RedApi) {
+  RED.nodes.registerType('complete', CompleteNode);
+}

@@ -1,0 +1,44 @@
+import type { Runtime } from '../runtime/runtime.js';
+import { createRedApi, type RedApi } from '../runtime/red-api.js';
+import { RUNNEL_VERSION } from '../version.js';
+import inject from './inject.js';
+import debug from './debug.js';
+import func from './function.js';
+import change from './change.js';
+import switchNode from './switch.js';
+import comment from './comment.js';
+import junction from './junction.js';
+import catchNode from './catch.js';
+import status from './status.js';
+import complete from './complete.js';
+import link from './link.js';
+import httpIn from './http-in.js';
+import httpRequest from './http-request.js';
+
+/** The module name the built-in node sets are listed under in GET /nodes. */
+export const CORE_MODULE = 'runnel';
+
+/** Built-in node sets, each written against the same RED API contributed modules receive. */
+const CORE_SETS: Record<string, (RED: RedApi) => void> = {
+  inject,
+  debug,
+  function: func,
+  change,
+  switch: switchNode,
+  comment,
+  junction,
+  catch: catchNode,
+  status,
+  complete,
+  link,
+  httpin: httpIn,
+  httprequest: httpRequest,
+};
+
+export async function loadCoreNodes(runtime: Runtime): Promise<void> {
+  runtime.registry.addModule({ name: CORE_MODULE, version: RUNNEL_VERSION, builtin: true });
+  for (const [name, register] of Object.entries(CORE_SETS)) {
+    const set = runtime.registry.addSet(CORE_MODULE, name);
+    register(createRedApi(runtime, set));
+  }
+}

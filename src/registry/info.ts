@@ -1,0 +1,28 @@
+import type { ModuleInfo, NodeSetInfo } from './registry.js';
+
+/** The node-set object of spec §2.5 (plus Node-RED's extra fields clients read). */
+export function setInfo(set: NodeSetInfo) {
+  const info: Record<string, unknown> = {
+    id: set.id,
+    name: set.name,
+    types: [...set.types],
+    enabled: set.enabled,
+    loaded: set.loaded,
+    module: set.module,
+    version: set.version,
+  };
+  if (set.err) info.err = set.err;
+  return info;
+}
+
+/** The Node Module object of spec §2.5. */
+export function moduleInfo(mod: ModuleInfo) {
+  const info: Record<string, unknown> = { name: mod.name, version: mod.version };
+  if (!mod.builtin) {
+    info.local = true;
+    info.user = true;
+    if (mod.path) info.path = mod.path;
+  }
+  info.nodes = [...mod.sets.values()].map(setInfo);
+  return info;
+}

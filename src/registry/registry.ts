@@ -1,0 +1,144 @@
+import { EventEmitter } from 'node:events';
+import { Node } from '../runtime/node.js';
+import { RunnelError } from '../errors.js';
+
+export type CredentialDefinition = Record<string, { type: 'text' | 'password'; [key: string]: unknown }>;
+export type NodeConstructor = new (config: any) => unknown;
+
+export interface NodeSetInfo {
+  /** `<module>/<set>` */
+  id: string;
+  name: string;
+  module: string;
+  version: string;
+  /** Types the set registered (or declared in its .html before it loaded). */
+  types: string[];
+  enabled: boolean;
+  /** True once the set's code ran and registered its types. */
+  loaded: boolean;
+  err?: string;
+}
+
+export interface ModuleInfo {
+  name: string;
+  version: string;
+  /** Directory of an installed module; absent for the built-in nodes. */
+  path?: string;
+  builtin: boolean;
+  sets: Map<string, NodeSetInfo>;
+}
+
+interface TypeEntry {
+  ctor: NodeConstructor;
+  set: NodeSetInfo;
+  credentials: CredentialDefinition | null;
+  settings?: Record<string, unknown>;
+}
+
+/**
+ * Node types, the node sets that provide them, and the modules that ship the sets.
+ * Emits `type-registered` (type) and `types-removed` (types[]) so waiting flows can start.
+ */
+export class Registry extends EventEmitter {
+  private readonly types = new Map<string, TypeEntry>();
+  readonly modules = new Map<string, ModuleInfo>();
+
+  addModule(info: Omit<ModuleInfo, 'sets'>): ModuleInfo {
+    const existing = this.modules.get(info.name);
+    if (existing) return Object.assign(existing, info);
+    const mod: ModuleInfo = { ...info, sets: new Map() };
+    this.modules.set(info.name, mod);
+    return mod;
+  }
+
+  addSet(moduleName: string, setName: string): NodeSetInfo {
+    const mod = this.modules.get(moduleName);
+    if (!mod) throw new Error(`unknown module ${moduleName}`);
+    let set = mod.sets.get(setName);
+    if (!set) {
+      set = { id: `${moduleName}/${setName}`, name: setName, module: moduleName, version: mod.version, types: [], enabled: true, loaded: false };
+      mod.sets.set(setName, set);
+    }
+    return set;
+  }
+
+  /**
+   * Registers a node type for a set. Function constructors are re-parented onto Node.prototype
+   * (Node-RED's util.inherits); ES classes that do not extend Node have the top of their
+   * prototype chain re-parented instead.
+   */
+  registerType(set: NodeSetInfo, type: string, ctor: NodeConstructor, opts: { credentials?: CredentialDefinition; settings?: Record<string, unknown> } = {}): void {
+    if (typeof type !== 'string' || type.length === 0) throw new Error('node type must be a non-empty string');
+    if (typeof ctor !== 'function') throw new Error(`constructor for ${type} must be a function`);
+    const existing = this.types.get(type);
+    if (existing && existing.set !== set) {
+      throw new RunnelError('type_already_registered', `${type} already registered`, 400, { type, module: existing.set.module });
+    }
+    if (existing) throw new Error(`${type} already registered`);
+    inheritNode(ctor);
+    this.types.set(type, { ctor, set, credentials: opts.credentials ?? null, settings: opts.settings });
+    if (!set.types.includes(type)) set.types.push(type);
+    set.loaded = true;
+    this.emit('type-registered', type);
+  }
+
+  /** The constructor for a type whose set is enabled, or undefined. */
+  getConstructor(type: string): NodeConstructor | undefined {
+    const entry = this.types.get(type);
+    return entry && entry.set.enabled ? entry.ctor : undefined;
+  }
+
+  isKnownType = (type: string): boolean => {
+    const entry = this.types.get(type);
+    return entry !== undefined && entry.set.enabled;
+  };
+
+  /** undefined: type unknown (or disabled); null: registered without credentials. */
+  getCredentialDefinition = (type: string): CredentialDefinition | null | undefined => {
+    const entry = this.types.get(type);
+    if (!entry) return undefined;
+    return entry.credentials;
+  };
+
+  getTypeSet(type: string): NodeSetInfo | undefined {
+    return this.types.get(type)?.set;
+  }
+
+  /** Forgets every type of a set (module removal or upgrade). */
+  removeSetTypes(set: NodeSetInfo): string[] {
+    const removed: string[] = [];
+    for (const [type, entry] of this.types) {
+      if (entry.set === set) {
+        this.types.delete(type);
+        removed.push(type);
+      }
+    }
+    set.loaded = false;
+    if (removed.length) this.emit('types-removed', removed);
+    return removed;
+  }
+
+  setEnabled(set: NodeSetInfo, enabled: boolean): void {
+    if (set.enabled === enabled) return;
+    set.enabled = enabled;
+    if (enabled) for (const type of set.types) this.emit('type-registered', type);
+    else this.emit('types-removed', [...set.types]);
+  }
+
+  allSets(): NodeSetInfo[] {
+    return [...this.modules.values()].flatMap((m) => [...m.sets.values()]);
+  }
+}
+
+function inheritNode(ctor: NodeConstructor): void {
+  const proto = ctor.prototype as object | undefined;
+  if (!proto || proto === Node.prototype || proto instanceof Node) return;
+  let top: object = proto;
+  for (;;) {
+    const parent = Object.getPrototypeOf(top) as object | null;
+    if (parent === null || parent === Object.prototype) break;
+    if (parent === Node.prototype) return;
+    top = parent;
+  }
+  Object.setPrototypeOf(top, Node.prototype);
+}

@@ -1,0 +1,186 @@
+import type { Engine } from './engine.js';
+import { Flow } from './flow.js';
+import { isActive, type ContainerInfo, type ParsedConfig } from './config.js';
+import type { FlowNodeConfig } from '../storage/types.js';
+import type { NodeErrorReport } from './types.js';
+
+const GLOBAL = 'global';
+const SUBFLOW_TYPE = /^subflow:(.+)$/;
+
+/**
+ * The running side of the active configuration: one Flow per tab plus the global flow. `apply`
+ * moves it from one parsed configuration to the next, stopping exactly the given nodes, hot-swapping
+ * wires of the rewired ones and starting every active node that is not running.
+ */
+export class FlowSet {
+  private readonly engine: Engine;
+  readonly flows = new Map<string, Flow>();
+  readonly global: Flow;
+  /** Nodes whose constructor failed at the last start, by id. */
+  readonly errors = new Map<string, NodeErrorReport>();
+  /** Tabs not started because they use a type nobody provides. */
+  readonly waiting = new Set<string>();
+  private missing: string[] = [];
+  /** Where each live node runs, to stop it without a search. */
+  private readonly home = new Map<string, Flow>();
+  /** Live config nodes (no x/y): they close after the nodes using them. */
+  private readonly configIds = new Set<string>();
+
+  constructor(engine: Engine) {
+    this.engine = engine;
+    this.global = new Flow(engine, GLOBAL, undefined);
+  }
+
+  get missingTypes(): string[] {
+    return this.missing;
+  }
+
+  /** Returns the ids that were (re)started. */
+  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = []): Promise<string[]> {
+    await this.stop(stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id)), next);
+    for (const [id, flow] of this.flows) {
+      const tab = next.tabs.get(id);
+      if (!tab || tab.disabled) this.flows.delete(id);
+      else if (flow.config !== tab.config) flow.setConfig(tab.config);
+    }
+    for (const id of rewired) {
+      const node = this.engine.nodes.get(id);
+      const conf = next.all.get(id);
+      if (node && conf) node.updateWires(conf.wires as string[][]);
+    }
+    const started = this.start(next);
+    this.engine.context.clean(new Set(next.all.keys()));
+    return started;
+  }
+
+  async stopAll(): Promise<void> {
+    await this.stop([...this.home.keys()], undefined);
+    this.flows.clear();
+  }
+
+  private async stop(ids: string[], next: ParsedConfig | undefined): Promise<void> {
+    if (ids.length === 0) return;
+    const removed = (id: string) => !next || !next.all.has(id) || !isActive(next, id);
+    // Regular nodes close before the config nodes they may still be using.
+    const regular = ids.filter((id) => !this.configIds.has(id));
+    const configs = ids.filter((id) => this.configIds.has(id));
+    for (const batch of [regular, configs]) {
+      await Promise.all(
+        batch.map((id) => {
+          const flow = this.home.get(id)!;
+          this.home.delete(id);
+          this.configIds.delete(id);
+          this.errors.delete(id);
+          return flow.stopNode(id, removed(id));
+        }),
+      );
+    }
+  }
+
+  /** Starts every active node of `config` that is not running; tabs using missing types wait. */
+  start(config: ParsedConfig): string[] {
+    const started: string[] = [];
+    this.missing = this.findMissing(config);
+    const missing = new Set(this.missing);
+    this.waiting.clear();
+    const blockedConfigs = new Set<string>();
+    for (const [id, conf] of config.globalConfigs) if (missing.has(conf.type)) blockedConfigs.add(id);
+
+    this.startConfigNodes(this.global, config.globalConfigs, config, missing, started);
+    for (const [tabId, tab] of config.tabs) {
+      if (tab.disabled) continue;
+      if (this.usesMissing(tab, config, missing, blockedConfigs)) {
+        this.waiting.add(tabId);
+        continue;
+      }
+      let flow = this.flows.get(tabId);
+      if (!flow) {
+        flow = new Flow(this.engine, tabId, tab.config);
+        this.flows.set(tabId, flow);
+      }
+      this.startConfigNodes(flow, tab.configs, config, missing, started);
+      for (const [id, conf] of tab.nodes) {
+        if (conf.d === true || this.home.has(id)) continue;
+        this.create(flow, conf, started);
+      }
+      for (const [id, conf] of tab.subflowInstances) {
+        if (conf.d === true || this.home.has(id)) continue;
+        this.create(flow, conf, started);
+      }
+    }
+    if (this.waiting.size) {
+      this.engine.log.warn({ missingTypes: this.missing }, `Waiting for missing types to be registered: ${this.missing.join(', ')}`);
+    }
+    return started;
+  }
+
+  private create(flow: Flow, conf: FlowNodeConfig, started: string[]): void {
+    const error = flow.createNode(conf);
+    if (error === undefined) {
+      this.home.set(conf.id, flow);
+      if (!('x' in conf && 'y' in conf)) this.configIds.add(conf.id);
+      started.push(conf.id);
+      return;
+    }
+    this.errors.set(conf.id, { id: conf.id, type: conf.type, z: conf.z, error });
+    this.engine.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${error}`);
+  }
+
+  /** Config nodes in dependency order, so a config node can getNode() the ones it references. */
+  private startConfigNodes(flow: Flow, configs: Map<string, FlowNodeConfig>, all: ParsedConfig, missing: Set<string>, started: string[]): void {
+    const visiting = new Set<string>();
+    const visit = (id: string, conf: FlowNodeConfig) => {
+      if (this.home.has(id) || visiting.has(id) || conf.d === true || missing.has(conf.type)) return;
+      visiting.add(id);
+      for (const [key, value] of Object.entries(conf)) {
+        if (key === 'id' || key === 'z' || typeof value !== 'string' || value === id) continue;
+        const dep = configs.get(value) ?? all.globalConfigs.get(value);
+        if (dep) visit(value, dep);
+      }
+      const target = all.globalConfigs.has(id) ? this.global : flow;
+      if (!this.home.has(id)) this.create(target, conf, started);
+    };
+    for (const [id, conf] of configs) visit(id, conf);
+  }
+
+  private usesMissing(tab: ContainerInfo, config: ParsedConfig, missing: Set<string>, blockedConfigs: Set<string>): boolean {
+    if (missing.size === 0) return false;
+    for (const group of [tab.nodes, tab.configs, tab.subflowInstances]) {
+      for (const conf of group.values()) {
+        if (conf.d === true) continue;
+        if (missing.has(conf.type)) return true;
+        const sub = SUBFLOW_TYPE.exec(conf.type);
+        if (sub && this.subflowUsesMissing(sub[1], config, missing, new Set())) return true;
+        if (blockedConfigs.size) {
+          for (const value of Object.values(conf)) if (typeof value === 'string' && blockedConfigs.has(value)) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private subflowUsesMissing(id: string, config: ParsedConfig, missing: Set<string>, seen: Set<string>): boolean {
+    const sf = config.subflows.get(id);
+    if (!sf || seen.has(id)) return !sf;
+    seen.add(id);
+    for (const group of [sf.nodes, sf.configs, sf.subflowInstances]) {
+      for (const conf of group.values()) {
+        if (missing.has(conf.type)) return true;
+        const sub = SUBFLOW_TYPE.exec(conf.type);
+        if (sub && this.subflowUsesMissing(sub[1], config, missing, seen)) return true;
+      }
+    }
+    return false;
+  }
+
+  private findMissing(config: ParsedConfig): string[] {
+    const missing = new Set<string>();
+    for (const conf of config.all.values()) {
+      const type = conf.type;
+      if (type === 'tab' || type === 'subflow' || type === 'group' || missing.has(type)) continue;
+      const sub = SUBFLOW_TYPE.exec(type);
+      if (sub ? !config.subflows.has(sub[1]) : !this.engine.registry.isKnownType(type)) missing.add(type);
+    }
+    return [...missing];
+  }
+}

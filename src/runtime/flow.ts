@@ -1,0 +1,176 @@
+import type { Engine } from './engine.js';
+import { FLOW, Node, type Msg, type NodeConfig, type NodeStatus } from './node.js';
+import type { FlowNodeConfig } from '../storage/types.js';
+import { cloneMessage } from './util/index.js';
+import { substituteEnv, evaluateEnvList, type EnvEntry } from './env.js';
+
+const MAX_ERROR_LOOP = 10;
+
+interface ScopedHandler {
+  node: Node;
+  scope: Set<string> | null;
+  uncaught: boolean;
+}
+
+/**
+ * One running container of nodes: a tab, the global scope (config nodes with no tab), or later a
+ * subflow instance. It owns its live nodes and routes their errors, status and completion events
+ * to the catch, status and complete nodes in it.
+ */
+export class Flow {
+  readonly engine: Engine;
+  readonly id: string;
+  /** Id under which this flow's context lives. */
+  readonly contextId: string | undefined;
+  readonly parent: Flow | undefined;
+  config: FlowNodeConfig | undefined;
+  readonly nodes = new Map<string, Node>();
+  private env: Map<string, unknown> | undefined;
+  private catchers: ScopedHandler[] = [];
+  private statusWatchers: ScopedHandler[] = [];
+  private completers: ScopedHandler[] = [];
+  private handlersDirty = true;
+
+  constructor(engine: Engine, id: string, config: FlowNodeConfig | undefined, parent?: Flow) {
+    this.engine = engine;
+    this.id = id;
+    this.contextId = config ? id : undefined;
+    this.config = config;
+    this.parent = parent;
+  }
+
+  get path(): string {
+    return this.parent ? `${this.parent.path}/${this.id}` : this.id;
+  }
+
+  /** Replaces the container's own configuration (e.g. a changed tab env) and forgets cached env. */
+  setConfig(config: FlowNodeConfig | undefined): void {
+    this.config = config;
+    this.env = undefined;
+  }
+
+  /** Environment lookup: Node-RED's chain of flow env, parent env, global env, process.env. */
+  getSetting(name: string): unknown {
+    if (this.config) {
+      if (name === 'NR_FLOW_NAME') return this.config.label;
+      if (name === 'NR_FLOW_ID') return this.config.id;
+      this.env ??= evaluateEnvList(this.config.env as EnvEntry[] | undefined, (n) => this.lookupOutside(n));
+      if (this.env.has(name)) return this.env.get(name);
+    }
+    return this.lookupOutside(name);
+  }
+
+  private lookupOutside(name: string): unknown {
+    return this.parent ? this.parent.getSetting(name) : this.engine.getGlobalSetting(name);
+  }
+
+  getNode(id: string): Node | undefined {
+    return this.nodes.get(id) ?? this.engine.nodes.get(id);
+  }
+
+  /** Constructs one node. Returns the error text instead of throwing when its constructor fails. */
+  createNode(config: FlowNodeConfig): string | undefined {
+    const ctor = this.engine.registry.getConstructor(config.type);
+    if (!ctor) return `type ${config.type} is not registered`;
+    const conf = substituteEnv(config, (name) => this.getSetting(name)) as NodeConfig;
+    Object.defineProperty(conf, FLOW, { value: this, enumerable: false });
+    try {
+      const node = new ctor(conf) as Node;
+      if (!(node instanceof Node) || node.id !== config.id) {
+        return `type ${config.type} did not call RED.nodes.createNode`;
+      }
+      this.nodes.set(node.id, node);
+      this.engine.nodes.set(node.id, node);
+      this.handlersDirty = true;
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message || String(err) : String(err);
+    }
+  }
+
+  /** Closes one node and forgets it. */
+  async stopNode(id: string, removed: boolean): Promise<void> {
+    const node = this.nodes.get(id);
+    if (!node) return;
+    this.nodes.delete(id);
+    if (this.engine.nodes.get(id) === node) this.engine.nodes.delete(id);
+    this.handlersDirty = true;
+    try {
+      await node.close(removed);
+    } catch (err) {
+      this.engine.log.error({ node: { id, type: node.type } }, `Error stopping node: ${String(err)}`);
+    }
+    if (removed) this.engine.events.emit('node-status', { id, status: {} });
+  }
+
+  handleError(node: Node, err: unknown, msg: Msg): boolean {
+    this.refreshHandlers();
+    const count = (msg.error?.source?.id === node.id ? msg.error.source.count ?? 0 : 0) + 1;
+    if (count > MAX_ERROR_LOOP) {
+      this.engine.log.warn({ node: { id: node.id, type: node.type } }, 'Message exceeded maximum number of catches');
+      return false;
+    }
+    const id = node._alias ?? node.id;
+    let handled = false;
+    for (const pass of [false, true]) {
+      if (pass && handled) break;
+      for (const c of this.catchers) {
+        if (c.uncaught !== pass || (c.scope && !c.scope.has(id))) continue;
+        const errorMsg = cloneMessage(msg);
+        if (errorMsg.error !== undefined) errorMsg._error = errorMsg.error;
+        errorMsg.error = describeError(err, node, count);
+        c.node.receive(errorMsg);
+        handled = true;
+      }
+    }
+    return handled;
+  }
+
+  handleStatus(node: Node, status: NodeStatus): void {
+    this.engine.events.emit('node-status', { id: node.id, status });
+    this.refreshHandlers();
+    const id = node._alias ?? node.id;
+    for (const s of this.statusWatchers) {
+      if (s.node === node || (s.scope && !s.scope.has(id))) continue;
+      s.node.receive({ status: { ...status, source: { id: node.id, type: node.type, name: node.name } } });
+    }
+  }
+
+  handleComplete(node: Node, msg: Msg): void {
+    this.refreshHandlers();
+    const id = node._alias ?? node.id;
+    for (const c of this.completers) {
+      if (c.scope && c.scope.has(id)) c.node.receive(cloneMessage(msg));
+    }
+  }
+
+  private refreshHandlers(): void {
+    if (!this.handlersDirty) return;
+    this.handlersDirty = false;
+    this.catchers = [];
+    this.statusWatchers = [];
+    this.completers = [];
+    for (const node of this.nodes.values()) {
+      const conf = node as unknown as { type: string; scope?: unknown; uncaught?: unknown };
+      const scope = Array.isArray(conf.scope) ? new Set(conf.scope as string[]) : null;
+      const entry = { node, scope, uncaught: conf.uncaught === true };
+      if (node.type === 'catch') this.catchers.push(entry);
+      else if (node.type === 'status') this.statusWatchers.push(entry);
+      else if (node.type === 'complete') this.completers.push(entry);
+    }
+    // Scoped catch nodes get first refusal, as in Node-RED.
+    this.catchers.sort((a, b) => Number(a.scope === null) - Number(b.scope === null));
+  }
+}
+
+function describeError(err: unknown, node: Node, count: number): Record<string, unknown> {
+  const error: Record<string, unknown> = {
+    message: err instanceof Error ? err.toString() : typeof err === 'string' ? err : String(err),
+    source: { id: node.id, type: node.type, name: node.name, count },
+  };
+  if (err instanceof Error) {
+    if ((err as { code?: unknown }).code !== undefined) error.code = (err as { code?: unknown }).code;
+    if (err.stack) error.stack = err.stack;
+  }
+  return error;
+}

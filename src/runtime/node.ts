@@ -1,0 +1,320 @@
+import { EventEmitter } from 'node:events';
+import type { Flow } from './flow.js';
+import { cloneMessage, generateId } from './util/index.js';
+
+export type Msg = Record<string, any>;
+export type SendFn = (msg: Msg | Msg[] | (Msg | Msg[] | null | undefined)[] | null | undefined) => void;
+export type DoneFn = (err?: unknown) => void;
+type InputHandler = (this: Node, msg: Msg, send: SendFn, done: DoneFn) => unknown;
+type CloseHandler = ((this: Node) => unknown) | ((this: Node, done: () => void) => unknown) | ((this: Node, removed: boolean, done: () => void) => unknown);
+
+export interface NodeStatus {
+  fill?: string;
+  shape?: string;
+  text?: string;
+  [key: string]: unknown;
+}
+
+/** The hidden link from a node's configuration to the flow constructing it (Node-RED's `_flow`). */
+export const FLOW = Symbol('runnel.flow');
+
+export interface NodeConfig {
+  id: string;
+  type: string;
+  z?: string;
+  g?: string;
+  name?: string;
+  wires?: string[][];
+  _alias?: string;
+  [FLOW]?: Flow;
+  [key: string]: unknown;
+}
+
+/**
+ * The Node-RED node model. Contributed modules either extend nothing and call
+ * `RED.nodes.createNode(this, config)` (their prototype is re-parented onto Node.prototype at
+ * registration) or are ES classes; core nodes extend Node directly. Field names are Node-RED's
+ * because modules read them.
+ */
+export class Node extends EventEmitter {
+  id!: string;
+  type!: string;
+  z?: string;
+  g?: string;
+  name?: string;
+  _alias?: string;
+  wires!: string[][];
+  credentials?: Record<string, unknown>;
+  declare _flow: Flow;
+  declare _inputHandlers: InputHandler[];
+  declare _closeHandlers: CloseHandler[];
+  declare _doneHandlers: number;
+  declare _closed: boolean;
+  declare _send: SendFn;
+
+  constructor(config: NodeConfig) {
+    super();
+    initNode(this, config);
+  }
+
+  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+    if (event === 'input') {
+      this._inputHandlers.push(listener as InputHandler);
+      if (listener.length >= 3) this._doneHandlers++;
+      return this;
+    }
+    if (event === 'close') {
+      this._closeHandlers.push(listener as CloseHandler);
+      return this;
+    }
+    return super.on(event, listener);
+  }
+
+  override addListener(event: string | symbol, listener: (...args: any[]) => void): this {
+    return this.on(event, listener);
+  }
+
+  override removeListener(event: string | symbol, listener: (...args: any[]) => void): this {
+    if (event === 'input' || event === 'close') {
+      const list: unknown[] = event === 'input' ? this._inputHandlers : this._closeHandlers;
+      const i = list.indexOf(listener);
+      if (i >= 0) {
+        list.splice(i, 1);
+        if (event === 'input' && listener.length >= 3) this._doneHandlers--;
+      }
+      return this;
+    }
+    return super.removeListener(event, listener);
+  }
+
+  override off(event: string | symbol, listener: (...args: any[]) => void): this {
+    return this.removeListener(event, listener);
+  }
+
+  override emit(event: string | symbol, ...args: any[]): boolean {
+    if (event === 'input') {
+      this._deliver(args[0] as Msg);
+      return true;
+    }
+    return super.emit(event, ...args);
+  }
+
+  /** Sends one message to output 0, an array with one entry per output, or arrays of messages per output. */
+  send(msg: Parameters<SendFn>[0]): void {
+    if (msg === null || msg === undefined) return;
+    const wires = this.wires;
+    if (wires.length === 0) return;
+    const engine = this._flow.engine;
+    if (!Array.isArray(msg)) {
+      if (typeof msg !== 'object') {
+        this.error(new Error('Non-message object returned'), undefined);
+        return;
+      }
+      if (msg._msgid === undefined) msg._msgid = generateId();
+      const targets = wires[0];
+      if (!targets) return;
+      for (let i = 0; i < targets.length; i++) {
+        const target = engine.nodes.get(targets[i]);
+        if (target) engine.queue.push(target, i === 0 ? msg : cloneMessage(msg));
+      }
+      return;
+    }
+    let msgid: string | undefined;
+    for (const out of msg) {
+      if (out === null || out === undefined) continue;
+      const first = Array.isArray(out) ? out.find((m) => m && typeof m === 'object') : out;
+      if (first && typeof first === 'object' && first._msgid !== undefined) {
+        msgid = first._msgid;
+        break;
+      }
+    }
+    let sent = false;
+    const outputs = Math.min(msg.length, wires.length);
+    for (let o = 0; o < outputs; o++) {
+      const out = msg[o];
+      if (out === null || out === undefined) continue;
+      const targets = wires[o];
+      const list = Array.isArray(out) ? out : [out];
+      for (const m of list) {
+        if (m === null || m === undefined) continue;
+        if (typeof m !== 'object') {
+          this.error(new Error('Non-message object returned'), undefined);
+          continue;
+        }
+        if (m._msgid === undefined) m._msgid = msgid ??= generateId();
+        for (let i = 0; i < targets.length; i++) {
+          const target = engine.nodes.get(targets[i]);
+          if (!target) continue;
+          engine.queue.push(target, sent ? cloneMessage(m) : m);
+          sent = true;
+        }
+      }
+    }
+  }
+
+  /** Injects a message into this node's own input handlers. */
+  receive(msg?: Msg): void {
+    const m = msg ?? {};
+    if (m._msgid === undefined) m._msgid = generateId();
+    this._deliver(m);
+  }
+
+  /** Runs the input handlers for one delivered message. */
+  _deliver(msg: Msg): void {
+    if (this._closed) return;
+    const handlers = this._inputHandlers;
+    const done = this._doneHandlers > 0 ? makeDone(this, msg) : noDone;
+    for (let i = 0; i < handlers.length; i++) {
+      try {
+        const result = handlers[i].call(this, msg, this._send, done);
+        if (result && typeof (result as Promise<unknown>).then === 'function') {
+          (result as Promise<unknown>).then(undefined, (err) => this.error(err, msg));
+        }
+      } catch (err) {
+        this.error(err, msg);
+      }
+    }
+  }
+
+  updateWires(wires: string[][]): void {
+    this.wires = normaliseWires(wires);
+  }
+
+  context() {
+    return this._flow.engine.context.getNodeContext(this._alias ?? this.id, this._flow.contextId);
+  }
+
+  status(status: NodeStatus | string | number | boolean): void {
+    let s: NodeStatus;
+    if (typeof status === 'string' || typeof status === 'number' || typeof status === 'boolean') s = { text: String(status) };
+    else s = { ...(status ?? {}) };
+    if (s.text !== undefined && typeof s.text !== 'string') s.text = s.text === null ? '' : String(s.text);
+    this._flow.handleStatus(this, s);
+  }
+
+  error(err: unknown, msg?: Msg): void {
+    if (msg && typeof msg === 'object' && this._flow.handleError(this, err, msg)) return;
+    this._log('error', err);
+  }
+
+  warn(message: unknown): void {
+    this._log('warn', message);
+  }
+
+  log(message: unknown): void {
+    this._log('info', message);
+  }
+
+  debug(message: unknown): void {
+    this._log('debug', message);
+  }
+
+  trace(message: unknown): void {
+    this._log('trace', message);
+  }
+
+  /** Metrics are not collected; Node-RED returns false when they are off, and modules test that. */
+  metric(): boolean {
+    return false;
+  }
+
+  /** Runs the close handlers with Node-RED's arities, bounded by nodeCloseTimeout. */
+  async close(removed = false): Promise<void> {
+    this._closed = true;
+    const engine = this._flow.engine;
+    const closing = this._closeHandlers.map((handler) => runCloseHandler(this, handler, removed));
+    if (closing.length) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), engine.settings.nodeCloseTimeout);
+      });
+      const outcome = await Promise.race([Promise.all(closing), timeout]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') this._log('error', new Error('Close timed out'));
+    }
+    this._inputHandlers = [];
+    this._closeHandlers = [];
+    super.removeAllListeners();
+    engine.context.deleteNodeContext(this._alias ?? this.id);
+  }
+
+  _log(level: 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown): void {
+    const text = message instanceof Error ? message.message || message.toString() : typeof message === 'string' ? message : safeString(message);
+    this._flow.engine.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, text);
+  }
+}
+
+const noDone: DoneFn = () => {};
+
+function makeDone(node: Node, msg: Msg): DoneFn {
+  let pending = node._doneHandlers;
+  return (err?: unknown) => {
+    if (err) {
+      node.error(err, msg);
+      return;
+    }
+    if (--pending === 0) node._flow.handleComplete(node, msg);
+  };
+}
+
+function runCloseHandler(node: Node, handler: CloseHandler, removed: boolean): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (err?: unknown) => {
+      if (err) node._log('error', err);
+      resolve();
+    };
+    try {
+      if (handler.length >= 2) (handler as (r: boolean, d: () => void) => unknown).call(node, removed, done);
+      else if (handler.length === 1) (handler as (d: () => void) => unknown).call(node, done);
+      else {
+        const result = (handler as () => unknown).call(node);
+        if (result && typeof (result as Promise<unknown>).then === 'function') (result as Promise<unknown>).then(() => resolve(), done);
+        else resolve();
+      }
+    } catch (err) {
+      done(err);
+    }
+  });
+}
+
+function normaliseWires(wires: unknown): string[][] {
+  if (!Array.isArray(wires)) return [];
+  return wires.map((w) => (Array.isArray(w) ? w.filter((id): id is string => typeof id === 'string') : []));
+}
+
+function safeString(value: unknown): string {
+  try {
+    return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/**
+ * Node-RED's Node constructor, as a function so `RED.nodes.createNode(this, config)` can run it on
+ * objects built by contributed constructors.
+ */
+export function initNode(node: Node, config: NodeConfig): void {
+  const flow = config[FLOW];
+  if (!flow) throw new Error(`node ${config.id} (${config.type}) was not created by the runtime`);
+  if (!(node as unknown as { _events?: unknown })._events) EventEmitter.call(node);
+  node.id = config.id;
+  node.type = config.type;
+  if (config.z !== undefined) node.z = config.z;
+  if (config.g !== undefined) node.g = config.g;
+  if (config.name !== undefined) node.name = config.name;
+  if (config._alias !== undefined) node._alias = config._alias;
+  node.wires = normaliseWires(config.wires);
+  define(node, '_flow', flow);
+  define(node, '_inputHandlers', []);
+  define(node, '_closeHandlers', []);
+  define(node, '_doneHandlers', 0);
+  define(node, '_closed', false);
+  define(node, '_send', (msg: Parameters<SendFn>[0]) => node.send(msg));
+  const credentials = flow.engine.credentialsFor(config.id, config.type);
+  if (credentials !== undefined) node.credentials = credentials;
+}
+
+function define(node: object, key: string, value: unknown): void {
+  Object.defineProperty(node, key, { value, writable: true, enumerable: false, configurable: true });
+}

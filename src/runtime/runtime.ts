@@ -1,0 +1,242 @@
+import { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
+import type { Settings } from '../settings.js';
+import type { Logger } from '../log.js';
+import type { Storage, FlowNodeConfig } from '../storage/types.js';
+import type { AuthService } from '../auth/types.js';
+import { RunnelError } from '../errors.js';
+import { Registry } from '../registry/registry.js';
+import { CredentialStore } from '../credentials/store.js';
+import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js';
+import { ContextManager } from './context/index.js';
+import { DeliveryQueue } from './delivery.js';
+import { Mutex } from './mutex.js';
+import { FlowSet } from './flow-set.js';
+import { parseConfig, type ParsedConfig } from './config.js';
+import { diffConfigs, stopSet } from './diff.js';
+import { substituteEnv } from './env.js';
+import type { Engine } from './engine.js';
+import type { Node } from './node.js';
+import type { RouteApp } from './http-types.js';
+import type { DeployRequest, DeployResult, FlowsState } from './types.js';
+import { loadCoreNodes } from '../nodes/index.js';
+import { RUNNEL_VERSION } from '../version.js';
+
+export interface RuntimeDeps {
+  settings: Settings;
+  log: Logger;
+  storage: Storage;
+  auth: AuthService;
+  httpNode: RouteApp;
+  httpAdmin?: RouteApp;
+}
+
+interface ActiveConfig {
+  flows: FlowNodeConfig[];
+  parsed: ParsedConfig;
+  rev: string;
+  /** Serialised GET /flows bodies for this rev, built on first request. */
+  v1?: string;
+  v2?: string;
+}
+
+/**
+ * The runtime facade the admin API calls: it owns the active configuration, serialises deploys,
+ * and keeps storage, credentials and the running flows in step. It knows nothing about HTTP.
+ */
+export class Runtime {
+  readonly settings: Settings;
+  readonly log: Logger;
+  readonly storage: Storage;
+  readonly auth: AuthService;
+  readonly version = RUNNEL_VERSION;
+  readonly registry = new Registry();
+  readonly events = new EventEmitter();
+  readonly httpNode: RouteApp;
+  readonly httpAdmin: RouteApp | undefined;
+  readonly context: ContextManager;
+  readonly engine: Engine;
+  server: Server | undefined;
+  credentials!: CredentialStore;
+  credentialKey!: CredentialKey;
+  private readonly flowSet: FlowSet;
+  private readonly mutex = new Mutex();
+  private active: ActiveConfig;
+  private started = false;
+  private restartScheduled = false;
+  private credentialSave: NodeJS.Timeout | undefined;
+
+  constructor(deps: RuntimeDeps) {
+    this.settings = deps.settings;
+    this.log = deps.log;
+    this.storage = deps.storage;
+    this.auth = deps.auth;
+    this.httpNode = deps.httpNode;
+    this.httpAdmin = deps.httpAdmin;
+    this.events.setMaxListeners(0);
+    this.context = new ContextManager({ functionGlobalContext: this.settings.functionGlobalContext, log: this.log });
+    this.engine = {
+      settings: this.settings,
+      log: this.log,
+      queue: new DeliveryQueue(),
+      context: this.context,
+      registry: this.registry,
+      events: this.events,
+      nodes: new Map<string, Node>(),
+      credentialsFor: (id, type) => this.credentialsFor(id, type),
+      getGlobalSetting: (name) => process.env[name],
+    };
+    this.flowSet = new FlowSet(this.engine);
+    this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
+    // A type arriving (module install, enable) may let waiting flows start.
+    this.registry.on('type-registered', () => this.scheduleStartWaiting());
+  }
+
+  attachServer(server: Server): void {
+    this.server = server;
+  }
+
+  /** Loads node types, credentials and the stored flows, and starts them. */
+  async start(): Promise<void> {
+    this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log);
+    this.credentials = new CredentialStore({
+      key: this.credentialKey,
+      definitionOf: this.registry.getCredentialDefinition,
+      log: this.log,
+      storage: this.storage,
+    });
+    await loadCoreNodes(this);
+    await this.mutex.run(async () => {
+      await this.loadFromStorage();
+      await this.flowSet.apply(this.active.parsed, 'all');
+      this.started = true;
+      this.events.emit('flows:started', { config: { rev: this.active.rev }, type: 'full' });
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.mutex.run(async () => {
+      this.started = false;
+      await this.flushCredentials();
+      await this.flowSet.stopAll();
+      this.context.close();
+    });
+  }
+
+  get rev(): string {
+    return this.active.rev;
+  }
+
+  getFlows(): { flows: FlowNodeConfig[]; rev: string } {
+    return { flows: this.active.flows, rev: this.active.rev };
+  }
+
+  /** GET /flows bodies, serialised once per rev (the 10,000-node config is megabytes of JSON). */
+  getFlowsJson(version: 'v1' | 'v2'): string {
+    const a = this.active;
+    a.v1 ??= JSON.stringify(a.flows);
+    if (version === 'v1') return a.v1;
+    a.v2 ??= `{"flows":${a.v1},"rev":${JSON.stringify(a.rev)}}`;
+    return a.v2;
+  }
+
+  getState(): FlowsState {
+    const state: FlowsState = { state: this.started ? 'start' : 'stop' };
+    if (this.flowSet.missingTypes.length) state.missingTypes = [...this.flowSet.missingTypes];
+    if (this.flowSet.errors.size) state.errors = [...this.flowSet.errors.values()];
+    return state;
+  }
+
+  /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
+  deploy(req: DeployRequest): Promise<DeployResult> {
+    return this.mutex.run(() => (req.type === 'reload' ? this.reload(req.user) : this.replace(req)));
+  }
+
+  private async replace(req: DeployRequest): Promise<DeployResult> {
+    const old = this.active;
+    if (req.rev !== undefined && req.rev !== old.rev) {
+      throw new RunnelError('version_mismatch', `The flows have changed: rev ${req.rev} is not the active rev`, 409);
+    }
+    const plan = this.credentials.plan(req.flows, req.credentials);
+    const parsed = parseConfig(plan.flows, this.registry.isKnownType);
+    const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
+    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev });
+    this.credentials.commit(plan.credentials);
+    await this.credentials.saved(doc);
+    this.active = { flows: plan.flows, parsed, rev };
+    let stop: Set<string> | 'all' = 'all';
+    let rewired: Iterable<string> = [];
+    if (req.type !== 'full') {
+      const diff = diffConfigs(old.parsed, parsed, plan.changedNodes);
+      if (!diff.globalConfigChanged) {
+        stop = stopSet(req.type as 'nodes' | 'flows', diff, old.parsed, parsed);
+        rewired = diff.rewired;
+      }
+    }
+    const restarted = await this.flowSet.apply(parsed, stop, rewired);
+    this.log.audit({ event: 'flows.set', user: req.user, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
+    this.events.emit('flows:started', { config: { rev }, type: req.type });
+    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
+    return { rev, restarted };
+  }
+
+  /** Re-reads flows and credentials from storage and restarts everything. */
+  private async reload(user: string | undefined): Promise<DeployResult> {
+    const old = this.active.rev;
+    await this.flowSet.stopAll();
+    await this.loadFromStorage();
+    const restarted = await this.flowSet.apply(this.active.parsed, 'all');
+    this.log.audit({ event: 'flows.set', user, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
+    return { rev: this.active.rev, restarted };
+  }
+
+  private async loadFromStorage(): Promise<void> {
+    const snapshot = await this.storage.getFlows();
+    if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
+    try {
+      await this.credentials.load(snapshot.credentials);
+    } catch (err) {
+      // Node-RED's behaviour: flows still start, without credentials; the file is left as it is until the next deploy.
+      this.log.error({ code: (err as RunnelError).code }, `Failed to decrypt credentials: ${(err as Error).message}`);
+    }
+    this.active = { flows: snapshot.flows, parsed: parseConfig(snapshot.flows, this.registry.isKnownType), rev: snapshot.rev };
+  }
+
+  private scheduleStartWaiting(): void {
+    if (this.restartScheduled || !this.started) return;
+    this.restartScheduled = true;
+    setImmediate(() => {
+      this.restartScheduled = false;
+      void this.mutex.run(async () => {
+        if (!this.started) return;
+        const parsed = parseConfig(this.active.flows, this.registry.isKnownType);
+        this.active.parsed = parsed;
+        this.flowSet.start(parsed);
+      });
+    });
+  }
+
+  private credentialsFor(id: string, type: string): Record<string, unknown> | undefined {
+    const stored = this.credentials.get(id);
+    if (stored) return substituteEnv(stored as FlowNodeConfig, (name) => process.env[name]) as Record<string, unknown>;
+    return this.registry.getCredentialDefinition(type) ? {} : undefined;
+  }
+
+  /** RED.nodes.addCredentials / deleteCredentials: change one node's credentials and persist soon. */
+  updateNodeCredentials(id: string, value: Record<string, unknown> | undefined): void {
+    if (value === undefined) this.credentials.delete(id);
+    else this.credentials.add(id, value);
+    clearTimeout(this.credentialSave);
+    this.credentialSave = setTimeout(() => void this.mutex.run(() => this.flushCredentials()), 100);
+    this.credentialSave.unref();
+  }
+
+  private async flushCredentials(): Promise<void> {
+    if (!this.credentialSave) return;
+    clearTimeout(this.credentialSave);
+    this.credentialSave = undefined;
+    const doc = await this.credentials.serialise();
+    await this.storage.saveFlows({ flows: this.active.flows, credentials: doc, expectedRev: this.active.rev });
+    await this.credentials.saved(doc);
+  }
+}

@@ -1,0 +1,152 @@
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from './services.js';
+import { describe } from './errors.js';
+import { needsPermission } from '../auth/guard.js';
+import { isOAuthError, OAuthError } from '../auth/oauth-error.js';
+
+/** Our own client ids and Node-RED's, so the Node-RED editor and node-red-admin can log in. */
+const CLIENTS = new Set(['runtime-admin', 'runtime-editor', 'node-red-admin', 'node-red-editor']);
+/** Public clients: no secret, or Node-RED's placeholder. */
+const NO_SECRET = 'not_available';
+
+const loginSchemeSchema = {
+  type: 'object',
+  properties: {
+    type: { type: 'string' },
+    prompts: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { id: { type: 'string' }, type: { type: 'string' }, label: { type: 'string' } },
+      },
+    },
+  },
+};
+
+const CREDENTIALS_SCHEME = {
+  type: 'credentials',
+  prompts: [
+    { id: 'username', type: 'text', label: 'user.username' },
+    { id: 'password', type: 'password', label: 'user.password' },
+  ],
+};
+
+const tokenSchema = {
+  type: 'object',
+  required: ['access_token', 'expires_in', 'token_type'],
+  properties: { access_token: { type: 'string' }, expires_in: { type: 'integer' }, token_type: { type: 'string' } },
+};
+
+const oauthErrorSchema = {
+  type: 'object',
+  properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+};
+
+const revokeBodySchema = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string', minLength: 1 } },
+};
+
+const authDisabled = () => new OAuthError(404, 'not_found', 'Admin authentication is not enabled');
+
+/**
+ * The OAuth 2.0 endpoints: GET /auth/login (which scheme to use), POST /auth/token (RFC 6749
+ * password grant) and POST /auth/revoke (RFC 7009). The token endpoint answers every failure,
+ * body parse errors included, in the RFC 6749 §5.2 shape with RFC statuses (Node-RED uses
+ * 401-text, 403, 500 and 501 here).
+ */
+export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { auth } = services;
+
+  app.get('/auth/login', { schema: { response: { 200: loginSchemeSchema } } }, async () => (auth.enabled ? CREDENTIALS_SCHEME : {}));
+
+  app.post(
+    '/auth/token',
+    {
+      schema: { response: { 200: tokenSchema, '4xx': oauthErrorSchema, '5xx': oauthErrorSchema } },
+      errorHandler: (error, request, reply) => sendOAuthError(reply, toOAuthError(error, request)),
+    },
+    async (request, reply) => {
+      if (!auth.enabled) throw authDisabled();
+      const grant = await auth.login(tokenRequest(request.body, request.ip));
+      void reply.header('Pragma', 'no-cache').header('Cache-Control', 'no-store');
+      return { access_token: grant.accessToken, expires_in: grant.expiresIn, token_type: 'Bearer' };
+    },
+  );
+
+  app.post<{ Body: { token: string } }>(
+    '/auth/revoke',
+    {
+      // Both run before body parsing and validation: a caller without a token learns nothing else.
+      onRequest: [
+        async (_request, reply) => {
+          if (auth.enabled) return;
+          sendOAuthError(reply, authDisabled());
+          return reply;
+        },
+        needsPermission(auth, ''),
+      ],
+      schema: { body: revokeBodySchema },
+    },
+    async (request, reply) => {
+      if (request.user) await auth.revoke(request.user, request.body.token);
+      return reply.code(200).send();
+    },
+  );
+};
+
+type LoginRequest = Parameters<Services['auth']['login']>[0];
+
+/** Validates the token request in RFC 6749 order: client, grant type, then the grant's parameters. */
+function tokenRequest(body: unknown, ip: string): LoginRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new OAuthError(400, 'invalid_request', 'The request body must be form-urlencoded or a JSON object');
+  }
+  const field = (name: string): unknown => (Object.hasOwn(body, name) ? (body as Record<string, unknown>)[name] : undefined);
+  const client = field('client_id');
+  const secret = field('client_secret');
+  if (typeof client !== 'string' || !CLIENTS.has(client) || !(secret === undefined || secret === NO_SECRET)) {
+    throw new OAuthError(401, 'invalid_client', 'Unknown client or wrong client secret');
+  }
+  const grantType = field('grant_type');
+  // A missing parameter is invalid_request (RFC 6749 §5.2); unsupported_grant_type is for a value we do not support.
+  if (grantType === undefined || grantType === '') {
+    throw new OAuthError(400, 'invalid_request', 'Missing required parameter: grant_type');
+  }
+  if (grantType !== 'password') {
+    const shown = typeof grantType === 'string' ? grantType.slice(0, 64) : typeof grantType;
+    throw new OAuthError(400, 'unsupported_grant_type', `Unsupported grant type: ${shown}`);
+  }
+  const required = (name: string): string => {
+    const value = field(name);
+    if (typeof value !== 'string' || value === '') {
+      throw new OAuthError(400, 'invalid_request', `Missing required parameter: ${name}`);
+    }
+    return value;
+  };
+  const username = required('username');
+  const password = required('password');
+  const scope = field('scope');
+  if (scope !== undefined && typeof scope !== 'string') {
+    throw new OAuthError(400, 'invalid_request', 'Parameter scope must be a space-separated string');
+  }
+  return { username, password, scope, client, ip };
+}
+
+function toOAuthError(error: FastifyError | Error, request: FastifyRequest): OAuthError {
+  if (isOAuthError(error)) return error;
+  const { status, message } = describe(error);
+  if (status >= 500) {
+    request.log.error({ err: error }, 'unexpected error in the token endpoint');
+    return new OAuthError(500, 'server_error', 'Internal error');
+  }
+  return new OAuthError(status, 'invalid_request', message);
+}
+
+function sendOAuthError(reply: FastifyReply, e: OAuthError): void {
+  void reply.code(e.status).header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+  if (e.status === 401) void reply.header('WWW-Authenticate', 'Basic realm="runnel"');
+  if (e.retryAfter !== undefined) void reply.header('Retry-After', String(e.retryAfter));
+  void reply.type('application/json').send({ error: e.error, error_description: e.description });
+}

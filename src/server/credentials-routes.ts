@@ -1,0 +1,24 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from './services.js';
+import { needsPermission } from '../auth/guard.js';
+
+/**
+ * GET /credentials/:type/:id — Node-RED's editor view of one node's credentials: text fields in
+ * clear, password fields only as `has_<field>`. The type in the path uses '-' for spaces.
+ */
+export const credentialsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { runtime, auth } = services;
+  app.get<{ Params: { type: string; id: string } }>(
+    '/credentials/:type/:id',
+    {
+      onRequest: needsPermission(auth, 'credentials.read'),
+      schema: { params: { type: 'object', properties: { type: { type: 'string', maxLength: 200 }, id: { type: 'string', maxLength: 200 } }, required: ['type', 'id'] } },
+    },
+    async (request) => {
+      const { type, id } = request.params;
+      const node = runtime.getFlows().flows.find((n) => n.id === id);
+      const actualType = node && node.type.replace(/ /g, '-') === type ? node.type : type;
+      return runtime.credentials.forEditor(actualType, id);
+    },
+  );
+};

@@ -1,0 +1,36 @@
+import { RunnelError } from '../errors.js';
+import type { FlowNodeConfig } from '../storage/types.js';
+
+const MAX_NODES = 200_000;
+
+function invalid(message: string): RunnelError {
+  return new RunnelError('invalid_flows', message, 400);
+}
+
+/**
+ * Checks a deploy body's node list before anything is touched: every element an object with a
+ * string `id` and `type`, ids unique, `wires` (when present) an array of arrays of strings, inline
+ * `credentials` an object. Node-RED accepts all of these silently and misbehaves later.
+ */
+export function validateFlows(flows: unknown[]): FlowNodeConfig[] {
+  if (flows.length > MAX_NODES) throw invalid(`A configuration may hold at most ${MAX_NODES} nodes`);
+  const seen = new Set<string>();
+  for (let i = 0; i < flows.length; i++) {
+    const n = flows[i] as Record<string, unknown>;
+    if (n === null || typeof n !== 'object' || Array.isArray(n)) throw invalid(`flows[${i}] must be an object`);
+    if (typeof n.id !== 'string' || n.id.length === 0) throw invalid(`flows[${i}] needs a non-empty string "id"`);
+    if (typeof n.type !== 'string' || n.type.length === 0) throw invalid(`node ${n.id} needs a non-empty string "type"`);
+    if (seen.has(n.id)) throw invalid(`node id ${n.id} is used more than once`);
+    seen.add(n.id);
+    if (n.z !== undefined && n.z !== null && typeof n.z !== 'string') throw invalid(`node ${n.id}: "z" must be a string`);
+    if (n.wires !== undefined) {
+      if (!Array.isArray(n.wires) || !n.wires.every((w) => Array.isArray(w) && w.every((t) => typeof t === 'string'))) {
+        throw invalid(`node ${n.id}: "wires" must be an array of arrays of node ids`);
+      }
+    }
+    if (n.credentials !== undefined && (n.credentials === null || typeof n.credentials !== 'object' || Array.isArray(n.credentials))) {
+      throw invalid(`node ${n.id}: "credentials" must be an object`);
+    }
+  }
+  return flows as FlowNodeConfig[];
+}

@@ -1,0 +1,25 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from './services.js';
+import { needsPermission } from '../auth/guard.js';
+import { NODE_RED_COMPAT_VERSION } from '../runtime/red-api.js';
+
+/** GET /settings: what a client (CLI, dashboard) needs to know about this runtime. */
+export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { settings, runtime, auth } = services;
+  app.get('/settings', { onRequest: needsPermission(auth, 'settings.read') }, async (request) => {
+    const palette = settings.externalModules.palette;
+    const body: Record<string, unknown> = {
+      httpNodeRoot: settings.httpNodeRoot,
+      version: NODE_RED_COMPAT_VERSION,
+      runnel: { version: runtime.version },
+      flowEncryptionType: runtime.credentialKey.type,
+      flowFilePretty: settings.flowFilePretty || undefined,
+      context: { default: 'memory', stores: ['memory'] },
+      externalModules: { palette: { allowInstall: palette.allowInstall, allowUpload: palette.allowUpload } },
+      functionTimeout: settings.functionTimeout,
+      state: runtime.getState().state,
+    };
+    if (request.user) body.user = { username: request.user.username, permissions: request.user.scope.length === 1 ? request.user.scope[0] : request.user.scope };
+    return body;
+  });
+};

@@ -1,0 +1,195 @@
+import { mkdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { RunnelError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Settings } from '../settings.js';
+import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
+import { credsFileText, flowsFileText, loadFlowPair, revOf, type LoadedCreds, type PairPaths } from './flow-pair.js';
+import { SerialQueue } from './serial-queue.js';
+import type {
+  FlowsSnapshot, RuntimeConfig, SaveFlowsRequest, SessionRecord, Storage, StoredCredentials,
+} from './types.js';
+
+/**
+ * The default backend: Node-RED's file layout in the user dir, so a Node-RED user dir loads as is.
+ * The flows pair is cached in memory; a stat of both files tells whether someone changed them
+ * behind our back (a hand edit before a `reload` deploy), in which case they are read again.
+ */
+
+interface PairState {
+  /** Compact JSON of the flows: parsed afresh for every caller, so nobody shares our copy. */
+  flowsJson: string;
+  rev: string;
+  creds: LoadedCreds;
+  recovered?: string;
+  /** Identity of the two files when last read or written. */
+  signature: string;
+}
+
+const SECRET_FILE_MODE = 0o600;
+
+export function createFileStorage(settings: Settings, log: Logger): Storage {
+  return new FileStorage(settings, log.child({ module: 'storage' }));
+}
+
+class FileStorage implements Storage {
+  private readonly queue = new SerialQueue();
+  private readonly userDir: string;
+  private readonly paths: PairPaths;
+  private readonly sessionsFile: string;
+  private readonly runtimeFile: string;
+  private readonly pretty: boolean;
+  private state: PairState | undefined;
+  private closed = false;
+
+  constructor(settings: Settings, private readonly log: Logger) {
+    this.userDir = settings.userDir;
+    const flows = path.resolve(settings.userDir, settings.flowFile);
+    const ext = path.extname(flows);
+    this.paths = { flows, creds: `${flows.slice(0, flows.length - ext.length)}_cred${ext}` };
+    this.sessionsFile = path.join(settings.userDir, '.sessions.json');
+    this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');
+    this.pretty = settings.flowFilePretty;
+  }
+
+  async init(): Promise<void> {
+    this.assertOpen();
+    const flowsDir = path.dirname(this.paths.flows);
+    await mkdir(this.userDir, { recursive: true });
+    await mkdir(flowsDir, { recursive: true });
+    for (const dir of new Set([this.userDir, flowsDir])) {
+      const removed = await removeStaleTemps(dir);
+      if (removed.length > 0) this.log.info({ dir, files: removed }, 'Removed temp files left by an interrupted write');
+    }
+    await this.queue.run(() => this.refresh());
+  }
+
+  getFlows(): Promise<FlowsSnapshot> {
+    this.assertOpen();
+    return this.queue.run(async () => {
+      const s = await this.refresh();
+      return {
+        flows: JSON.parse(s.flowsJson),
+        credentials: s.creds.doc === null ? null : structuredClone(s.creds.doc),
+        rev: s.rev,
+        ...(s.recovered === undefined ? {} : { recovered: s.recovered }),
+      };
+    });
+  }
+
+  saveFlows(req: SaveFlowsRequest): Promise<{ rev: string }> {
+    this.assertOpen();
+    return this.queue.run(async () => {
+      const current = await this.refresh();
+      if (req.expectedRev !== undefined && req.expectedRev !== current.rev) {
+        throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`, 409);
+      }
+      const flowsJson = JSON.stringify(req.flows);
+      const rev = revOf(req.flows);
+      const doc: StoredCredentials | null = req.credentials === null ? current.creds.doc : structuredClone(req.credentials);
+      // Credentials first: a crash between the two renames leaves new credentials tagged with
+      // prevRev = the flows still on disk, which is exactly what the loader recognises and undoes.
+      await writeFileAtomic(this.paths.creds, credsFileText(doc, rev, current.rev, this.pretty), { backup: true, mode: SECRET_FILE_MODE });
+      await writeFileAtomic(this.paths.flows, flowsFileText(req.flows, this.pretty), { backup: true });
+      this.state = { flowsJson, rev, creds: { doc, rev, prevRev: current.rev }, signature: await this.signature() };
+      return { rev };
+    });
+  }
+
+  async getSessions(): Promise<SessionRecord[]> {
+    this.assertOpen();
+    const sessions = await this.readJson(this.sessionsFile, Array.isArray);
+    return (sessions as SessionRecord[] | undefined) ?? [];
+  }
+
+  saveSessions(sessions: SessionRecord[]): Promise<void> {
+    this.assertOpen();
+    const text = JSON.stringify(sessions);
+    return this.queue.run(() => writeFileAtomic(this.sessionsFile, text, { backup: true, mode: SECRET_FILE_MODE }));
+  }
+
+  async getRuntimeConfig(): Promise<RuntimeConfig> {
+    this.assertOpen();
+    const config = await this.readJson(this.runtimeFile, isPlainObject);
+    if (config !== undefined) return config as RuntimeConfig;
+    return this.legacyRuntimeConfig();
+  }
+
+  saveRuntimeConfig(config: RuntimeConfig): Promise<void> {
+    this.assertOpen();
+    const text = JSON.stringify(config, null, 4);
+    return this.queue.run(() => writeFileAtomic(this.runtimeFile, text, { backup: true, mode: SECRET_FILE_MODE }));
+  }
+
+  async close(): Promise<void> {
+    await this.queue.drain();
+    this.closed = true;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('storage is closed');
+  }
+
+  /** Runs inside the queue: reloads the pair when the files are not the ones we last saw. */
+  private async refresh(): Promise<PairState> {
+    const signature = await this.signature();
+    if (this.state !== undefined && this.state.signature === signature) return this.state;
+    const pair = await loadFlowPair(this.paths, this.pretty, this.log);
+    this.state = {
+      flowsJson: JSON.stringify(pair.flows.flows),
+      rev: pair.flows.rev,
+      creds: pair.creds,
+      ...(pair.recovered === undefined ? {} : { recovered: pair.recovered }),
+      // Repairs may have rewritten the files, so identify them afresh.
+      signature: pair.recovered === undefined ? signature : await this.signature(),
+    };
+    return this.state;
+  }
+
+  private async signature(): Promise<string> {
+    const one = async (file: string) => {
+      try {
+        const s = await stat(file);
+        return `${s.ino}:${s.size}:${s.mtimeMs}`;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return '-';
+        throw e;
+      }
+    };
+    return `${await one(this.paths.flows)}|${await one(this.paths.creds)}`;
+  }
+
+  /**
+   * A small JSON file; an unreadable one falls back to its backup. A missing file is just missing
+   * (someone may have deleted it on purpose, e.g. to drop every session).
+   */
+  private async readJson(file: string, valid: (v: unknown) => boolean): Promise<unknown> {
+    for (const candidate of [file, backupPathFor(file)]) {
+      const text = await readTextIfExists(candidate);
+      if (text === undefined) return undefined;
+      try {
+        const value: unknown = JSON.parse(text);
+        if (valid(value)) return value;
+      } catch {
+        // Reported below, then the backup is tried.
+      }
+      this.log.error({ file: candidate }, 'Unreadable storage file ignored');
+    }
+    return undefined;
+  }
+
+  /** Node-RED before 1.1 kept `_credentialSecret` and `instanceId` in `.config.json`. */
+  private async legacyRuntimeConfig(): Promise<RuntimeConfig> {
+    const legacy = await this.readJson(path.join(this.userDir, '.config.json'), isPlainObject);
+    if (legacy === undefined) return {};
+    const { _credentialSecret, instanceId } = legacy as Record<string, unknown>;
+    return {
+      ...(_credentialSecret === undefined ? {} : { _credentialSecret }),
+      ...(instanceId === undefined ? {} : { instanceId }),
+    };
+  }
+}
+
+function isPlainObject(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,38 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { WorkQueue } from '../../src/auth/queue.js';
+
+test('runs at most `concurrency` tasks at once, in order, and reports when full', async () => {
+  const q = new WorkQueue(2, 3);
+  let running = 0;
+  let peak = 0;
+  const order: number[] = [];
+  const releases: Array<() => void> = [];
+  const tasks = Array.from({ length: 5 }, (_, i) =>
+    q.run(async () => {
+      running++;
+      peak = Math.max(peak, running);
+      order.push(i);
+      await new Promise<void>((r) => releases.push(r));
+      running--;
+      return i;
+    }),
+  );
+  await new Promise((r) => setImmediate(r));
+  assert.equal(running, 2);
+  assert.equal(q.hasRoom(), false, 'three are waiting');
+  while (order.length < 5 || releases.length > 0) {
+    releases.shift()?.();
+    await new Promise((r) => setImmediate(r));
+  }
+  assert.deepEqual(await Promise.all(tasks), [0, 1, 2, 3, 4]);
+  assert.deepEqual(order, [0, 1, 2, 3, 4]);
+  assert.equal(peak, 2);
+  assert.equal(q.hasRoom(), true);
+});
+
+test('a failing task frees its slot', async () => {
+  const q = new WorkQueue(1, 10);
+  await assert.rejects(q.run(async () => Promise.reject(new Error('boom'))), /boom/);
+  assert.equal(await q.run(async () => 'next'), 'next');
+});

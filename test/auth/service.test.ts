@@ -1,0 +1,200 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createFileStorage } from '../../src/storage/file-storage.js';
+import { createAuthService, OAuthError } from '../../src/auth/service.js';
+import { hashToken } from '../../src/auth/tokens.js';
+import { resolveSettings } from '../../src/settings.js';
+import type { AuthService } from '../../src/auth/types.js';
+import { ADMIN_PASSWORD, authSettings, captureLogger, MemorySessions, READER_PASSWORD } from './support.js';
+
+const IP = '127.0.0.1';
+
+async function make(settings = authSettings(), storage = new MemorySessions()) {
+  const { log, lines } = captureLogger();
+  const auth = await createAuthService({ settings, storage, log });
+  return { auth, storage, lines, log };
+}
+
+const login = (auth: AuthService, username: string, password: string, scope?: string, ip = IP) =>
+  auth.login({ username, password, scope, client: 'runtime-admin', ip });
+
+async function oauthFailure(p: Promise<unknown>): Promise<OAuthError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof OAuthError) return e;
+    throw e;
+  }
+  throw new Error('expected an OAuthError');
+}
+
+test('auth off: disabled service', async () => {
+  const { auth } = await make(resolveSettings({ userDir: '/nonexistent-runnel-test' }));
+  assert.equal(auth.enabled, false);
+  assert.equal(await auth.authenticate('anything'), null);
+  const e = await oauthFailure(login(auth, 'admin', ADMIN_PASSWORD));
+  assert.deepEqual([e.status, e.error], [404, 'not_found']);
+  await auth.close();
+});
+
+test('login returns a token that authenticates with its scope', async () => {
+  const { auth } = await make();
+  const grant = await login(auth, 'admin', ADMIN_PASSWORD, '*');
+  assert.equal(grant.expiresIn, 604800);
+  assert.deepEqual(await auth.authenticate(grant.accessToken), { username: 'admin', scope: ['*'], tokenHash: hashToken(grant.accessToken) });
+  const reader = await login(auth, 'reader', READER_PASSWORD);
+  assert.deepEqual((await auth.authenticate(reader.accessToken))?.scope, ['read'], 'missing scope = own permissions');
+  const narrow = await login(auth, 'writer', ADMIN_PASSWORD, 'nodes.read');
+  assert.deepEqual((await auth.authenticate(narrow.accessToken))?.scope, ['nodes.read']);
+  assert.equal(await auth.authenticate('x'.repeat(43)), null);
+  assert.equal(await auth.authenticate(''), null);
+  await auth.close();
+});
+
+test('wrong password and unknown user fail identically', async () => {
+  const { auth } = await make();
+  const wrong = await oauthFailure(login(auth, 'admin', 'nope'));
+  const unknown = await oauthFailure(login(auth, 'mallory', ADMIN_PASSWORD));
+  for (const e of [wrong, unknown]) {
+    assert.deepEqual([e.status, e.error, e.description], [400, 'invalid_grant', 'Invalid username or password']);
+  }
+  await auth.close();
+});
+
+test('a scope beyond the user permissions is invalid_scope', async () => {
+  const { auth, lines } = await make();
+  const e = await oauthFailure(login(auth, 'reader', READER_PASSWORD, '*'));
+  assert.deepEqual([e.status, e.error], [400, 'invalid_scope']);
+  assert.ok(lines.some((l) => l.includes('"reason":"scope"')));
+  await auth.close();
+});
+
+test('throttling: 429 with retry seconds for the pair, not for another address', async () => {
+  const settings = authSettings({ loginThrottle: { maxFailures: 3, windowMs: 60_000 } });
+  const { auth } = await make(settings);
+  for (let i = 0; i < 3; i++) await oauthFailure(login(auth, 'admin', 'wrong'));
+  const e = await oauthFailure(login(auth, 'admin', ADMIN_PASSWORD));
+  assert.equal(e.status, 429);
+  assert.equal(e.error, 'temporarily_unavailable');
+  assert.ok(e.retryAfter !== undefined && e.retryAfter > 0 && e.retryAfter <= 60, `retryAfter ${e.retryAfter}`);
+  assert.equal(e.description, `Too many failed login attempts; retry in ${e.retryAfter} seconds`);
+  assert.ok(await login(auth, 'admin', ADMIN_PASSWORD, '*', '127.0.0.2'));
+  await auth.close();
+});
+
+test('parallel guesses cannot outrun the throttle', async () => {
+  const settings = authSettings({ loginThrottle: { maxFailures: 2, windowMs: 60_000 } });
+  const { auth } = await make(settings);
+  const results = await Promise.all(Array.from({ length: 20 }, () => oauthFailure(login(auth, 'admin', 'wrong'))));
+  const guessed = results.filter((e) => e.error === 'invalid_grant').length;
+  const refused = results.filter((e) => e.status === 429).length;
+  assert.equal(guessed + refused, 20);
+  // Up to one bcrypt slot per libuv thread may already be running when the limit is hit.
+  assert.ok(guessed <= 2 + 4, `${guessed} passwords were checked`);
+  await auth.close();
+});
+
+test('sessions survive a restart; expired ones do not authenticate', async () => {
+  const storage = new MemorySessions();
+  const first = await make(authSettings(), storage);
+  const grant = await login(first.auth, 'admin', ADMIN_PASSWORD, '*');
+  await first.auth.close();
+  const second = await make(authSettings(), storage);
+  assert.equal((await second.auth.authenticate(grant.accessToken))?.username, 'admin');
+  await second.auth.close();
+  assert.ok(!JSON.stringify(storage.sessions).includes(grant.accessToken));
+
+  const short = await make(authSettings({}, { sessionExpiryTime: 1 }));
+  const g = await login(short.auth, 'admin', ADMIN_PASSWORD, '*');
+  assert.equal(g.expiresIn, 1);
+  assert.ok(await short.auth.authenticate(g.accessToken));
+  await new Promise((r) => setTimeout(r, 1100));
+  assert.equal(await short.auth.authenticate(g.accessToken), null);
+  await short.auth.close();
+});
+
+test('with file storage: the token survives a restart and .sessions.json holds only its hash', async () => {
+  const userDir = await mkdtemp(path.join(os.tmpdir(), 'runnel-'));
+  try {
+    const settings = authSettings({ userDir });
+    const open = async () => {
+      const { log } = captureLogger();
+      const storage = createFileStorage(settings, log);
+      await storage.init();
+      return { storage, auth: await createAuthService({ settings, storage, log }) };
+    };
+    const first = await open();
+    const grant = await login(first.auth, 'admin', ADMIN_PASSWORD, '*');
+    const file = await readFile(path.join(userDir, '.sessions.json'), 'utf8');
+    assert.ok(file.includes(hashToken(grant.accessToken)));
+    assert.ok(!file.includes(grant.accessToken));
+    await first.auth.close();
+    await first.storage.close();
+    const second = await open();
+    assert.equal((await second.auth.authenticate(grant.accessToken))?.username, 'admin');
+    await second.auth.close();
+    await second.storage.close();
+  } finally {
+    await rm(userDir, { recursive: true, force: true });
+  }
+});
+
+test('a user removed from the settings loses their sessions', async () => {
+  const storage = new MemorySessions();
+  const first = await make(authSettings(), storage);
+  const grant = await login(first.auth, 'reader', READER_PASSWORD);
+  await first.auth.close();
+  const withoutReader = authSettings();
+  withoutReader.adminAuth!.users = withoutReader.adminAuth!.users.filter((u) => u.username !== 'reader');
+  const second = await make(withoutReader, storage);
+  assert.equal(await second.auth.authenticate(grant.accessToken), null);
+  await second.auth.close();
+});
+
+test('revoke: own token or with *, otherwise ignored', async () => {
+  const { auth } = await make();
+  const admin = await login(auth, 'admin', ADMIN_PASSWORD, '*');
+  const admin2 = await login(auth, 'admin', ADMIN_PASSWORD, '*');
+  const reader = await login(auth, 'reader', READER_PASSWORD);
+  const reader2 = await login(auth, 'reader', READER_PASSWORD);
+  const readerP = (await auth.authenticate(reader.accessToken))!;
+  const adminP = (await auth.authenticate(admin.accessToken))!;
+
+  await auth.revoke(readerP, admin.accessToken);
+  assert.ok(await auth.authenticate(admin.accessToken), 'reader cannot revoke the admin token');
+  await auth.revoke(readerP, reader2.accessToken);
+  assert.equal(await auth.authenticate(reader2.accessToken), null, 'own other session');
+  await auth.revoke(readerP, 'never-issued');
+  await auth.revoke(adminP, reader.accessToken);
+  assert.equal(await auth.authenticate(reader.accessToken), null, '* may revoke anyone');
+  await auth.revoke(adminP, admin.accessToken);
+  assert.equal(await auth.authenticate(admin.accessToken), null, 'own current token');
+  assert.ok(await auth.authenticate(admin2.accessToken));
+  await auth.close();
+});
+
+test('audit lines for success, failure and revocation, never with secrets', async () => {
+  const { auth, lines, log } = await make();
+  const grant = await login(auth, 'admin', ADMIN_PASSWORD, '*');
+  await oauthFailure(login(auth, 'admin', 'secret-wrong-password'));
+  await auth.revoke((await auth.authenticate(grant.accessToken))!, grant.accessToken);
+  await auth.close();
+  log.flush();
+  await new Promise((r) => setTimeout(r, 50));
+  const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event);
+  assert.deepEqual(
+    events.map((e) => [e.event, e.username, e.level]),
+    [
+      ['auth.login', 'admin', 45],
+      ['auth.login.fail', 'admin', 45],
+      ['auth.revoke', 'admin', 45],
+    ],
+  );
+  assert.equal(events[0].ip, IP);
+  assert.equal(events[0].client, 'runtime-admin');
+  const all = lines.join('\n');
+  for (const secret of [grant.accessToken, ADMIN_PASSWORD, 'secret-wrong-password']) assert.ok(!all.includes(secret));
+});

@@ -1,0 +1,63 @@
+import { Writable } from 'node:stream';
+import { hashSync } from '@node-rs/bcrypt';
+import { createLogger, type Logger } from '../../src/log.js';
+import { resolveSettings, type Settings } from '../../src/settings.js';
+import type { SessionRecord, Storage } from '../../src/storage/types.js';
+
+export const ADMIN_PASSWORD = 'admin-password-1';
+export const READER_PASSWORD = 'reader-password-1';
+// Cost 4 keeps the suite fast.
+export const adminHash = hashSync(ADMIN_PASSWORD, { cost: 4 });
+export const readerHash = hashSync(READER_PASSWORD, { cost: 4 });
+
+/** Just the sessions part of Storage, in memory; `saved` counts writes and keeps copies. */
+export class MemorySessions implements Storage {
+  sessions: SessionRecord[] = [];
+  saves = 0;
+  async init() {}
+  async getFlows(): Promise<never> {
+    throw new Error('not used by auth');
+  }
+  async saveFlows(): Promise<never> {
+    throw new Error('not used by auth');
+  }
+  async getSessions() {
+    return structuredClone(this.sessions);
+  }
+  async saveSessions(sessions: SessionRecord[]) {
+    this.saves++;
+    this.sessions = structuredClone(sessions);
+  }
+  async getRuntimeConfig() {
+    return {};
+  }
+  async saveRuntimeConfig() {}
+  async close() {}
+}
+
+export function captureLogger(): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  return { log: createLogger('info', sink), lines };
+}
+
+export function authSettings(extra: Record<string, unknown> = {}, adminAuthExtra: Record<string, unknown> = {}): Settings {
+  return resolveSettings({
+    userDir: '/nonexistent-runnel-test',
+    adminAuth: {
+      type: 'credentials',
+      users: [
+        { username: 'admin', password: adminHash, permissions: '*' },
+        { username: 'reader', password: readerHash, permissions: 'read' },
+        { username: 'writer', password: adminHash, permissions: ['flows.write', 'nodes.read'] },
+      ],
+      ...adminAuthExtra,
+    },
+    ...extra,
+  });
+}
