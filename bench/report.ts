@@ -44,6 +44,8 @@ export interface RunMeta {
   cpus: number;
   cpuModel: string;
   peer: string;
+  /** 1-minute load average at the start and end: other work on the machine skews the figures. */
+  loadAverage: { start: number; end: number };
   options: Record<string, unknown>;
   unavailable: Partial<Record<SystemKind, string>>;
 }
@@ -75,7 +77,7 @@ function summariseMetric(def: MetricDef, samples: Partial<Record<SystemKind, num
   const nr = figures['node-red']?.median;
   const bare = figures.bare?.median;
   const ratio = r !== undefined && nr !== undefined ? r / nr : undefined;
-  const ofCeiling = r !== undefined && bare !== undefined ? r / bare : undefined;
+  const ofCeiling = def.vsCeiling && r !== undefined && bare !== undefined ? r / bare : undefined;
   const verdicts = (def.goals ?? []).map((goal) => {
     const value = goal.kind === 'ratio' ? ratio : goal.kind === 'ceiling' ? ofCeiling : r;
     return { goal: goalText(goal, def.unit), met: holds(goal.op, value, goal.value) };
@@ -148,9 +150,12 @@ export function renderMarkdown(summaries: ScenarioSummary[], meta: RunMeta): str
   const esc = (c: string) => c.replace(/\|/g, '\\|');
   const table = [HEADERS, HEADERS.map(() => '---'), ...rows(summaries, meta)].map((r) => `| ${r.map(esc).join(' | ')} |`);
   const lines = [
+    `# Benchmark results: Runnel vs Node-RED ${meta.peer}`,
+    '',
     `- Date: ${meta.date}`,
     `- Node.js: ${meta.node}; CPU: ${meta.cpus} × ${meta.cpuModel}`,
     `- Peer: node-red@${meta.peer}`,
+    `- Load average (1 min) at start / end: ${meta.loadAverage.start.toFixed(2)} / ${meta.loadAverage.end.toFixed(2)}`,
     `- Options: \`${JSON.stringify(meta.options)}\``,
     '',
     ...table,
@@ -160,5 +165,6 @@ export function renderMarkdown(summaries: ScenarioSummary[], meta: RunMeta): str
 }
 
 export function renderJson(summaries: ScenarioSummary[], meta: RunMeta): string {
-  return JSON.stringify({ meta, scenarios: summaries }, null, 2) + '\n';
+  // Missing figures stay visible as null rather than vanishing keys.
+  return JSON.stringify({ meta, scenarios: summaries }, (_key, value: unknown) => value ?? null, 2) + '\n';
 }

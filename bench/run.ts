@@ -40,6 +40,13 @@ function rotated<T>(items: T[], r: number): T[] {
   return [...items.slice(k), ...items.slice(0, k)];
 }
 
+/** The line of a start failure that names the error, for the table's footnote. */
+function briefly(message: string): string {
+  const lines = message.split('\n').map((l) => l.trim()).filter(Boolean);
+  const named = lines.find((l) => /^\w*Error\b|\berror\b/i.test(l) && !l.endsWith(':'));
+  return named ? `${lines[0]} ${named}` : lines[0];
+}
+
 function fmt(values: Record<string, number>): string {
   return Object.entries(values).map(([k, v]) => `${k}=${Number(v.toPrecision(4))}`).join(' ');
 }
@@ -60,7 +67,7 @@ async function runScenario(
         system = await startSystem(kind, ctx.env);
       } catch (e) {
         // A system that cannot start once will not start later either; skip it for the run.
-        unavailable[kind] = (e as Error).message.split('\n')[0];
+        unavailable[kind] = briefly((e as Error).message);
         log(`${label}: cannot start, skipped from now on:\n${(e as Error).message}`);
         continue;
       }
@@ -99,6 +106,7 @@ async function main(): Promise<void> {
   const env: SystemEnv = { root, peerDir, benchDir, users: await makeUsers(opts.bcryptCost, STORM_USERS), bareBody: HTTP_BODY };
   const ctx: ScenarioContext = { env, opts, log };
   const started = Date.now();
+  const loadAtStart = os.loadavg()[0];
   const summaries: ScenarioSummary[] = [];
   for (const scenario of scenarios) {
     const t0 = Date.now();
@@ -114,6 +122,7 @@ async function main(): Promise<void> {
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     peer: PEER_VERSION,
+    loadAverage: { start: loadAtStart, end: os.loadavg()[0] },
     options: shownOptions,
     unavailable,
   };

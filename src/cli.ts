@@ -75,17 +75,18 @@ async function start(values: { settings?: string; port?: string; host?: string; 
   if (values.host !== undefined) raw.uiHost = values.host;
   if (values['user-dir'] !== undefined) raw.userDir = values['user-dir'];
   const settings = resolveSettings(raw, process.cwd(), file);
+  // Signal handlers go in before anything starts: a signal during start-up stops the server once it is up.
+  let signalled: string | undefined;
+  let onSignal: (signal: string) => void = (signal) => (signalled = signal);
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
   const instance = await startRunnel(settings);
-  process.stdout.write(`Runnel ${RUNNEL_VERSION} listening on ${instance.url}\n`);
-  if (!settings.adminAuth && settings.uiHost !== '127.0.0.1' && settings.uiHost !== 'localhost' && settings.uiHost !== '::1') {
+  process.on('unhandledRejection', (reason) => instance.log.error({ err: reason }, 'unhandled promise rejection in a node'));
+  if (!settings.adminAuth && !['127.0.0.1', 'localhost', '::1'].includes(settings.uiHost)) {
     instance.log.warn(`the admin API on ${settings.uiHost} has no adminAuth: anyone who can reach it controls this runtime`);
   }
-  process.on('unhandledRejection', (reason) => instance.log.error({ err: reason }, 'unhandled promise rejection in a node'));
   return new Promise<number>((resolve) => {
-    let stopping = false;
-    const shutdown = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
+    onSignal = (signal) => {
       instance.log.info(`${signal}: stopping`);
       instance.stop().then(
         () => resolve(0),
@@ -95,8 +96,8 @@ async function start(values: { settings?: string; port?: string; host?: string; 
         },
       );
     };
-    process.once('SIGINT', () => shutdown('SIGINT'));
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.stdout.write(`Runnel ${RUNNEL_VERSION} listening on ${instance.url}\n`);
+    if (signalled) onSignal(signalled);
   });
 }
 

@@ -5,7 +5,7 @@ import { createFileStorage } from './storage/file-storage.js';
 import { createAuthService } from './auth/service.js';
 import { Runtime } from './runtime/runtime.js';
 import { buildApp } from './server/app.js';
-import { createHttpNodeApp } from './server/http-node.js';
+import { createHttpNodeApp, createAdminRouteApp } from './server/http-node.js';
 import type { Storage } from './storage/types.js';
 
 export interface RunnelOptions {
@@ -32,8 +32,9 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   await storage.init();
   const auth = await createAuthService({ settings, storage, log });
   const httpNode = createHttpNodeApp(settings, log);
-  const runtime = new Runtime({ settings, log, storage, httpNode, auth });
-  const app = await buildApp({ settings, log, storage, auth, runtime, httpNode });
+  const httpAdmin = createAdminRouteApp(settings, log);
+  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth });
+  const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin });
   runtime.attachServer(app.server);
   await runtime.start();
   try {

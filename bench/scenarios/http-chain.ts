@@ -18,7 +18,7 @@ export function httpChainScenario(length: number): Scenario {
     systems: ['runnel', 'node-red', 'bare'],
     metrics: [
       {
-        key: 'rps', label: 'req/s', unit: 'req/s', digits: 0,
+        key: 'rps', label: 'req/s', unit: 'req/s', digits: 0, vsCeiling: true,
         goals: [
           { kind: 'ratio', op: '>=', value: 5 },
           ...(length === 1 ? [{ kind: 'ceiling' as const, op: '>=' as const, value: 0.5 }] : []),

@@ -17,6 +17,8 @@ export interface MetricDef {
   /** Decimals to print. */
   digits: number;
   goals?: Goal[];
+  /** Also show Runnel's fraction of the bare server's figure. */
+  vsCeiling?: boolean;
 }
 
 export interface ScenarioContext {

@@ -54,8 +54,6 @@ export interface ParsedConfig {
 }
 
 const SUBFLOW_PREFIX = 'subflow:';
-/** Properties that never count as a reference to another element. */
-const NOT_REFERENCES = new Set(['id', 'z', 'wires']);
 
 /** Node-RED's rule: an element with both `x` and `y` is a flow node, anything else a config node. */
 export function isFlowNode(node: FlowNodeConfig): boolean {
@@ -84,10 +82,39 @@ export function referenceKey(value: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether a property may name another element (Node-RED: any but id, z and wires). A group's
+ * member list is layout, not configuration: a one-member group must not become "changed" with its
+ * member and then restart every node of its enclosing groups.
+ */
+export function isReferenceProperty(node: FlowNodeConfig, prop: string): boolean {
+  if (prop === 'id' || prop === 'z' || prop === 'wires') return false;
+  return !(prop === 'nodes' && node.type === 'group');
+}
+
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
+}
+
+/**
+ * Id membership that rejects most non-ids (function bodies, templates) by length before hashing
+ * them: only ids present in the configuration are indexed, which keeps the index small.
+ */
+class IdLookup {
+  private readonly lengths: Uint8Array;
+
+  constructor(private readonly all: Map<string, FlowNodeConfig>) {
+    let longest = 0;
+    for (const id of all.keys()) longest = Math.max(longest, id.length);
+    this.lengths = new Uint8Array(longest + 1);
+    for (const id of all.keys()) this.lengths[id.length] = 1;
+  }
+
+  has(value: string): boolean {
+    return value.length < this.lengths.length && this.lengths[value.length] === 1 && this.all.has(value);
+  }
 }
 
 function newContainer(config: FlowNodeConfig, kind: 'tab' | 'subflow'): ContainerInfo {
@@ -124,10 +151,11 @@ export function parseConfig(flows: FlowNodeConfig[], isKnownType: (type: string)
     else if (node.type === 'subflow') parsed.subflows.set(node.id, newContainer(node, 'subflow'));
   }
 
+  const ids = new IdLookup(all);
   const missing = new Set<string>();
   const configIds: string[] = [];
   for (const node of all.values()) {
-    indexReferences(node, all, parsed.references);
+    indexReferences(node, ids, parsed.references);
     indexWires(node, parsed.wireSources);
     if (node.type === 'tab' || node.type === 'subflow') continue;
     const owner = typeof node.z === 'string' ? (parsed.tabs.get(node.z) ?? parsed.subflows.get(node.z)) : undefined;
@@ -152,15 +180,12 @@ export function parseConfig(flows: FlowNodeConfig[], isKnownType: (type: string)
   return parsed;
 }
 
-function indexReferences(node: FlowNodeConfig, all: Map<string, FlowNodeConfig>, references: Map<string, Reference[]>): void {
-  const isGroup = node.type === 'group';
-  for (const prop of Object.keys(node)) {
-    // A group's member list is layout, not configuration: a one-member group must not become
-    // "changed" with its member and then restart every node of its enclosing groups.
-    if (NOT_REFERENCES.has(prop) || (isGroup && prop === 'nodes')) continue;
-    const key = referenceKey(node[prop]);
-    // Only ids present in this configuration are indexed, which keeps the index small.
-    if (key !== undefined && all.has(key)) pushTo(references, key, { from: node.id, prop });
+function indexReferences(node: FlowNodeConfig, ids: IdLookup, references: Map<string, Reference[]>): void {
+  for (const prop in node) {
+    if (!Object.hasOwn(node, prop) || !isReferenceProperty(node, prop)) continue;
+    const value = node[prop];
+    const key = typeof value === 'string' ? value : referenceKey(value);
+    if (key !== undefined && ids.has(key)) pushTo(references, key, { from: node.id, prop });
   }
 }
 

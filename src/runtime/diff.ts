@@ -1,5 +1,5 @@
 import type { FlowNodeConfig } from '../storage/types.js';
-import { isRunnable, referenceKey, type ParsedConfig } from './config.js';
+import { isReferenceProperty, isRunnable, referenceKey, type ParsedConfig } from './config.js';
 
 /**
  * Node-RED's `diffConfigs` (flows/util.js) and the stop sets of its deployment types, computed in
@@ -19,8 +19,11 @@ export interface ConfigDiff {
   globalConfigChanged: boolean;
 }
 
-const IGNORED = new Set(['x', 'y', 'wires']);
-const GROUP_IGNORED = new Set([...IGNORED, 'nodes', 'style', 'w', 'h']);
+/** Layout and wiring never make a node "changed"; for a group, neither does its member list or look. */
+function ignoredKey(key: string, group: boolean): boolean {
+  if (key === 'x' || key === 'y' || key === 'wires') return true;
+  return group && (key === 'nodes' || key === 'style' || key === 'w' || key === 'h');
+}
 
 /** Node-RED's `compareObjects` for JSON values: structural, with key counts, stopping at the first difference. */
 export function deepEqual(a: unknown, b: unknown): boolean {
@@ -33,24 +36,34 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   }
   const left = a as Record<string, unknown>;
   const right = b as Record<string, unknown>;
-  const keys = Object.keys(left);
-  if (keys.length !== Object.keys(right).length) return false;
-  for (const key of keys) if (!Object.hasOwn(right, key) || !deepEqual(left[key], right[key])) return false;
-  return true;
+  let count = 0;
+  for (const key in left) {
+    if (!Object.hasOwn(left, key)) continue;
+    count++;
+    if (!Object.hasOwn(right, key) || !deepEqual(left[key], right[key])) return false;
+  }
+  return count === ownKeyCount(right);
+}
+
+function ownKeyCount(obj: object): number {
+  let count = 0;
+  for (const key in obj) if (Object.hasOwn(obj, key)) count++;
+  return count;
 }
 
 /** Node-RED's `diffNodes`: a material change, layout and wiring aside. */
 export function nodesDiffer(before: FlowNodeConfig, after: FlowNodeConfig): boolean {
-  const ignoredBefore = before.type === 'group' ? GROUP_IGNORED : IGNORED;
-  const ignoredAfter = after.type === 'group' ? GROUP_IGNORED : IGNORED;
-  let countBefore = 0;
-  for (const key of Object.keys(before)) if (!ignoredBefore.has(key)) countBefore++;
+  if (before === after) return false;
+  const groupBefore = before.type === 'group';
+  const groupAfter = after.type === 'group';
   let countAfter = 0;
-  for (const key of Object.keys(after)) {
-    if (ignoredAfter.has(key)) continue;
+  for (const key in after) {
+    if (!Object.hasOwn(after, key) || ignoredKey(key, groupAfter)) continue;
     countAfter++;
     if (!deepEqual(before[key], after[key])) return true;
   }
+  let countBefore = 0;
+  for (const key in before) if (Object.hasOwn(before, key) && !ignoredKey(key, groupBefore)) countBefore++;
   return countBefore !== countAfter;
 }
 
@@ -97,7 +110,7 @@ class Differ {
     for (const [id, tab] of before.tabs) {
       const next = after.tabs.get(id);
       if (!next) {
-        diff.removed.add(id);
+        this.markRemoved(id);
         diff.flowChanged.add(id);
         this.closedTabs.add(id);
       } else if (tab.disabled !== next.disabled) {
@@ -106,7 +119,7 @@ class Differ {
           diff.added.add(id);
           this.openedTabs.add(id);
         } else {
-          diff.removed.add(id);
+          this.markRemoved(id);
           this.closedTabs.add(id);
         }
       } else if (!deepEqual(tab.config.env, next.config.env) || this.credentialChanges.has(id)) {
@@ -207,7 +220,7 @@ class Differ {
       const node = this.after.all.get(id);
       if (!node) continue;
       for (const prop of Object.keys(node)) {
-        if (prop === 'id' || prop === 'z' || prop === 'wires') continue;
+        if (!isReferenceProperty(node, prop)) continue;
         const key = referenceKey(node[prop]);
         if (key !== undefined && removed.has(key) && !this.after.all.has(key)) {
           this.markChanged(id);

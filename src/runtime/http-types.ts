@@ -4,6 +4,8 @@
  * server code.
  */
 export type RouteHandler = (req: any, res: any, next: (err?: unknown) => void) => unknown;
+/** Express error middleware: told apart from a RouteHandler by its four parameters. */
+export type ErrorRouteHandler = (err: unknown, req: any, res: any, next: (err?: unknown) => void) => unknown;
 
 export interface RouteLayer {
   route?: { path: string; methods: Record<string, boolean> };
@@ -20,7 +22,7 @@ export interface RouteApp {
   options(path: string, ...handlers: RouteHandler[]): RouteApp;
   all(path: string, ...handlers: RouteHandler[]): RouteApp;
   /** Middleware, optionally under a path prefix. */
-  use(...args: (string | RouteHandler)[]): RouteApp;
+  use(...args: (string | string[] | RouteHandler | ErrorRouteHandler)[]): RouteApp;
   /** Removes the routes registered for exactly this method (lower case, or 'all') and path. */
   removeRoute(method: string, path: string): void;
   /** Express's layer stack; Node-RED modules splice it to remove their routes. */

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { types } from 'node:util';
 import type { Flow } from './flow.js';
 import { cloneMessage, generateId } from './util/index.js';
 
@@ -235,11 +236,12 @@ export class Node extends EventEmitter {
     this._inputHandlers = [];
     this._closeHandlers = [];
     super.removeAllListeners();
-    engine.context.deleteNodeContext(this._alias ?? this.id);
+    engine.context.deleteNodeContext(this._alias ?? this.id, this._flow.contextId);
   }
 
   _log(level: 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown): void {
-    const text = message instanceof Error ? message.message || message.toString() : typeof message === 'string' ? message : safeString(message);
+    // isNativeError also recognises errors thrown in another realm (function-node sandboxes).
+    const text = types.isNativeError(message) ? message.message || String(message) : typeof message === 'string' ? message : safeString(message);
     this._flow.engine.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, text);
   }
 }

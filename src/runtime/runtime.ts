@@ -8,7 +8,7 @@ import { RunnelError } from '../errors.js';
 import { Registry } from '../registry/registry.js';
 import { CredentialStore } from '../credentials/store.js';
 import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js';
-import { ContextManager } from './context/index.js';
+import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
 import { Mutex } from './mutex.js';
 import { FlowSet } from './flow-set.js';
@@ -20,6 +20,7 @@ import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
 import type { DeployRequest, DeployResult, FlowsState } from './types.js';
 import { loadCoreNodes } from '../nodes/index.js';
+import { ModuleManager } from '../registry/modules.js';
 import { RUNNEL_VERSION } from '../version.js';
 
 export interface RuntimeDeps {
@@ -51,6 +52,7 @@ export class Runtime {
   readonly auth: AuthService;
   readonly version = RUNNEL_VERSION;
   readonly registry = new Registry();
+  readonly modules: ModuleManager;
   readonly events = new EventEmitter();
   readonly httpNode: RouteApp;
   readonly httpAdmin: RouteApp | undefined;
@@ -87,6 +89,7 @@ export class Runtime {
       getGlobalSetting: (name) => process.env[name],
     };
     this.flowSet = new FlowSet(this.engine);
+    this.modules = new ModuleManager(this);
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
     // A type arriving (module install, enable) may let waiting flows start.
     this.registry.on('type-registered', () => this.scheduleStartWaiting());
@@ -106,6 +109,7 @@ export class Runtime {
       storage: this.storage,
     });
     await loadCoreNodes(this);
+    await this.modules.loadInstalled();
     await this.mutex.run(async () => {
       await this.loadFromStorage();
       await this.flowSet.apply(this.active.parsed, 'all');
@@ -119,7 +123,7 @@ export class Runtime {
       this.started = false;
       await this.flushCredentials();
       await this.flowSet.stopAll();
-      this.context.close();
+      await this.context.close();
     });
   }
 
@@ -197,7 +201,7 @@ export class Runtime {
       await this.credentials.load(snapshot.credentials);
     } catch (err) {
       // Node-RED's behaviour: flows still start, without credentials; the file is left as it is until the next deploy.
-      this.log.error({ code: (err as RunnelError).code }, `Failed to decrypt credentials: ${(err as Error).message}`);
+      this.log.error({ code: (err as RunnelError).code }, (err as Error).message);
     }
     this.active = { flows: snapshot.flows, parsed: parseConfig(snapshot.flows, this.registry.isKnownType), rev: snapshot.rev };
   }

@@ -8,7 +8,7 @@ import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
-import { httpNodePlugin } from './http-node.js';
+import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node.js';
 
 /**
  * Builds the HTTP server: the admin API under httpAdminRoot and the flows' own http-in routes
@@ -18,6 +18,8 @@ import { httpNodePlugin } from './http-node.js';
 export async function buildApp(services: Services) {
   const { settings } = services;
   const app = Fastify({
+    // Request/response objects with the Express API built in, so http-in flows pay nothing per request for it.
+    serverFactory: httpServerFactory,
     loggerInstance: services.log,
     // Per-request logging would cost more than a whole flow hop; errors are logged with the request id.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
@@ -31,9 +33,8 @@ export async function buildApp(services: Services) {
   await app.register(
     async (admin) => {
       admin.setErrorHandler(adminErrorHandler);
-      admin.setNotFoundHandler((request, reply) => {
-        void reply.code(404).send({ code: 'not_found', message: `No route ${request.method} ${request.url}` });
-      });
+      // Routes contributed modules add through RED.httpAdmin, then a JSON 404.
+      admin.setNotFoundHandler((request, reply) => dispatchOrNotFound(services.httpAdmin, request, reply));
       await admin.register(formbody, { bodyLimit: settings.apiMaxLength });
       admin.addHook('onRequest', async (request, reply) => {
         reply.header('X-Content-Type-Options', 'nosniff');
@@ -53,7 +54,11 @@ export async function buildApp(services: Services) {
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
   );
 
-  await app.register(httpNodePlugin, { services, prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot });
+  await app.register(httpNodePlugin, {
+    services,
+    adminRoutes: services.httpAdmin,
+    prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
+  });
   return app;
 }
 

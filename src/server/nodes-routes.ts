@@ -1,33 +1,116 @@
-import type { FastifyPluginAsync } from 'fastify';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { RunnelError } from '../errors.js';
 import { moduleInfo, setInfo } from '../registry/info.js';
 
-const moduleParams = {
+const nameSchema = { type: 'string', minLength: 1, maxLength: 214 } as const;
+const moduleParams = { type: 'object', properties: { module: nameSchema }, required: ['module'] } as const;
+const scopedParams = { type: 'object', properties: { scope: nameSchema, module: nameSchema }, required: ['scope', 'module'] } as const;
+const setParams = { type: 'object', properties: { module: nameSchema, set: nameSchema }, required: ['module', 'set'] } as const;
+const scopedSetParams = {
   type: 'object',
-  properties: { module: { type: 'string', minLength: 1, maxLength: 214 } },
+  properties: { scope: nameSchema, module: nameSchema, set: nameSchema },
+  required: ['scope', 'module', 'set'],
+} as const;
+const enabledBody = {
+  type: 'object',
+  properties: { enabled: { type: 'boolean' } },
+  required: ['enabled'],
+} as const;
+const installBody = {
+  type: 'object',
+  properties: { module: { type: 'string', minLength: 1, maxLength: 4096 }, version: { type: 'string', minLength: 1, maxLength: 256 } },
   required: ['module'],
+  additionalProperties: false,
 } as const;
 
-/** The node registry: list node sets and read one module (spec §2.5). */
+type ModuleParams = { module: string; scope?: string };
+type SetParams = ModuleParams & { set: string };
+const moduleName = (p: ModuleParams) => (p.scope === undefined ? p.module : `@${p.scope}/${p.module}`);
+
+/** The node registry: list sets, read modules, install, upgrade, remove, enable and disable (spec §2.5, §4.5). */
 export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { runtime, auth } = services;
+  const { runtime, auth, settings } = services;
   const registry = runtime.registry;
+  const modules = runtime.modules;
+  const palette = settings.externalModules.palette;
+  const read = { onRequest: needsPermission(auth, 'nodes.read') };
+  const write = { onRequest: needsPermission(auth, 'nodes.write') };
 
-  app.get('/nodes', { onRequest: needsPermission(auth, 'nodes.read') }, async () => registry.allSets().map(setInfo));
+  // Scoped to this plugin: only POST /nodes accepts multipart, one file, no other fields.
+  await app.register(multipart, { limits: { fileSize: palette.maxUploadSize, files: 1, fields: 0, parts: 1 } });
 
-  const getModule = async (name: string) => {
-    const mod = registry.modules.get(name);
-    if (!mod) throw new RunnelError('not_found', `Module ${name} is not installed`, 404);
+  app.get('/nodes', read, async () => registry.allSets().map(setInfo));
+
+  const getModule = async (params: ModuleParams) => {
+    const mod = registry.modules.get(moduleName(params));
+    if (!mod) throw new RunnelError('not_found', `Module ${moduleName(params)} is not installed`, 404);
     return moduleInfo(mod);
   };
-  app.get<{ Params: { module: string } }>('/nodes/:module', { onRequest: needsPermission(auth, 'nodes.read'), schema: { params: moduleParams } }, async (request) =>
-    getModule(request.params.module),
+  app.get<{ Params: ModuleParams }>('/nodes/:module', { ...read, schema: { params: moduleParams } }, async (request) => getModule(request.params));
+  app.get<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...read, schema: { params: scopedParams } }, async (request) => getModule(request.params));
+
+  app.post<{ Body: { module: string; version?: string } | undefined }>(
+    '/nodes',
+    { ...write, schema: { body: { content: { 'application/json': { schema: installBody } } } } },
+    async (request) => {
+      if (request.isMultipart()) return moduleInfo(await installUpload(request));
+      if (!request.body) throw new RunnelError('invalid_request', 'Send {module} as JSON or a tarball as multipart/form-data', 400);
+      return moduleInfo(await modules.install(request.body.module, request.body.version));
+    },
   );
-  app.get<{ Params: { scope: string; module: string } }>(
-    '/nodes/@:scope/:module',
-    { onRequest: needsPermission(auth, 'nodes.read') },
-    async (request) => getModule(`@${request.params.scope}/${request.params.module}`),
+
+  const installUpload = async (request: FastifyRequest) => {
+    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled', 403);
+    if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Uploading modules is disabled', 403);
+    const part = await request.file();
+    if (!part) throw new RunnelError('invalid_request', 'The upload has no file part', 400);
+    if (part.fieldname !== 'tarball') {
+      part.file.resume();
+      throw new RunnelError('unexpected_field', `Unexpected file field "${part.fieldname}"; send the module as "tarball"`, 400);
+    }
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'runnel-upload-'));
+    try {
+      const file = path.join(dir, 'module.tgz');
+      await pipeline(part.file, createWriteStream(file));
+      if (part.file.truncated) throw new RunnelError('payload_too_large', `The tarball is larger than ${palette.maxUploadSize} bytes`, 413);
+      return await modules.installTarball(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+
+  const setModuleEnabled = async (params: ModuleParams, enabled: boolean) => moduleInfo(await modules.setModuleEnabled(moduleName(params), enabled));
+  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/:module', { ...write, schema: { params: moduleParams, body: enabledBody } }, async (request) =>
+    setModuleEnabled(request.params, request.body.enabled),
+  );
+  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams, body: enabledBody } }, async (request) =>
+    setModuleEnabled(request.params, request.body.enabled),
+  );
+
+  const setSetEnabled = async (params: SetParams, enabled: boolean) => setInfo(await modules.setSetEnabled(moduleName(params), params.set, enabled));
+  app.put<{ Params: SetParams; Body: { enabled: boolean } }>('/nodes/:module/:set', { ...write, schema: { params: setParams, body: enabledBody } }, async (request) =>
+    setSetEnabled(request.params, request.body.enabled),
+  );
+  app.put<{ Params: SetParams; Body: { enabled: boolean } }>(
+    '/nodes/@:scope/:module/:set',
+    { ...write, schema: { params: scopedSetParams, body: enabledBody } },
+    async (request) => setSetEnabled(request.params, request.body.enabled),
+  );
+
+  const remove = async (params: ModuleParams, reply: { code(n: number): { send(): unknown } }) => {
+    await modules.remove(moduleName(params));
+    return reply.code(204).send();
+  };
+  app.delete<{ Params: ModuleParams }>('/nodes/:module', { ...write, schema: { params: moduleParams } }, async (request, reply) => remove(request.params, reply));
+  app.delete<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams } }, async (request, reply) =>
+    remove(request.params, reply),
   );
 };

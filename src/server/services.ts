@@ -14,4 +14,6 @@ export interface Services {
   runtime: Runtime;
   /** The router behind http-in nodes and RED.httpNode. */
   httpNode: HttpNodeApp;
+  /** RED.httpAdmin: routes contributed modules add under httpAdminRoot. */
+  httpAdmin: HttpNodeApp;
 }

@@ -20,7 +20,7 @@ const flip = (b64: string) => {
   return buf.toString('base64');
 };
 
-describe('credential cipher (AES-256-GCM, scrypt)', () => {
+describe('credential cipher (AES-256-GCM, scrypt)', { timeout: 30_000 }, () => {
   it('round-trips and writes the documented shape with no plaintext in it', async () => {
     const cipher = new CredentialCipher('my secret');
     const doc = await cipher.encrypt(MAP);
@@ -84,7 +84,7 @@ describe('credential cipher (AES-256-GCM, scrypt)', () => {
   });
 });
 
-describe('Node-RED blob helpers', () => {
+describe('Node-RED blob helpers', { timeout: 30_000 }, () => {
   it('decrypt what Node-RED encrypts and encrypt what Node-RED decrypts', () => {
     assert.deepEqual(decryptNodeRedBlob(nodeRedEncrypt(MAP, 's'), 's'), MAP);
     const blob = encryptNodeRedBlob(MAP, 's');

@@ -8,6 +8,8 @@ export interface Capture {
   /** Constructions of `test-capture` nodes, by node id (restart observations). */
   starts: Map<string, number>;
   closes: Map<string, { removed: boolean }[]>;
+  /** `this.credentials` each `test-capture` node saw when it was constructed, by node id. */
+  credentials: Map<string, Record<string, unknown> | undefined>;
   of(name: string): Msg[];
   /** Waits until `name` has received at least `count` messages. */
   waitFor(name: string, count?: number, ms?: number): Promise<Msg[]>;
@@ -22,6 +24,7 @@ export function installCapture(server: TestServer): Capture {
   const messages = new Map<string, Msg[]>();
   const starts = new Map<string, number>();
   const closes = new Map<string, { removed: boolean }[]>();
+  const credentials = new Map<string, Record<string, unknown> | undefined>();
   if (!runtime.registry.modules.has('test-helpers')) runtime.registry.addModule({ name: 'test-helpers', version: '1.0.0', builtin: false });
   const set = runtime.registry.addSet('test-helpers', 'capture');
   const RED = createRedApi(runtime, set);
@@ -29,6 +32,7 @@ export function installCapture(server: TestServer): Capture {
     RED.nodes.createNode(this, config);
     const key = (config.name as string) || config.id;
     starts.set(config.id, (starts.get(config.id) ?? 0) + 1);
+    credentials.set(config.id, this.credentials);
     this.on('input', (msg: Msg, send: (m: Msg) => void, done: () => void) => {
       const list = messages.get(key) ?? [];
       list.push(msg);
@@ -43,12 +47,15 @@ export function installCapture(server: TestServer): Capture {
       done();
     });
   }
-  RED.nodes.registerType('test-capture', CaptureNode as never);
+  RED.nodes.registerType('test-capture', CaptureNode as never, {
+    credentials: { user: { type: 'text' }, password: { type: 'password' } },
+  });
   const of = (name: string) => messages.get(name) ?? [];
   return {
     messages,
     starts,
     closes,
+    credentials,
     of,
     async waitFor(name, count = 1, ms = 5000) {
       const end = Date.now() + ms;

@@ -18,7 +18,7 @@ const FLOWS_A: FlowNodeConfig[] = [
 ];
 const FLOWS_B: FlowNodeConfig[] = [{ id: 't1', type: 'tab', label: 'Two' }];
 
-describe('file storage', () => {
+describe('file storage', { timeout: 30_000 }, () => {
   let root: string;
   let n = 0;
   const open = async (extra: Record<string, unknown> = {}) => {

@@ -21,7 +21,7 @@ const DOCA = { plain: { a1: { k: 'A' } } };
 const DOCB = { plain: { tB: { k: 'B' } } };
 const EMPTY_REV = revOf([]);
 
-describe('crash recovery of the flows/credentials pair', () => {
+describe('crash recovery of the flows/credentials pair', { timeout: 30_000 }, () => {
   let root: string;
   let n = 0;
 

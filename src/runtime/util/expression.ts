@@ -18,6 +18,7 @@ const BOX_START = /["'\d]/;
 // Expressions come from node configs, so a flow uses a small fixed set of them: parse each once.
 const CACHE_LIMIT = 1024;
 const cache = new Map<string, readonly PathPart[]>();
+const msgCache = new Map<string, readonly PathPart[]>();
 
 const invalid = (message: string): CodedError => codedError('INVALID_EXPR', `Invalid property expression: ${message}`);
 const unexpected = (c: string | undefined, i: number) => invalid(`unexpected ${c} at position ${i}`);
@@ -34,6 +35,21 @@ export function parsePath(expr: string, msg?: unknown): readonly PathPart[] {
   if (!expr.includes('[msg')) {
     if (cache.size >= CACHE_LIMIT) cache.clear();
     cache.set(expr, parts);
+  }
+  return parts;
+}
+
+/**
+ * parsePath for a message expression, where a leading `msg.` is optional. Cached under the
+ * expression as written, so the hot path does not slice a new string per message.
+ */
+export function parseMessagePath(expr: string, msg?: unknown): readonly PathPart[] {
+  const cached = msgCache.get(expr);
+  if (cached !== undefined) return cached;
+  const parts = parsePath(expr.startsWith('msg.') ? expr.substring(4) : expr, msg);
+  if (!expr.includes('[msg')) {
+    if (msgCache.size >= CACHE_LIMIT) msgCache.clear();
+    msgCache.set(expr, parts);
   }
   return parts;
 }
@@ -159,8 +175,7 @@ function closingBracket(str: string, open: number): number {
 function crossReference(inner: string, position: number, msg: unknown): PathPart {
   try {
     if (!msg) return parse(inner, msg);
-    const path = inner.startsWith('msg.') ? inner.substring(4) : inner;
-    const value = readPath(msg, parsePath(path, msg));
+    const value = readPath(msg, parseMessagePath(inner, msg));
     if (value === undefined) {
       throw codedError('INVALID_EXPR', `Invalid expression: undefined reference at position ${position} : ${inner}`);
     }

@@ -3,33 +3,33 @@
  * a missing leaf reads as undefined but a missing parent throws (moment relies on the throw),
  * writes create missing parents only when asked, and `undefined` deletes.
  */
-import { parsePath, readPath, type PathPart } from './expression.js';
+import { parseMessagePath, parsePath, readPath, type PathPart } from './expression.js';
 
 type Indexable = Record<string | number, unknown>;
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** `msg.` is optional in message expressions. */
-function stripMsg(expr: string): string {
-  return expr.startsWith('msg.') ? expr.substring(4) : expr;
-}
-
 export function getObjectProperty(obj: unknown, expr: string): unknown {
   return readPath(obj, parsePath(expr, obj));
 }
 
+/** Like getObjectProperty, with a leading `msg.` optional. */
 export function getMessageProperty(msg: unknown, expr: string): unknown {
-  return getObjectProperty(msg, stripMsg(expr));
+  return readPath(msg, parseMessagePath(expr, msg));
 }
 
+/** Like setObjectProperty, with a leading `msg.` optional. */
 export function setMessageProperty(msg: unknown, expr: string, value: unknown, createMissing?: boolean): boolean {
-  return setObjectProperty(msg, stripMsg(expr), value, createMissing);
+  return writePath(msg, parseMessagePath(expr, msg), value, createMissing);
 }
 
 /** Returns false when the path runs into a value that cannot hold properties. */
 export function setObjectProperty(obj: unknown, expr: string, value: unknown, createMissing?: boolean): boolean {
+  return writePath(obj, parsePath(expr, obj), value, createMissing);
+}
+
+function writePath(obj: unknown, parts: readonly PathPart[], value: unknown, createMissing: boolean | undefined): boolean {
   const create = createMissing ?? value !== undefined;
-  const parts = parsePath(expr, obj);
   const last = parts.length - 1;
   let target = obj as Indexable;
   for (let i = 0; i < last; i++) {

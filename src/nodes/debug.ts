@@ -1,0 +1,137 @@
+import { inspect } from 'node:util';
+import { Node, type DoneFn, type Msg, type NodeConfig, type NodeStatus, type SendFn } from '../runtime/node.js';
+import type { RedApi } from '../runtime/red-api.js';
+import type { PreparedJSONata } from '../runtime/util/index.js';
+
+/** Longest status text before Node-RED truncates it with "...". */
+const STATUS_LENGTH = 32;
+
+const hasOwn = (o: unknown, k: string) => typeof o === 'object' && o !== null && Object.prototype.hasOwnProperty.call(o, k);
+
+/**
+ * The debug node. What it shows goes to the log (level info, `{debug: …}` encoded as the editor's
+ * sidebar expects) and to `RED.comms.publish('debug', …)`, which lands on the runtime events as
+ * `comms` for whatever streams it (Node-RED's websocket topic `debug`).
+ */
+export default function (RED: RedApi) {
+  const maxLength = typeof RED.settings.debugMaxLength === 'number' ? RED.settings.debugMaxLength : 1000;
+
+  function evaluate(exp: PreparedJSONata, msg: Msg): Promise<unknown> {
+    return new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(exp, msg, (err, v) => (err ? reject(err) : resolve(v))));
+  }
+
+  class DebugNode extends Node {
+    active: boolean;
+    tosidebar: boolean;
+    console: string;
+    tostatus: boolean;
+    /** `"true"` for the whole message, otherwise a message property (null with a JSONata target). */
+    complete: string | null;
+    targetType: string;
+    statusType: string;
+    statusVal: string;
+    private readonly expression: PreparedJSONata | null = null;
+    private readonly statusExpression: PreparedJSONata | null = null;
+
+    constructor(config: NodeConfig) {
+      super(config);
+      const jsonataTarget = config.targetType === 'jsonata';
+      let complete = String(config.complete || 'payload');
+      if (complete === 'false') complete = 'payload';
+      this.complete = jsonataTarget ? null : complete;
+      this.targetType = typeof config.targetType === 'string' && config.targetType ? config.targetType : complete === 'true' ? 'full' : 'msg';
+      this.console = String(config.console || false);
+      this.tostatus = config.tostatus === true;
+      this.statusType = typeof config.statusType === 'string' && config.statusType ? config.statusType : 'auto';
+      this.statusVal = typeof config.statusVal === 'string' && config.statusVal ? config.statusVal : complete;
+      this.tosidebar = config.tosidebar === undefined ? true : config.tosidebar === true || config.tosidebar === 'true';
+      this.active = config.active === null || config.active === undefined || config.active === true || config.active === 'true';
+      if (jsonataTarget) this.expression = RED.util.prepareJSONataExpression(complete, this);
+      if (this.tostatus && this.statusType === 'jsonata') this.statusExpression = RED.util.prepareJSONataExpression(this.statusVal, this);
+      this.on('input', (msg: Msg, _send: SendFn, done: DoneFn) => this.handle(msg, done));
+    }
+
+    private handle(msg: Msg, done: DoneFn): void | Promise<void> {
+      // A status node watching this debug node must not feed it its own status forever.
+      if (!this.active || (hasOwn(msg, 'status') && (msg.status as { source?: { id?: string } }).source?.id === this.id)) {
+        done();
+        return;
+      }
+      if (this.expression || this.statusExpression) return this.handleAsync(msg, done);
+      const property = this.complete === 'true' ? undefined : (this.complete as string);
+      const value = property === undefined ? msg : this.read(msg, property);
+      if (this.tostatus) this.showStatus(msg, this.statusValue(msg, value));
+      this.output(msg, property, value);
+      done();
+    }
+
+    private async handleAsync(msg: Msg, done: DoneFn): Promise<void> {
+      try {
+        const property = this.expression ? undefined : this.complete === 'true' ? undefined : (this.complete as string);
+        const value = this.expression ? await evaluate(this.expression, msg) : property === undefined ? msg : this.read(msg, property);
+        if (this.tostatus) {
+          this.showStatus(msg, this.statusExpression ? await evaluate(this.statusExpression, msg) : this.statusValue(msg, value));
+        }
+        this.output(msg, property, value);
+        done();
+      } catch (err) {
+        done(err);
+      }
+    }
+
+    private read(msg: Msg, property: string): unknown {
+      try {
+        return RED.util.getMessageProperty(msg, property);
+      } catch {
+        return undefined;
+      }
+    }
+
+    private statusValue(msg: Msg, value: unknown): unknown {
+      if (this.statusType === 'auto') return this.complete === 'true' ? msg.payload : value;
+      return this.read(msg, this.statusVal);
+    }
+
+    private showStatus(msg: Msg, value: unknown): void {
+      const status: NodeStatus = { fill: 'grey', shape: 'dot' };
+      let text = typeof value === 'string' ? value : inspect(value);
+      if (hasOwn(value, 'fill') && hasOwn(value, 'shape') && hasOwn(value, 'text')) {
+        const v = value as NodeStatus;
+        status.fill = v.fill;
+        status.shape = v.shape;
+        text = String(v.text);
+      }
+      if (this.statusType === 'auto') {
+        if (hasOwn(msg, 'error')) {
+          status.fill = 'red';
+          text = String((msg.error as { message?: unknown })?.message ?? msg.error);
+        }
+        const s = msg.status as NodeStatus | undefined;
+        if (hasOwn(s, 'fill') && hasOwn(s, 'shape') && hasOwn(s, 'text')) {
+          status.fill = s!.fill;
+          status.shape = s!.shape;
+          text = String(s!.text);
+        }
+      }
+      status.text = text.length > STATUS_LENGTH ? `${text.substring(0, STATUS_LENGTH)}...` : text;
+      this.status(status);
+    }
+
+    private output(msg: Msg, property: string | undefined, value: unknown): void {
+      if (this.console === 'true') {
+        this.log(typeof value === 'string' ? (value.includes('\n') ? `\n${value}` : value) : `${typeof value === 'object' ? '\n' : ''}${inspect(value, { depth: 10 })}`);
+      }
+      if (!this.tosidebar) return;
+      const entry: Record<string, unknown> = {
+        id: this.id, z: this.z, _alias: this._alias, path: this._flow.path, name: this.name, topic: msg.topic,
+      };
+      if (property !== undefined) entry.property = property;
+      entry.msg = value;
+      const encoded = RED.util.encodeObject(entry, { maxLength });
+      RED.log.info({ debug: encoded, msg: `debug ${this.name || this.id}` });
+      RED.comms.publish('debug', encoded);
+    }
+  }
+
+  RED.nodes.registerType('debug', DebugNode);
+}

@@ -1,0 +1,155 @@
+import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
+import type { RedApi } from '../runtime/red-api.js';
+import type { RouteHandler } from '../runtime/http-types.js';
+import { generateId } from '../runtime/util/index.js';
+import { REQUEST_NODE_HEADER, headersFingerprint } from './http-request.js';
+
+const METHODS = new Set(['get', 'post', 'put', 'delete', 'patch']);
+// Methods whose message carries the request body; GET carries the query instead.
+const BODY_METHODS = new Set(['post', 'put', 'delete', 'patch', 'options']);
+
+/** The response methods Node-RED's wrapper forwards (with a deprecation warning) besides `_res`. */
+const WRAPPED = [
+  'append', 'attachment', 'cookie', 'clearCookie', 'download', 'end', 'format', 'get', 'json', 'jsonp', 'links',
+  'location', 'redirect', 'render', 'send', 'sendfile', 'sendFile', 'sendStatus', 'set', 'status', 'type', 'vary',
+] as const;
+
+/**
+ * `msg.res`: Node-RED hands flows a wrapper whose `_res` is the Express response, so the live
+ * response object is never walked by cloneMessage or debug. Its methods live on the prototype
+ * so a request allocates one small object, not a closure per method.
+ */
+class ResponseWrapper {
+  readonly _res: any;
+  readonly #node: Node;
+
+  constructor(node: Node, res: unknown) {
+    this._res = res;
+    this.#node = node;
+  }
+
+  static {
+    for (const name of WRAPPED) {
+      Object.defineProperty(ResponseWrapper.prototype, name, {
+        value(this: ResponseWrapper, ...args: unknown[]) {
+          this.#node.warn(`Deprecated call to msg.res.${name}`);
+          const res = this._res;
+          if (typeof res[name] !== 'function') throw new TypeError(`msg.res.${name} is not supported`);
+          const result = res[name](...args);
+          return result === res ? this : result;
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+}
+
+export default function (RED: RedApi) {
+  class HttpInNode extends Node {
+    url: string | undefined;
+    method: string;
+    upload: boolean;
+
+    constructor(config: NodeConfig) {
+      super(config);
+      this.method = String(config.method ?? 'get').toLowerCase();
+      this.upload = config.upload === true;
+      if (!config.url || typeof config.url !== 'string') {
+        this.warn('missing path');
+        return;
+      }
+      if (!METHODS.has(this.method)) {
+        this.warn(`unsupported method: ${String(config.method)}`);
+        return;
+      }
+      if (this.upload) this.warn('file uploads are not supported: multipart bodies are not parsed');
+      const url = config.url.startsWith('/') ? config.url : `/${config.url}`;
+      this.url = url;
+      const method = this.method;
+      const withBody = BODY_METHODS.has(method);
+      const callback: RouteHandler = (req, res) => {
+        const msg: Msg = { _msgid: generateId(), req, res: new ResponseWrapper(this, res), payload: withBody ? req.body : req.query };
+        this.send(msg);
+      };
+      const onError = ((err: unknown, _req: unknown, res: { sendStatus(code: number): void; headersSent?: boolean }) => {
+        this.warn(err);
+        if (!res.headersSent) res.sendStatus(500);
+      }) as unknown as RouteHandler;
+      const app = RED.httpNode;
+      const middleware = (RED.settings as { httpNodeMiddleware?: unknown }).httpNodeMiddleware;
+      const handlers = typeof middleware === 'function' ? [middleware as RouteHandler, callback, onError] : [callback, onError];
+      app[method as 'get'](url, ...handlers);
+      this.on('close', () => {
+        app.removeRoute(method, url);
+      });
+    }
+  }
+
+  class HttpResponseNode extends Node {
+    constructor(config: NodeConfig) {
+      super(config);
+      const configured = config.headers && typeof config.headers === 'object' ? (config.headers as Record<string, unknown>) : {};
+      const headers = Object.keys(configured).length > 0 ? configured : undefined;
+      const statusCode = Number(config.statusCode) || undefined;
+      // Node-RED's handler takes no done callback; keeping that arity spares a closure per response.
+      this.on('input', (msg: Msg) => {
+        const res = msg.res?._res;
+        if (!res) {
+          this.warn('No response object');
+          return;
+        }
+        const merged = mergeHeaders(headers, msg.headers);
+        if (merged) res.set(merged);
+        if (msg.cookies) applyCookies(res, msg.cookies);
+        res.status(statusCode ?? (Number(msg.statusCode) || 200));
+        const payload = msg.payload;
+        if (typeof payload === 'object' && !Buffer.isBuffer(payload)) res.jsonp(payload);
+        else if (typeof payload === 'number') res.send(String(payload));
+        else res.send(payload);
+      });
+    }
+  }
+
+  RED.nodes.registerType('http in', HttpInNode);
+  RED.nodes.registerType('http response', HttpResponseNode);
+}
+
+/**
+ * The node's headers win over msg.headers. Headers that came unchanged from an http request node
+ * describe that earlier response, so they are not echoed (Node-RED's fingerprint check).
+ */
+function mergeHeaders(configured: Record<string, unknown> | undefined, fromMsg: unknown): Record<string, any> | undefined {
+  if (!fromMsg || typeof fromMsg !== 'object') return configured;
+  const msgHeaders = fromMsg as Record<string, unknown>;
+  if (Object.hasOwn(msgHeaders, REQUEST_NODE_HEADER)) {
+    const mark = msgHeaders[REQUEST_NODE_HEADER];
+    delete msgHeaders[REQUEST_NODE_HEADER];
+    if (mark === headersFingerprint(msgHeaders)) return configured;
+  }
+  const merged: Record<string, unknown> = { ...configured };
+  for (const name of Object.keys(msgHeaders)) {
+    if (!Object.hasOwn(merged, name)) merged[name] = msgHeaders[name];
+  }
+  return merged;
+}
+
+/** msg.cookies: a value or `{value, ...options}` sets a cookie; null or `{value: null}` clears it. */
+function applyCookies(res: any, cookies: Record<string, any>): void {
+  for (const name of Object.keys(cookies)) {
+    const cookie = cookies[name];
+    if (cookie === null || (typeof cookie === 'object' && cookie.value === null)) {
+      if (cookie === null) res.clearCookie(name);
+      else res.clearCookie(name, withoutValue(cookie));
+    } else if (typeof cookie === 'object') {
+      res.cookie(name, cookie.value, withoutValue(cookie));
+    } else {
+      res.cookie(name, cookie);
+    }
+  }
+}
+
+function withoutValue(cookie: Record<string, unknown>): Record<string, unknown> {
+  const { value: _value, ...options } = cookie;
+  return options;
+}

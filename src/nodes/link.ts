@@ -1,0 +1,161 @@
+import { Node, type Msg, type NodeConfig, type SendFn, type DoneFn } from '../runtime/node.js';
+import type { RedApi } from '../runtime/red-api.js';
+import { cloneMessage } from '../runtime/util/index.js';
+
+const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+
+/** One hop of a link call, kept on the message so a return-mode link out can find the caller. */
+interface LinkSource {
+  id: string;
+  node: string;
+}
+
+interface PendingCall {
+  /** The message as it entered the call, for the timeout error. */
+  msg: Msg;
+  send: SendFn;
+  done: DoneFn;
+  timer: NodeJS.Timeout;
+}
+
+function idList(value: unknown): string[] {
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
+  return typeof value === 'string' && value ? [value] : [];
+}
+
+export default function (RED: RedApi) {
+  /** link in nodes by name, for dynamic link calls that name their target. */
+  const linkInsByName = new Map<string, Set<Node>>();
+
+  const getLinkIn = (id: string): Node | undefined => {
+    const node = RED.nodes.getNode(id);
+    return node && node.type === 'link in' ? node : undefined;
+  };
+
+  class LinkInNode extends Node {
+    constructor(config: NodeConfig) {
+      super(config);
+      const name = this.name;
+      if (name) {
+        const set = linkInsByName.get(name) ?? new Set<Node>();
+        set.add(this);
+        linkInsByName.set(name, set);
+        this.on('close', () => {
+          set.delete(this);
+          if (set.size === 0 && linkInsByName.get(name) === set) linkInsByName.delete(name);
+        });
+      }
+      this.on('input', (msg, send, done) => {
+        send(msg);
+        done();
+      });
+    }
+  }
+
+  class LinkOutNode extends Node {
+    constructor(config: NodeConfig) {
+      super(config);
+      if (config.mode === 'return') {
+        this.on('input', (msg, _send, done) => {
+          this.returnToCaller(msg);
+          done();
+        });
+        return;
+      }
+      // Targets are looked up per message: they may live on another tab that was redeployed.
+      const links = idList(config.links);
+      this.on('input', (msg, _send, done) => {
+        const queue = this._flow.engine.queue;
+        let first = true;
+        for (const id of links) {
+          const target = getLinkIn(id);
+          if (!target) continue;
+          queue.push(target, first ? msg : cloneMessage(msg));
+          first = false;
+        }
+        done();
+      });
+    }
+
+    private returnToCaller(msg: Msg): void {
+      const stack = msg._linkSource as LinkSource[] | undefined;
+      const source = Array.isArray(stack) ? stack.pop() : undefined;
+      const caller = source ? RED.nodes.getNode(source.node) : null;
+      if (source && caller instanceof LinkCallNode) caller.returnLinkMessage(source.id, msg);
+      else this.warn('Missing return node information');
+    }
+  }
+
+  class LinkCallNode extends Node {
+    private readonly pending = new Map<string, PendingCall>();
+    private sequence = 0;
+
+    constructor(config: NodeConfig) {
+      super(config);
+      const seconds = parseFloat(String(config.timeout ?? ''));
+      const timeout = seconds > 0 ? seconds * 1000 : DEFAULT_CALL_TIMEOUT_MS;
+      const dynamic = config.linkType === 'dynamic';
+      const staticTarget = idList(config.links)[0];
+      this.on('input', (msg, send, done) => {
+        let target: Node;
+        try {
+          target = dynamic ? this.dynamicTarget(msg.target) : this.staticTarget(staticTarget);
+        } catch (err) {
+          done(err);
+          return;
+        }
+        const id = `${this.id}:${++this.sequence}`;
+        const timer = setTimeout(() => this.timedOut(id), timeout);
+        this.pending.set(id, { msg: cloneMessage(msg), send, done, timer });
+        const stack: LinkSource[] = Array.isArray(msg._linkSource) ? msg._linkSource : (msg._linkSource = []);
+        stack.push({ id, node: this.id });
+        this._flow.engine.queue.push(target, msg);
+      });
+      this.on('close', () => {
+        for (const call of this.pending.values()) clearTimeout(call.timer);
+        this.pending.clear();
+      });
+    }
+
+    returnLinkMessage(id: string, msg: Msg): void {
+      if (Array.isArray(msg._linkSource) && msg._linkSource.length === 0) delete msg._linkSource;
+      const call = this.pending.get(id);
+      if (!call) {
+        this.send(msg);
+        return;
+      }
+      clearTimeout(call.timer);
+      this.pending.delete(id);
+      call.send(msg);
+      call.done();
+    }
+
+    private timedOut(id: string): void {
+      const call = this.pending.get(id);
+      if (!call) return;
+      this.pending.delete(id);
+      // Node-RED reports the message as it was when the call was made, with the bare text.
+      this.error('timeout', call.msg);
+    }
+
+    private staticTarget(id: string | undefined): Node {
+      const target = id ? getLinkIn(id) : undefined;
+      if (!target) throw new Error(`target link-in node '${id ?? ''}' not found`);
+      return target;
+    }
+
+    private dynamicTarget(name: unknown): Node {
+      if (typeof name !== 'string' || !name) throw new Error('msg.target must be the id or name of a link in node');
+      const byId = getLinkIn(name);
+      if (byId) return byId;
+      const named = linkInsByName.get(name);
+      if (!named || named.size === 0) throw new Error(`target link-in node '${name}' not found`);
+      if (named.size > 1) throw new Error(`Multiple link-in nodes named '${name}' found`);
+      return named.values().next().value as Node;
+    }
+  }
+
+  RED.nodes.registerType('link in', LinkInNode);
+  RED.nodes.registerType('link out', LinkOutNode);
+  RED.nodes.registerType('link call', LinkCallNode);
+}

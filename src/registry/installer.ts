@@ -1,0 +1,123 @@
+import { cp, lstat, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import semver from 'semver';
+import type { Logger } from '../log.js';
+import type { PaletteSettings } from '../settings.js';
+import { RunnelError } from '../errors.js';
+import { isValidPackageName } from './package.js';
+import { runNpm, ensureUserPackage } from './npm.js';
+
+export type InstallTarget = { kind: 'registry'; name: string; version?: string } | { kind: 'path'; dir: string };
+
+/**
+ * Reads the `module` field of POST /nodes: a registry package name or an absolute directory path.
+ * npm specifiers (`name@1.2.3`, URLs, tarball paths) are refused so npm never sees anything but a
+ * plain name or a directory.
+ */
+export function parseInstallTarget(module: string, version: string | undefined): InstallTarget {
+  const invalid = () => new RunnelError('invalid_module_name', `Invalid module name: ${module}`, 400);
+  if (/^[a-z][a-z0-9+.-]*:/i.test(module) && !/^[a-zA-Z]:[\\/]/.test(module)) throw invalid();
+  if (/\.(tgz|tar|tar\.gz)$/i.test(module)) throw invalid();
+  if (path.isAbsolute(module)) return { kind: 'path', dir: path.normalize(module) };
+  if (!isValidPackageName(module)) throw invalid();
+  if (version !== undefined && !(semver.valid(version) || semver.validRange(version))) {
+    throw new RunnelError('invalid_request', `Invalid version: ${version}`, 400);
+  }
+  return { kind: 'registry', name: module, version };
+}
+
+/** `*` matches any run of characters; everything else is literal. */
+function matches(pattern: string, name: string): boolean {
+  const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return re.test(name);
+}
+
+/** The palette allow and deny lists, checked before npm runs. */
+export function assertAllowed(name: string, palette: PaletteSettings): void {
+  const allowed = palette.allowList.length === 0 || palette.allowList.some((p) => matches(p, name));
+  if (!allowed || palette.denyList.some((p) => matches(p, name))) {
+    throw new RunnelError('install_not_allowed', `Installing ${name} is not allowed by this runtime's settings`, 403);
+  }
+}
+
+/** Runs one install or removal at a time, in arrival order. A failed task does not stop the queue. */
+export class InstallQueue {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(task, task);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+export interface NpmContext {
+  userDir: string;
+  palette: PaletteSettings;
+  log: Logger;
+}
+
+/**
+ * The files an install changes, saved before npm runs so a failed, killed or refused install
+ * leaves the user dir as it was: the manifest, the lock file and the module's own directory.
+ */
+export class InstallSnapshot {
+  private constructor(
+    private readonly ctx: NpmContext,
+    private readonly moduleDir: string,
+    private readonly files: Map<string, string | null>,
+    private readonly backup: string | null,
+  ) {}
+
+  static async take(ctx: NpmContext, name: string): Promise<InstallSnapshot> {
+    await ensureUserPackage(ctx.userDir);
+    const files = new Map<string, string | null>();
+    for (const f of ['package.json', 'package-lock.json']) {
+      files.set(f, await readFile(path.join(ctx.userDir, f), 'utf8').catch(() => null));
+    }
+    const moduleDir = path.join(ctx.userDir, 'node_modules', name);
+    let backup: string | null = null;
+    if (await lstat(moduleDir).then(() => true, () => false)) {
+      backup = await mkdtemp(path.join(os.tmpdir(), 'runnel-module-backup-'));
+      await cp(moduleDir, path.join(backup, 'module'), { recursive: true, verbatimSymlinks: true });
+    }
+    return new InstallSnapshot(ctx, moduleDir, files, backup);
+  }
+
+  async restore(): Promise<void> {
+    for (const [f, content] of this.files) {
+      const file = path.join(this.ctx.userDir, f);
+      if (content === null) await rm(file, { force: true });
+      else await writeFile(file, content);
+    }
+    await rm(this.moduleDir, { recursive: true, force: true });
+    if (this.backup) await cp(path.join(this.backup, 'module'), this.moduleDir, { recursive: true, verbatimSymlinks: true });
+    await this.discard();
+  }
+
+  async discard(): Promise<void> {
+    if (this.backup) await rm(this.backup, { recursive: true, force: true });
+  }
+}
+
+/** `npm install <spec>` in the user dir; a RunnelError when npm fails or runs out of time. */
+export async function npmInstall(spec: string, ctx: NpmContext): Promise<void> {
+  const args = ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--save', '--save-prefix=~', '--omit=dev'];
+  if (!ctx.palette.allowInstallScripts) args.push('--ignore-scripts');
+  args.push('--', spec);
+  const result = await runNpm(args, { cwd: ctx.userDir, timeoutMs: ctx.palette.installTimeout, log: ctx.log });
+  if (result.timedOut) throw new RunnelError('install_timeout', `Installing ${spec} did not finish within ${ctx.palette.installTimeout} ms`, 504);
+  if (result.exitCode === 0) return;
+  if (result.errorCode === 'E404' || result.errorCode === 'ETARGET') {
+    throw new RunnelError('not_found', `Module not found: ${result.summary ?? spec}`, 404);
+  }
+  throw new RunnelError('install_failed', `Install failed: ${result.summary ?? `npm exited with code ${result.exitCode}`}`, 400);
+}
+
+export async function npmUninstall(name: string, ctx: NpmContext): Promise<void> {
+  const args = ['uninstall', '--no-audit', '--no-fund', '--no-update-notifier', '--save', '--', name];
+  const result = await runNpm(args, { cwd: ctx.userDir, timeoutMs: ctx.palette.installTimeout, log: ctx.log });
+  if (result.timedOut) throw new RunnelError('install_timeout', `Removing ${name} did not finish within ${ctx.palette.installTimeout} ms`, 504);
+  if (result.exitCode !== 0) throw new RunnelError('uninstall_failed', `Uninstall failed: ${result.summary ?? `npm exited with code ${result.exitCode}`}`, 400);
+}

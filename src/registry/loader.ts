@@ -1,0 +1,206 @@
+import { readFile, readdir, realpath } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import semver from 'semver';
+import type { Runtime } from '../runtime/runtime.js';
+import { createRedApi, NODE_RED_COMPAT_VERSION } from '../runtime/red-api.js';
+import type { Catalogs } from '../runtime/i18n.js';
+import { RunnelError, errorMessage, isRunnelError } from '../errors.js';
+import type { ModuleInfo, NodeSetInfo } from './registry.js';
+import { readNodeModulePackage, type NodeModulePackage } from './package.js';
+
+/** Enabled flags by set name; sets not listed are enabled. */
+export type SetFlags = Record<string, boolean>;
+
+export interface LoadResult {
+  module: ModuleInfo;
+  /** Types this module tried to register that another module already provides. */
+  conflicts: { type: string; module: string }[];
+}
+
+/**
+ * Loads one Node-RED module directory into the registry: every set's declared types (from its
+ * .html), its locales, and, for enabled sets, its code. A set whose code throws is recorded in
+ * `set.err`; the other sets still load. Throws only for problems with the module as a whole.
+ */
+export async function loadModule(runtime: Runtime, dir: string, flags: SetFlags = {}): Promise<LoadResult> {
+  const pkg = await readNodeModulePackage(dir);
+  if (pkg.range && !semver.satisfies(NODE_RED_COMPAT_VERSION, pkg.range, { includePrerelease: true })) {
+    throw new RunnelError('version_mismatch', `${pkg.name} needs Node-RED ${pkg.range}; Runnel presents ${NODE_RED_COMPAT_VERSION}`, 400);
+  }
+  const registry = runtime.registry;
+  if (registry.modules.has(pkg.name)) throw new RunnelError('module_already_loaded', `Module ${pkg.name} is already loaded`, 400);
+  const real = await realpath(dir);
+  const mod = registry.addModule({ name: pkg.name, version: pkg.version, path: dir, builtin: false });
+  const conflicts: LoadResult['conflicts'] = [];
+  await Promise.all(
+    Object.entries(pkg.nodes).map(async ([setName, rel]) => {
+      const set = registry.addSet(pkg.name, setName);
+      set.enabled = flags[setName] ?? true;
+      const file = path.resolve(real, rel);
+      set.types = await declaredTypes(file);
+      const taken = set.types.map((type) => ({ type, owner: registry.getTypeSet(type) })).find((t) => t.owner && t.owner !== set);
+      if (taken) {
+        conflicts.push({ type: taken.type, module: taken.owner!.module });
+        set.err = `${taken.type} already registered`;
+        return;
+      }
+      if (set.enabled) await runSet(runtime, set, { file, pkg, real, conflicts });
+    }),
+  );
+  return { module: mod, conflicts };
+}
+
+/** Runs a set's code again (enabling a set that never loaded). */
+export async function loadSetCode(runtime: Runtime, mod: ModuleInfo, set: NodeSetInfo): Promise<void> {
+  if (!mod.path) return;
+  const pkg = await readNodeModulePackage(mod.path);
+  const real = await realpath(mod.path);
+  const rel = pkg.nodes[set.name];
+  if (rel) await runSet(runtime, set, { file: path.resolve(real, rel), pkg, real, conflicts: [] });
+}
+
+/** Removes a module's types and sets from the registry and drops its code from the module cache. */
+export async function unloadModule(runtime: Runtime, mod: ModuleInfo): Promise<void> {
+  for (const set of mod.sets.values()) runtime.registry.removeSetTypes(set);
+  runtime.registry.modules.delete(mod.name);
+  if (mod.path) purgeRequireCache(await realpath(mod.path).catch(() => mod.path!));
+}
+
+/**
+ * Loads several module directories, each after the Node-RED modules it names in
+ * `node-red.dependencies`. A module that cannot load is logged and skipped.
+ */
+export async function loadModules(runtime: Runtime, dirs: string[], flagsOf: (name: string) => SetFlags = () => ({})): Promise<void> {
+  const found = new Map<string, { dir: string; pkg: NodeModulePackage }>();
+  for (const dir of dirs) {
+    try {
+      const pkg = await readNodeModulePackage(dir);
+      if (!found.has(pkg.name)) found.set(pkg.name, { dir, pkg });
+    } catch (err) {
+      runtime.log.warn({ dir, err: errorMessage(err) }, 'not loading node module');
+    }
+  }
+  for (const { dir, pkg } of dependencyOrder(found)) {
+    try {
+      const { conflicts } = await loadModule(runtime, dir, flagsOf(pkg.name));
+      for (const c of conflicts) runtime.log.warn({ module: pkg.name, type: c.type, owner: c.module }, `type ${c.type} already registered by ${c.module}`);
+      runtime.log.info({ module: pkg.name, version: pkg.version }, 'node module loaded');
+    } catch (err) {
+      runtime.log.warn({ module: pkg.name, dir, err: errorMessage(err) }, `node module ${pkg.name} not loaded`);
+    }
+  }
+}
+
+/** The module directories a nodesDir entry holds: itself if it is a module, else its subdirectories. */
+export async function modulesIn(dir: string): Promise<string[]> {
+  try {
+    await readNodeModulePackage(dir);
+    return [dir];
+  } catch {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const dirs: string[] = [];
+    for (const e of entries) {
+      if (!e.isDirectory() || e.name === 'node_modules' || e.name.startsWith('.')) continue;
+      const sub = path.join(dir, e.name);
+      if (e.name.startsWith('@')) dirs.push(...(await modulesIn(sub)));
+      else if (await readNodeModulePackage(sub).then(() => true, () => false)) dirs.push(sub);
+    }
+    return dirs;
+  }
+}
+
+function dependencyOrder(found: Map<string, { dir: string; pkg: NodeModulePackage }>) {
+  const ordered: { dir: string; pkg: NodeModulePackage }[] = [];
+  const visiting = new Set<string>();
+  const visit = (name: string) => {
+    const entry = found.get(name);
+    if (!entry || visiting.has(name) || ordered.includes(entry)) return;
+    visiting.add(name);
+    for (const dep of entry.pkg.dependencies) visit(dep);
+    ordered.push(entry);
+  };
+  for (const name of found.keys()) visit(name);
+  return ordered;
+}
+
+interface SetSource {
+  file: string;
+  pkg: NodeModulePackage;
+  real: string;
+  conflicts: LoadResult['conflicts'];
+}
+
+async function runSet(runtime: Runtime, set: NodeSetInfo, { file, pkg, real, conflicts }: SetSource): Promise<void> {
+  const declared = set.types;
+  // The types the code registers are the truth; the .html list only stands in until it runs.
+  set.types = [];
+  delete set.err;
+  try {
+    const entry = await importFresh(file, pkg.esm, real);
+    if (typeof entry === 'function') {
+      await entry(createRedApi(runtime, set, { moduleDir: real, catalogs: await readCatalogs(file) }));
+    }
+    set.loaded = true;
+  } catch (err) {
+    runtime.registry.removeSetTypes(set);
+    set.types = declared;
+    set.err = errorMessage(err);
+    if (isRunnelError(err) && err.code === 'type_already_registered') {
+      conflicts.push({ type: String(err.details?.type), module: String(err.details?.module) });
+    }
+    runtime.log.warn({ set: set.id, err: set.err }, `node set ${set.id} failed to load`);
+  }
+}
+
+let generation = 0;
+
+/**
+ * Imports a set file bypassing earlier copies, so an upgraded or re-installed module runs its
+ * new code: ESM through a cache-busting query, CommonJS after dropping the module's cache entries.
+ */
+async function importFresh(file: string, esm: boolean, moduleDir: string): Promise<unknown> {
+  const ext = path.extname(file);
+  if (ext === '.mjs' || (ext !== '.cjs' && esm)) {
+    const ns = (await import(`${pathToFileURL(file).href}?v=${++generation}`)) as { default?: unknown };
+    return ns.default;
+  }
+  purgeRequireCache(moduleDir);
+  const exported = createRequire(file)(file) as { __esModule?: boolean; default?: unknown } | undefined;
+  if (exported && typeof exported !== 'function' && (exported.__esModule || typeof exported.default === 'function')) return exported.default;
+  return exported;
+}
+
+function purgeRequireCache(moduleDir: string): void {
+  const cache = createRequire(import.meta.url).cache;
+  const prefix = moduleDir + path.sep;
+  for (const key of Object.keys(cache)) if (key.startsWith(prefix)) delete cache[key];
+}
+
+/** Node-RED's rule: a set's types are the `data-template-name`s of its companion .html. */
+async function declaredTypes(file: string): Promise<string[]> {
+  const html = await readFile(file.replace(/\.[cm]?js$/, '') + '.html', 'utf8').catch(() => '');
+  const types: string[] = [];
+  for (const m of html.matchAll(/<script[^>]*\sdata-template-name\s*=\s*["']([^"']+)["']/gi)) {
+    if (!types.includes(m[1])) types.push(m[1]);
+  }
+  return types;
+}
+
+/** `locales/<lang>/<basename>.json` beside the set file. */
+async function readCatalogs(file: string): Promise<Catalogs> {
+  const localesDir = path.join(path.dirname(file), 'locales');
+  const base = path.basename(file).replace(/\.[cm]?js$/, '');
+  const catalogs: Catalogs = {};
+  const langs = await readdir(localesDir, { withFileTypes: true }).catch(() => []);
+  for (const lang of langs) {
+    if (!lang.isDirectory()) continue;
+    try {
+      catalogs[lang.name] = JSON.parse(await readFile(path.join(localesDir, lang.name, `${base}.json`), 'utf8')) as Record<string, unknown>;
+    } catch {
+      // A language without a catalog for this set, or an unreadable one: RED._ falls back to keys.
+    }
+  }
+  return catalogs;
+}

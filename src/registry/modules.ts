@@ -1,0 +1,231 @@
+import { copyFile, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Runtime } from '../runtime/runtime.js';
+import { RunnelError, errorMessage } from '../errors.js';
+import type { ModuleInfo, NodeSetInfo } from './registry.js';
+import { loadModule, loadModules, loadSetCode, modulesIn, unloadModule, type SetFlags } from './loader.js';
+import { readNodeModulePackage } from './package.js';
+import { inspectTarball } from './tarball.js';
+import { InstallQueue, InstallSnapshot, assertAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
+
+/** How a module came to be loaded; only npm-installed ones (`npm`, `local`, `tarball`) can be removed. */
+type ModuleSource = 'npm' | 'local' | 'tarball' | 'nodesDir' | 'builtin';
+
+interface ModuleRecord {
+  source: ModuleSource;
+  version: string;
+  sets: SetFlags;
+}
+
+/** The runtime-config key holding installed modules and set enabled flags. */
+const CONFIG_KEY = 'modules';
+const REMOVABLE: ModuleSource[] = ['npm', 'local', 'tarball'];
+
+/**
+ * Installs, upgrades, removes, enables and disables node modules, one change at a time, and keeps
+ * the list (with enabled flags) in the runtime config so the next start loads the same modules.
+ */
+export class ModuleManager {
+  private readonly queue = new InstallQueue();
+  private records: Record<string, ModuleRecord> = {};
+  private loaded = false;
+
+  constructor(private readonly runtime: Runtime) {}
+
+  private get ctx(): NpmContext {
+    const { settings, log } = this.runtime;
+    return { userDir: settings.userDir, palette: settings.externalModules.palette, log };
+  }
+
+  /** Loads `nodesDir` modules and the installed ones, and applies stored set flags. Runs once, before flows start. */
+  async loadInstalled(): Promise<void> {
+    if (this.loaded) return;
+    this.loaded = true;
+    const { settings, registry } = this.runtime;
+    const stored = (await this.runtime.storage.getRuntimeConfig())[CONFIG_KEY];
+    this.records = stored && typeof stored === 'object' ? { ...(stored as Record<string, ModuleRecord>) } : {};
+    const dirs: string[] = [];
+    for (const dir of settings.nodesDir) dirs.push(...(await modulesIn(dir)));
+    for (const [name, rec] of Object.entries(this.records)) {
+      if (REMOVABLE.includes(rec.source)) dirs.push(path.join(settings.userDir, 'node_modules', name));
+    }
+    await loadModules(this.runtime, dirs, (name) => this.records[name]?.sets ?? {});
+    for (const mod of registry.modules.values()) {
+      const rec = this.records[mod.name];
+      if (mod.builtin && rec) for (const set of mod.sets.values()) registry.setEnabled(set, rec.sets[set.name] ?? true);
+      else if (!rec && mod.path) this.records[mod.name] = { source: 'nodesDir', version: mod.version, sets: {} };
+    }
+  }
+
+  /** POST /nodes with `{module, version}`: a registry package or an absolute directory path. */
+  async install(module: string, version?: string): Promise<ModuleInfo> {
+    const palette = this.ctx.palette;
+    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled', 403);
+    const target = parseInstallTarget(module, version);
+    if (target.kind === 'path') {
+      if (!palette.allowLocalPaths) throw new RunnelError('local_path_not_allowed', 'Installing from a local path is disabled', 403);
+      return this.queue.run(async () => {
+        const pkg = await readNodeModulePackage(target.dir);
+        assertAllowed(pkg.name, palette);
+        this.assertInstallable(pkg.name, pkg.version);
+        return this.installSpec(pkg.name, target.dir, 'local');
+      });
+    }
+    assertAllowed(target.name, palette);
+    return this.queue.run(async () => {
+      this.assertInstallable(target.name, target.version);
+      return this.installSpec(target.name, target.version ? `${target.name}@${target.version}` : target.name, 'npm');
+    });
+  }
+
+  /** POST /nodes with a tarball; `file` is a temporary upload the caller deletes afterwards. */
+  async installTarball(file: string): Promise<ModuleInfo> {
+    const palette = this.ctx.palette;
+    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled', 403);
+    if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Uploading modules is disabled', 403);
+    return this.queue.run(async () => {
+      const pkg = await inspectTarball(file);
+      assertAllowed(pkg.name, palette);
+      this.assertInstallable(pkg.name, pkg.version);
+      const nodesDir = path.join(this.ctx.userDir, 'nodes');
+      await mkdir(nodesDir, { recursive: true });
+      const kept = this.keptTarball(pkg.name, pkg.version);
+      await copyFile(file, kept);
+      try {
+        return await this.installSpec(pkg.name, kept, 'tarball');
+      } catch (err) {
+        await rm(kept, { force: true });
+        throw err;
+      }
+    });
+  }
+
+  /** DELETE /nodes/:module. */
+  remove(name: string): Promise<void> {
+    return this.queue.run(async () => {
+      const mod = this.find(name);
+      if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source)) {
+        throw new RunnelError('module_not_removable', `Module ${name} was not installed through the admin API and cannot be removed`, 400);
+      }
+      this.assertNotInUse([...mod.sets.values()]);
+      await npmUninstall(name, this.ctx);
+      await unloadModule(this.runtime, mod);
+      if (this.records[name].source === 'tarball') await rm(this.keptTarball(name, mod.version), { force: true });
+      delete this.records[name];
+      await this.persist();
+      this.runtime.log.info({ module: name }, 'node module removed');
+    });
+  }
+
+  /** PUT /nodes/:module `{enabled}`: every set of the module. */
+  async setModuleEnabled(name: string, enabled: boolean): Promise<ModuleInfo> {
+    const mod = this.find(name);
+    return this.queue.run(async () => {
+      await this.applyEnabled(mod, [...mod.sets.values()], enabled);
+      return mod;
+    });
+  }
+
+  /** PUT /nodes/:module/:set `{enabled}`. */
+  async setSetEnabled(name: string, setName: string, enabled: boolean): Promise<NodeSetInfo> {
+    const mod = this.find(name);
+    const set = mod.sets.get(setName);
+    if (!set) throw new RunnelError('not_found', `Node set ${name}/${setName} not found`, 404);
+    return this.queue.run(async () => {
+      await this.applyEnabled(mod, [set], enabled);
+      return set;
+    });
+  }
+
+  private find(name: string): ModuleInfo {
+    const mod = this.runtime.registry.modules.get(name);
+    if (!mod) throw new RunnelError('not_found', `Module ${name} not found`, 404);
+    return mod;
+  }
+
+  private assertInstallable(name: string, version: string | undefined): void {
+    const mod = this.runtime.registry.modules.get(name);
+    if (!mod) return;
+    if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source) || version === undefined || version === mod.version) {
+      throw new RunnelError('module_already_loaded', `Module ${name} is already loaded at version ${mod.version}`, 400);
+    }
+  }
+
+  private assertNotInUse(sets: NodeSetInfo[]): void {
+    const types = new Set(sets.flatMap((s) => s.types));
+    const used = this.runtime.getFlows().flows.find((n) => types.has(n.type));
+    if (used) throw new RunnelError('type_in_use', `Type in use: ${used.type}`, 400);
+  }
+
+  private async applyEnabled(mod: ModuleInfo, sets: NodeSetInfo[], enabled: boolean): Promise<void> {
+    if (!enabled) this.assertNotInUse(sets.filter((s) => s.enabled));
+    for (const set of sets) {
+      this.runtime.registry.setEnabled(set, enabled);
+      if (enabled && !set.loaded && !mod.builtin) await loadSetCode(this.runtime, mod, set);
+    }
+    const rec = (this.records[mod.name] ??= { source: mod.builtin ? 'builtin' : 'nodesDir', version: mod.version, sets: {} });
+    for (const set of mod.sets.values()) rec.sets[set.name] = set.enabled;
+    await this.persist();
+  }
+
+  /**
+   * npm-installs `spec` and loads the module from `<userDir>/node_modules`. An upgrade swaps the
+   * code in place and restarts the flows so deployed nodes run the new version. Any failure puts
+   * the user dir and the registry back as they were.
+   */
+  private async installSpec(name: string, spec: string, source: ModuleSource): Promise<ModuleInfo> {
+    const ctx = this.ctx;
+    const previous = this.runtime.registry.modules.get(name);
+    const snapshot = await InstallSnapshot.take(ctx, name);
+    const dir = path.join(ctx.userDir, 'node_modules', name);
+    let loaded: ModuleInfo | undefined;
+    let unloaded = false;
+    try {
+      await npmInstall(spec, ctx);
+      if (previous) {
+        await unloadModule(this.runtime, previous);
+        unloaded = true;
+      }
+      const result = await loadModule(this.runtime, dir, this.records[name]?.sets ?? {});
+      loaded = result.module;
+      const conflict = result.conflicts[0];
+      if (conflict) {
+        throw new RunnelError('type_already_registered', `${conflict.type} already registered by ${conflict.module}`, 400, conflict);
+      }
+    } catch (err) {
+      if (loaded) await unloadModule(this.runtime, loaded);
+      await snapshot.restore();
+      if (previous && unloaded) await this.reload(name, previous.path ?? dir);
+      throw err;
+    }
+    await snapshot.discard();
+    this.records[name] = { source, version: loaded.version, sets: Object.fromEntries([...loaded.sets.values()].map((s) => [s.name, s.enabled])) };
+    await this.persist();
+    this.runtime.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
+    if (previous && this.isInUse(loaded)) await this.runtime.deploy({ type: 'reload', flows: [] });
+    return loaded;
+  }
+
+  private async reload(name: string, dir: string): Promise<void> {
+    try {
+      await loadModule(this.runtime, dir, this.records[name]?.sets ?? {});
+    } catch (err) {
+      this.runtime.log.error({ dir, err: errorMessage(err) }, 'could not reload the previous module version');
+    }
+  }
+
+  private isInUse(mod: ModuleInfo): boolean {
+    const types = new Set([...mod.sets.values()].flatMap((s) => s.types));
+    return this.runtime.getFlows().flows.some((n) => types.has(n.type));
+  }
+
+  /** Where an uploaded tarball is kept while its module is installed (npm records it as `file:nodes/…`). */
+  private keptTarball(name: string, version: string): string {
+    return path.join(this.ctx.userDir, 'nodes', `${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`);
+  }
+
+  private async persist(): Promise<void> {
+    const config = await this.runtime.storage.getRuntimeConfig();
+    await this.runtime.storage.saveRuntimeConfig({ ...config, [CONFIG_KEY]: this.records });
+  }
+}

@@ -1,0 +1,194 @@
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { Settings } from '../settings.js';
+import type { Logger } from '../log.js';
+import type { RouteApp } from '../runtime/http-types.js';
+import type { Services } from './services.js';
+import { isRunnelError } from '../errors.js';
+import { adminErrorHandler } from './errors.js';
+import { ExpressRouter, type Fallthrough } from './express-router.js';
+import { decorate, ExpressRequest, expressServerOptions } from './express-compat.js';
+import { parseBody } from './body.js';
+
+/** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
+export interface HttpNodeApp extends RouteApp {
+  /** The root the app is mounted at ('' for '/'); stripped from req.url like an Express mount. */
+  readonly mountPath: string;
+  /** Whether a request URL lies under mountPath. */
+  covers(url: string): boolean;
+  /** Runs a request through the routes; `fallthrough` runs only if no handler answered it. */
+  dispatch(req: IncomingMessage, res: ServerResponse, body: unknown, fallthrough: Fallthrough): void;
+  /** dispatch, answering whatever falls through with a JSON 404 or error. */
+  serve(req: IncomingMessage, res: ServerResponse, body: unknown): void;
+  /** Answers an unhandled outcome: undefined = no route (404), anything else = an error. */
+  respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void;
+}
+
+class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
+  readonly mountPath: string;
+  private readonly log: Logger;
+  private readonly fallthrough: Fallthrough;
+  private warnedSlowPath = false;
+
+  constructor(root: string, log: Logger) {
+    super();
+    this.mountPath = root === '/' ? '' : root.replace(/\/+$/, '');
+    this.log = log;
+    this.fallthrough = (err, req, res) => this.respondUnhandled(err, req, res);
+  }
+
+  dispatch(rawReq: IncomingMessage, rawRes: ServerResponse, body: unknown, fallthrough: Fallthrough): void {
+    if (!this.warnedSlowPath && !(rawReq instanceof ExpressRequest)) {
+      this.warnedSlowPath = true;
+      this.log.warn('http routes are served from a server not built with httpServerFactory; requests get the Express API the slow way');
+    }
+    const { req, res } = decorate(rawReq, rawRes, body);
+    const mount = this.mountPath;
+    const url = req.originalUrl;
+    if (mount !== '' && this.covers(url)) {
+      const rest = url.slice(mount.length);
+      req.baseUrl = url.slice(0, mount.length);
+      req.url = rest[0] === '/' ? rest : `/${rest}`;
+    }
+    this.handle(req, res, fallthrough);
+  }
+
+  covers(url: string): boolean {
+    const mount = this.mountPath;
+    if (mount === '') return true;
+    if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
+    const next = url[mount.length];
+    return next === undefined || next === '/' || next === '?';
+  }
+
+  serve(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+    this.dispatch(req, res, body, this.fallthrough);
+  }
+
+  respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void {
+    const url = (req as { originalUrl?: string }).originalUrl ?? req.url;
+    if (err === undefined) {
+      sendJson(res, 404, { code: 'not_found', message: `No route ${req.method} ${url}` });
+      return;
+    }
+    const { status, code, message } = describeRouteError(err);
+    if (status >= 500) this.log.error({ err, method: req.method, url }, 'unhandled error in http route');
+    if (res.headersSent) {
+      // Part of an answer is already on the wire; cutting the connection is the only honest signal.
+      res.destroy();
+      return;
+    }
+    sendJson(res, status, { code, message });
+  }
+}
+
+const CODES_BY_STATUS: Record<number, string> = {
+  400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed',
+  409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'too_many_requests',
+};
+
+/** Client errors keep their status and message (Express's err.status convention); anything else is a bare 500. */
+function describeRouteError(err: unknown): { status: number; code: string; message: string } {
+  if (isRunnelError(err)) return { status: err.status, code: err.code, message: err.message };
+  const e = err as { status?: unknown; statusCode?: unknown; message?: unknown } | null;
+  const status = Number(e?.status ?? e?.statusCode);
+  if (status >= 400 && status < 500) {
+    const message = typeof e?.message === 'string' && e.message ? e.message : 'Bad request';
+    return { status, code: CODES_BY_STATUS[status] ?? 'request_error', message };
+  }
+  return { status: 500, code: 'internal_error', message: 'Internal error' };
+}
+
+function sendJson(res: ServerResponse, status: number, body: { code: string; message: string }): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.end(text);
+}
+
+/** The router behind http-in nodes and RED.httpNode, mounted at httpNodeRoot. */
+export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp {
+  return new MountedRouteApp(settings.httpNodeRoot, log);
+}
+
+/** The router behind RED.httpAdmin, consulted by the admin scope when no admin route matched. */
+export function createAdminRouteApp(settings: Settings, log: Logger): HttpNodeApp {
+  return new MountedRouteApp(settings.httpAdminRoot, log);
+}
+
+/**
+ * Fastify's `serverFactory`: a node:http server whose requests and responses are born with the
+ * Express API. Swapping prototypes per request instead invalidates V8's inline caches for the
+ * whole request/stream prototype chain and costs most of the throughput (measured ~4x).
+ */
+export function httpServerFactory(handler: RequestListener): Server {
+  // The subclasses are still IncomingMessage/ServerResponse, which is all Fastify's types need.
+  return createServer(expressServerOptions as ServerOptions, handler);
+}
+
+/**
+ * For a Fastify not-found handler: hands the request to `app`, answering a JSON 404 when no
+ * route of `app` takes it. Headers already set on the reply (by onRequest hooks) are kept.
+ */
+export function dispatchOrNotFound(app: HttpNodeApp, request: FastifyRequest, reply: FastifyReply): void {
+  const res = reply.raw;
+  const headers = reply.getHeaders();
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value !== undefined) res.setHeader(name, value);
+  }
+  reply.hijack();
+  app.serve(request.raw, res, request.body ?? {});
+}
+
+export interface HttpNodePluginOptions {
+  services: Services;
+  /**
+   * RED.httpAdmin. This plugin's wildcards catch every path under httpNodeRoot before the admin
+   * scope's not-found handler could, so requests under httpAdminRoot try these routes first,
+   * as Node-RED mounts its admin app before the node app.
+   */
+  adminRoutes?: HttpNodeApp;
+}
+
+/**
+ * Serves httpNodeRoot: every method and path reaches services.httpNode with the body parsed the
+ * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
+ * static and parametric routes over these wildcards, so admin routes win on a shared root.
+ */
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes }) => {
+  const app = services.httpNode;
+  // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
+  const toNodeRoutes: Fallthrough = (err, req, res) => {
+    const admin = adminRoutes as HttpNodeApp;
+    if (err !== undefined) return admin.respondUnhandled(err, req, res);
+    const expressReq = req as ExpressRequest;
+    req.url = expressReq.originalUrl;
+    app.serve(req, res, expressReq.body);
+  };
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: services.settings.apiMaxLength }, (_req, body, done) => {
+    done(null, body);
+  });
+  scope.setErrorHandler(adminErrorHandler);
+  const handler: RouteHandlerMethod = (request, reply) => {
+    reply.hijack();
+    let body: unknown;
+    try {
+      body = parseBody(request.headers['content-type'], request.body as Buffer | undefined);
+    } catch (e) {
+      app.respondUnhandled(e, request.raw, reply.raw);
+      return;
+    }
+    const url = request.raw.url ?? '/';
+    if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url)) {
+      adminRoutes.dispatch(request.raw, reply.raw, body, toNodeRoutes);
+    } else {
+      app.serve(request.raw, reply.raw, body);
+    }
+  };
+  scope.all('/', handler);
+  scope.all('/*', handler);
+};

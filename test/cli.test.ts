@@ -1,0 +1,120 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { writeFile, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { verify } from '@node-rs/bcrypt';
+import { tempDir, request } from './helpers/server.js';
+import { runCli, spawnRunnel, BIN } from './helpers/process.js';
+
+describe('command line', () => {
+  test('bad settings exit 1 with one clear line', async () => {
+    const dir = await tempDir();
+    try {
+      const cases: [string, RegExp][] = [
+        [JSON.stringify({ uiPort: 'abc' }), /uiPort/],
+        [JSON.stringify({ adminAuth: { type: 'strategy' } }), /adminAuth\.type/],
+        [JSON.stringify({ adminAuth: { type: 'credentials', users: [{ username: 'a', password: 'plain' }] } }), /bcrypt/],
+        ['{ not json', /cannot read settings file/],
+      ];
+      for (const [content, pattern] of cases) {
+        const file = path.join(dir, 'settings.json');
+        await writeFile(file, content);
+        const r = await runCli(['start', '--settings', file]);
+        assert.equal(r.code, 1, r.stdout + r.stderr);
+        assert.match(r.stderr, pattern);
+        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      }
+      const missing = await runCli(['start', '--settings', path.join(dir, 'nope.json')]);
+      assert.equal(missing.code, 1);
+      assert.match(missing.stderr, /cannot read settings file/);
+      const badFlag = await runCli(['start', '--port', 'x']);
+      assert.equal(badFlag.code, 1);
+      assert.match(badFlag.stderr, /--port/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a port in use exits 1 with one clear line', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const dir = await tempDir();
+    try {
+      const file = path.join(dir, 'settings.json');
+      await writeFile(file, JSON.stringify({ userDir: path.join(dir, 'user'), uiHost: '127.0.0.1' }));
+      const r = await runCli(['start', '--settings', file, '--port', String(port)]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /address already in use/);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    } finally {
+      blocker.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('hash-pw reads stdin and prints a bcrypt hash of it', async () => {
+    const r = await runCli(['hash-pw'], { input: 'correct horse\n' });
+    assert.equal(r.code, 0, r.stderr);
+    const hash = r.stdout.trim();
+    assert.match(hash, /^\$2[aby]\$10\$/);
+    assert.equal(await verify('correct horse', hash), true);
+  });
+
+  test('with no settings it starts with embedded defaults in ./.runnel, flags override, SIGTERM exits 0', async () => {
+    const dir = await tempDir();
+    try {
+      const run = await spawnRunnel(dir, {}, []);
+      run.child.kill('SIGTERM');
+      assert.equal(await run.exited, 0);
+      const plain = await import('node:child_process').then(({ spawn }) => {
+        const child = spawn(process.execPath, [BIN, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        return new Promise<{ out: string; code: number | null }>((resolve) => {
+          let out = '';
+          let signalled = false;
+          child.stdout.on('data', (d) => {
+            out += d;
+            if (!signalled && /listening on http:\/\/127\.0\.0\.1:\d+\//.test(out)) {
+              signalled = true;
+              child.kill('SIGINT');
+            }
+          });
+          child.stderr.on('data', (d) => (out += d));
+          child.on('exit', (code) => resolve({ out, code }));
+        });
+      });
+      assert.equal(plain.code, 0, plain.out);
+      assert.match(plain.out, /listening on http:\/\/127\.0\.0\.1:\d+\//);
+      assert.ok((await readdir(path.join(dir, '.runnel'))).includes('.config.runtime.json'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('SIGTERM runs the nodes\' close handlers and keeps the deployed flows', async () => {
+    const dir = await tempDir();
+    try {
+      const run = await spawnRunnel(dir, { logging: { level: 'warn' } });
+      const flows = [
+        { id: 't1', type: 'tab' },
+        { id: 'f1', type: 'function', z: 't1', x: 1, y: 1, wires: [], func: 'return msg;', finalize: "node.warn('finalize-ran');", outputs: 1 },
+      ];
+      const r = await request(new URL('flows', run.url).href, { method: 'POST', json: flows });
+      assert.equal(r.status, 204, r.text);
+      run.child.kill('SIGTERM');
+      assert.equal(await run.exited, 0);
+      assert.match(run.output(), /finalize-ran/);
+      const again = await spawnRunnel(dir, {});
+      try {
+        const back = await request(new URL('flows', again.url).href);
+        assert.deepEqual(back.body, flows);
+      } finally {
+        again.child.kill('SIGTERM');
+        await again.exited;
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

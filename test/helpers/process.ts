@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (tests run from dist/test/...). */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const BIN = path.join(ROOT, 'bin', 'runnel.js');
+
+export interface RunnelProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  /** Resolves with the exit code (or signal name). */
+  exited: Promise<number | string>;
+}
+
+/** Starts `node bin/runnel.js start --settings FILE` and waits for its "listening on" line. */
+export async function spawnRunnel(dir: string, settings: Record<string, unknown>, extraArgs: string[] = []): Promise<RunnelProcess> {
+  const file = path.join(dir, 'settings.json');
+  await writeFile(file, JSON.stringify({ uiPort: 0, uiHost: '127.0.0.1', userDir: path.join(dir, 'user'), logging: { level: 'warn' }, ...settings }));
+  const child = spawn(process.execPath, [BIN, 'start', '--settings', file, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`runnel did not start within 15 s:\n${out}`)), 15_000);
+    const check = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`runnel exited before listening:\n${out}`));
+    });
+  });
+  return { child, url, output: () => out, exited };
+}
+
+/** Runs the CLI to completion with the given arguments and stdin. */
+export function runCli(args: string[], options: { cwd?: string; input?: string; timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`runnel ${args.join(' ')} did not finish in time:\n${stdout}${stderr}`));
+    }, options.timeoutMs ?? 15_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}

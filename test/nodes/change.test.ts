@@ -1,0 +1,85 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+describe('change node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    const rules = [
+      { t: 'change', p: 'payload', pt: 'msg', from: 'cat', fromt: 'str', to: 'dog', tot: 'str' },
+      { t: 'change', p: 'n', pt: 'msg', from: '5', fromt: 'num', to: '6', tot: 'num' },
+      { t: 'set', p: 'topic', pt: 'msg', to: 'src.v', tot: 'msg' },
+      { t: 'set', p: 'num', pt: 'msg', to: '7', tot: 'num' },
+      { t: 'set', p: 'flag', pt: 'msg', to: 'true', tot: 'bool' },
+      { t: 'set', p: 'obj', pt: 'msg', to: '{"k":[1]}', tot: 'json' },
+      { t: 'set', p: 'deep.path.x', pt: 'msg', to: 'y', tot: 'str' },
+      { t: 'set', p: 'who', pt: 'msg', to: 'WHO', tot: 'env' },
+      { t: 'delete', p: 'remove', pt: 'msg' },
+      { t: 'move', p: 'a', pt: 'msg', to: 'b', tot: 'msg' },
+      { t: 'set', p: 'stored', pt: 'flow', to: 'payload', tot: 'msg' },
+      { t: 'set', p: 'fromFlow', pt: 'msg', to: 'stored', tot: 'flow' },
+      { t: 'set', p: 'expr', pt: 'msg', to: '$string(n) & "!"', tot: 'jsonata' },
+      { t: 'change', p: 'topic', pt: 'msg', from: 'c(o)p', fromt: 're', to: 'C$1P', tot: 'str' },
+      { t: 'set', p: 'missing', pt: 'msg', to: 'no.such.thing', tot: 'msg' },
+    ];
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'change', env: [{ name: 'WHO', value: 'env-value', type: 'str' }] },
+      node('rules', 'change', { rules }, [['cap-rules']]),
+      node('legacy', 'change', { action: 'replace', property: 'payload', to: 'legacy' }, [['cap-legacy']]),
+      node('fresh', 'change', { rules: [{ t: 'set', p: 'payload', pt: 'msg', to: '{"list":[]}', tot: 'json' }] }, [['cap-fresh']]),
+      node('move-up', 'change', { rules: [{ t: 'move', p: 'payload.inner', pt: 'msg', to: 'payload', tot: 'msg' }] }, [['cap-move-up']]),
+      node('note', 'comment', { info: 'comments deploy and do nothing' }),
+      node('j', 'junction', {}, [['cap-j', 'cap-j2']]),
+      ...['cap-rules', 'cap-legacy', 'cap-fresh', 'cap-move-up', 'cap-j', 'cap-j2'].map((id) => node(id, 'test-capture')),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('set, change, delete and move rules apply in order with every value type', async () => {
+    receive('rules', { _msgid: 'm1', payload: 'cat and cat', n: 5, remove: 1, a: { x: 1 }, src: { v: 'copied' }, missing: 'kept' });
+    const [msg] = await capture.waitFor('cap-rules');
+    assert.deepEqual(msg, {
+      _msgid: 'm1', payload: 'dog and dog', n: 6, topic: 'CoPied', num: 7, flag: true, obj: { k: [1] },
+      deep: { path: { x: 'y' } }, who: 'env-value', b: { x: 1 }, src: { v: 'copied' }, fromFlow: 'dog and dog', expr: '6!', missing: 'kept',
+    });
+    assert.equal(server.instance.runtime.engine.context.getFlowContext('t1').get('stored'), 'dog and dog');
+  });
+
+  test('the legacy single-rule form is migrated', async () => {
+    receive('legacy', { _msgid: 'm2', payload: 'old' });
+    assert.deepEqual(await capture.waitFor('cap-legacy'), [{ _msgid: 'm2', payload: 'legacy' }]);
+  });
+
+  test('a JSON value is a fresh object for every message', async () => {
+    receive('fresh', { _msgid: 'f1' });
+    const [first] = await capture.waitFor('cap-fresh');
+    first.payload.list.push('mutated');
+    receive('fresh', { _msgid: 'f2' });
+    const [, second] = await capture.waitFor('cap-fresh', 2);
+    assert.deepEqual(second, { _msgid: 'f2', payload: { list: [] } });
+  });
+
+  test('moving a child onto its parent goes through a temporary property', async () => {
+    receive('move-up', { _msgid: 'mv', payload: { inner: { v: 1 }, other: 2 } });
+    assert.deepEqual(await capture.waitFor('cap-move-up'), [{ _msgid: 'mv', payload: { v: 1 } }]);
+  });
+
+  test('a junction passes messages on unchanged to every wire', async () => {
+    receive('j', { _msgid: 'j1', payload: { v: 1 } });
+    assert.deepEqual(await capture.waitFor('cap-j'), [{ _msgid: 'j1', payload: { v: 1 } }]);
+    assert.deepEqual(await capture.waitFor('cap-j2'), [{ _msgid: 'j1', payload: { v: 1 } }]);
+  });
+});

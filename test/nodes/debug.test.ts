@@ -1,0 +1,80 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
+import type { Msg } from '../../src/runtime/node.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, extra: Conf = {}): Conf => ({ id, type: 'debug', z: 't1', name: id, x: 100, y: 100, wires: [], ...extra });
+const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
+
+describe('debug node', () => {
+  let server: TestServer;
+  const published: Record<string, any>[] = [];
+  const statuses: { id: string; status: Record<string, unknown> }[] = [];
+  const receive = (id: string, msg: Msg) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const publishedBy = (id: string) => published.filter((p) => p.id === id);
+
+  before(async () => {
+    server = await startServer();
+    server.instance.runtime.events.on('comms', (e: { topic: string; data: Record<string, unknown> }) => {
+      if (e.topic === 'debug') published.push(e.data);
+    });
+    server.instance.runtime.events.on('node-status', (e: { id: string; status: Record<string, unknown> }) => statuses.push(e));
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'debug' },
+      node('d-payload', { active: true, tosidebar: true, console: false, tostatus: false, complete: 'payload', targetType: 'msg' }),
+      node('d-full', { active: true, tosidebar: true, complete: 'true', targetType: 'full' }),
+      node('d-inactive', { active: false, tosidebar: true, complete: 'payload' }),
+      node('d-status', { active: true, tosidebar: false, tostatus: true, complete: 'payload', statusType: 'auto', statusVal: '' }),
+      node('d-jsonata', { active: true, tosidebar: true, complete: 'payload * 2', targetType: 'jsonata' }),
+      node('d-console', { active: true, tosidebar: false, console: true, complete: 'payload.deep' }),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('a property is published encoded and logged at info', async () => {
+    receive('d-payload', { _msgid: 'm1', payload: 'hi', topic: 'greeting' });
+    await eventually(() => publishedBy('d-payload').length === 1);
+    assert.deepEqual(plain(publishedBy('d-payload')[0]), {
+      id: 'd-payload', z: 't1', path: 't1', name: 'd-payload', topic: 'greeting', property: 'payload', msg: 'hi', format: 'string[2]',
+    });
+    const line = server.logs.map((l) => JSON.parse(l)).find((l) => l.debug?.id === 'd-payload');
+    assert.equal(line.level, 30);
+    assert.deepEqual(line.debug, { id: 'd-payload', z: 't1', path: 't1', name: 'd-payload', topic: 'greeting', property: 'payload', msg: 'hi', format: 'string[2]' });
+  });
+
+  test('the whole message is published as an encoded object', async () => {
+    receive('d-full', { _msgid: 'm2', payload: { a: 1 } });
+    await eventually(() => publishedBy('d-full').length === 1);
+    const entry = publishedBy('d-full')[0];
+    assert.equal(entry.format, 'Object');
+    assert.equal(entry.property, undefined);
+    assert.deepEqual(JSON.parse(entry.msg), { _msgid: 'm2', payload: { a: 1 } });
+  });
+
+  test('a JSONata target is evaluated', async () => {
+    receive('d-jsonata', { _msgid: 'm3', payload: 21 });
+    await eventually(() => publishedBy('d-jsonata').length === 1);
+    assert.equal(publishedBy('d-jsonata')[0].msg, '42');
+    assert.equal(publishedBy('d-jsonata')[0].format, 'number');
+  });
+
+  test('status shows the value; an inactive node does nothing', async () => {
+    receive('d-inactive', { _msgid: 'm4', payload: 'nothing' });
+    receive('d-status', { _msgid: 'm5', payload: 'a status text that is longer than thirty-two characters' });
+    await eventually(() => statuses.some((s) => s.id === 'd-status'));
+    assert.deepEqual(statuses.find((s) => s.id === 'd-status')!.status, { fill: 'grey', shape: 'dot', text: 'a status text that is longer tha...' });
+    assert.deepEqual(publishedBy('d-status'), []);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(publishedBy('d-inactive'), []);
+    assert.equal(server.logs.some((l) => l.includes('nothing')), false);
+  });
+
+  test('console output logs the inspected value', async () => {
+    receive('d-console', { _msgid: 'm6', payload: { deep: { x: 'console-value' } } });
+    await eventually(() => server.logs.some((l) => l.includes("x: 'console-value'")));
+    assert.deepEqual(publishedBy('d-console'), []);
+  });
+});

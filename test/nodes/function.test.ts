@@ -1,0 +1,192 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import type { Msg } from '../../src/runtime/node.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z, name: id, x: 100, y: 100, wires, ...extra,
+});
+const fn = (id: string, func: string, wires: string[][] = [[`cap-${id}`]], extra: Conf = {}) => node(id, 'function', 't1', { func, outputs: wires.length, ...extra }, wires);
+const cap = (id: string, z = 't1') => node(id, 'test-capture', z);
+
+/** Values built inside the sandbox have the sandbox's prototypes; compare them as data. */
+const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
+const waitPlain = async (capture: Capture, name: string, count = 1) => plain(await capture.waitFor(name, count));
+
+const deploy = async (server: TestServer, flows: Conf[]) => {
+  const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+  assert.equal(r.status, 204, r.text);
+};
+
+describe('function node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Msg) => {
+    const target = server.instance.runtime.engine.nodes.get(id);
+    assert.ok(target, `node ${id} is running`);
+    target.receive(msg);
+  };
+  const flows: Conf[] = [
+    { id: 't1', type: 'tab', label: 'functions', env: [{ name: 'GREETING', value: 'hello', type: 'str' }] },
+    { id: 't2', type: 'tab', label: 'elsewhere' },
+    fn('multi', 'return [{ payload: msg.payload * 2 }, [{ payload: "a" }, { payload: "b" }]];', [['cap-multi-1'], ['cap-multi-2']]),
+    fn('skip', 'return [null, msg];', [['cap-skip-1'], ['cap-skip-2']]),
+    fn('later', 'setTimeout(() => { node.send({ payload: "later" }); node.done(); }, 20);\nreturn null;'),
+    fn('await', 'await new Promise((r) => setTimeout(r, 5));\nmsg.payload = "awaited";\nreturn msg;'),
+    fn('promise', 'return new Promise((resolve) => resolve({ payload: "resolved" }));'),
+    fn('init', 'msg.payload = context.get("base") + msg.payload;\nreturn msg;', undefined, {
+      initialize: 'await new Promise((r) => setTimeout(r, 20));\ncontext.set("base", 100);',
+      finalize: 'global.set("finalized", node.id);',
+    }),
+    fn('throw', 'throw new TypeError("kaboom");'),
+    node('catch-throw', 'catch', 't1', { scope: ['throw', 'loop', 'loop-default'], uncaught: false }, [['cap-catch']]),
+    fn('sandbox', 'msg.payload = [typeof process, typeof require, typeof Buffer, typeof setTimeout, typeof RED.util.cloneMessage, typeof util.inspect, typeof console.log, env.get("GREETING"), node.outputCount, node.path];\nreturn msg;'),
+    fn('twin-a', 'msg.payload = node.id;\nreturn msg;'),
+    fn('twin-b', 'msg.payload = node.id;\nreturn msg;'),
+    fn('context', 'const n = (flow.get("n") || 0) + 1;\nflow.set("n", n);\nglobal.set("g", n);\nmsg.payload = [n, global.get("g")];\nreturn msg;'),
+    fn('not-a-message', 'return 5;'),
+    fn('loop', 'while (true) {}', undefined, { timeout: 0.2 }),
+    fn('loop-default', 'for (;;) {}'),
+    node('tick', 'inject', 't2', { props: [{ p: 'payload', v: 'tick', vt: 'str' }], repeat: '0.05', once: false }, [['cap-tick']]),
+    ...['cap-multi-1', 'cap-multi-2', 'cap-skip-1', 'cap-skip-2', 'cap-later', 'cap-await', 'cap-promise', 'cap-init', 'cap-catch', 'cap-sandbox',
+      'cap-twin-a', 'cap-twin-b', 'cap-context', 'cap-not-a-message', 'cap-loop', 'cap-loop-default'].map((id) => cap(id)),
+    cap('cap-tick', 't2'),
+  ];
+
+  before(async () => {
+    server = await startServer({ functionTimeout: 300 });
+    capture = installCapture(server);
+    await deploy(server, flows);
+  });
+  after(() => server.dispose());
+
+  test('returns one message per output, and arrays of messages, with the input message id', async () => {
+    receive('multi', { _msgid: 'm-multi', payload: 21 });
+    assert.deepEqual(await waitPlain(capture, 'cap-multi-1'), [{ _msgid: 'm-multi', payload: 42 }]);
+    assert.deepEqual(await waitPlain(capture, 'cap-multi-2', 2), [{ _msgid: 'm-multi', payload: 'a' }, { _msgid: 'm-multi', payload: 'b' }]);
+    receive('skip', { _msgid: 'm-skip', payload: 1 });
+    assert.deepEqual(await waitPlain(capture, 'cap-skip-2'), [{ _msgid: 'm-skip', payload: 1 }]);
+    assert.deepEqual(capture.of('cap-skip-1'), []);
+  });
+
+  test('node.send and node.done work asynchronously; await and returned promises work', async () => {
+    receive('later', { _msgid: 'm-later' });
+    assert.deepEqual(await waitPlain(capture, 'cap-later'), [{ _msgid: 'm-later', payload: 'later' }]);
+    receive('await', { _msgid: 'm-await', payload: 0 });
+    assert.deepEqual(await waitPlain(capture, 'cap-await'), [{ _msgid: 'm-await', payload: 'awaited' }]);
+    receive('promise', { _msgid: 'm-promise' });
+    assert.deepEqual(await waitPlain(capture, 'cap-promise'), [{ _msgid: 'm-promise', payload: 'resolved' }]);
+  });
+
+  test('initialize runs before the first message is handled', async () => {
+    receive('init', { _msgid: 'm-init', payload: 5 });
+    assert.deepEqual(await waitPlain(capture, 'cap-init'), [{ _msgid: 'm-init', payload: 105 }]);
+  });
+
+  test('a thrown error reaches the catch node with the message', async () => {
+    receive('throw', { _msgid: 'm-throw', payload: 'x' });
+    const [caught] = await capture.waitFor('cap-catch');
+    assert.equal(caught._msgid, 'm-throw');
+    assert.equal(caught.payload, 'x');
+    assert.equal(caught.error.message, 'TypeError: kaboom');
+    assert.deepEqual(caught.error.source, { id: 'throw', type: 'function', name: 'throw', count: 1 });
+  });
+
+  test('the sandbox hides process and require and offers the Node-RED API', async () => {
+    receive('sandbox', { _msgid: 'm-sandbox' });
+    const [msg] = await waitPlain(capture, 'cap-sandbox');
+    assert.deepEqual(msg.payload, ['undefined', 'undefined', 'function', 'function', 'function', 'function', 'function', 'hello', 1, 't1/sandbox']);
+  });
+
+  test('nodes with identical code keep their own node object', async () => {
+    receive('twin-a', { _msgid: 'a' });
+    receive('twin-b', { _msgid: 'b' });
+    assert.deepEqual(await waitPlain(capture, 'cap-twin-a'), [{ _msgid: 'a', payload: 'twin-a' }]);
+    assert.deepEqual(await waitPlain(capture, 'cap-twin-b'), [{ _msgid: 'b', payload: 'twin-b' }]);
+  });
+
+  test('flow and global context are reachable', async () => {
+    receive('context', { _msgid: 'c1' });
+    receive('context', { _msgid: 'c2' });
+    const got = await waitPlain(capture, 'cap-context', 2);
+    assert.deepEqual(got.map((m: Msg) => m.payload), [[1, 1], [2, 2]]);
+  });
+
+  test('returning a non-message is reported and sends nothing', async () => {
+    receive('not-a-message', { _msgid: 'n' });
+    await eventually(() => server.logs.some((l) => l.includes('Function tried to send a message of type number')));
+    assert.deepEqual(capture.of('cap-not-a-message'), []);
+  });
+
+  test('an infinite loop is stopped (node timeout and global functionTimeout) while other flows keep running', async () => {
+    await capture.waitFor('cap-tick', 2);
+    receive('loop', { _msgid: 'm-loop' });
+    receive('loop-default', { _msgid: 'm-loop-default' });
+    const caught = await capture.waitFor('cap-catch', 3, 10_000);
+    const byId = new Map(caught.map((m) => [m._msgid, m.error]));
+    assert.equal(byId.get('m-loop').message, 'Error: Script execution timed out after 200ms');
+    assert.equal(byId.get('m-loop-default').message, 'Error: Script execution timed out after 300ms');
+    const ticks = capture.of('cap-tick').length;
+    await capture.waitFor('cap-tick', ticks + 2);
+    receive('multi', { _msgid: 'after-loop', payload: 1 });
+    await capture.waitFor('cap-multi-1', 2);
+    assert.equal(capture.of('cap-loop').length + capture.of('cap-loop-default').length, 0);
+  });
+
+  test('finalize runs when the node is removed; timers stop', async () => {
+    await deploy(server, flows.filter((n) => n.id !== 'init' && n.id !== 'tick'));
+    const global = server.instance.runtime.engine.context.getGlobalContext();
+    assert.equal(global.get('finalized'), 'init');
+  });
+});
+
+describe('function node external modules', () => {
+  test('libs are refused unless functionExternalModules allows them', async () => {
+    const server = await startServer();
+    try {
+      installCapture(server);
+      await deploy(server, [
+        { id: 't1', type: 'tab', label: 'x' },
+        fn('libs', 'return msg;', [[]], { libs: [{ var: 'os', module: 'os' }] }),
+      ]);
+      await eventually(() => server.logs.some((l) => l.includes('Failed to start node') && l.includes('functionExternalModules')));
+      assert.equal(server.instance.runtime.engine.nodes.get('libs'), undefined);
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  test('allowed libs are bound to their variable', async () => {
+    const server = await startServer({ functionExternalModules: true });
+    try {
+      const capture = installCapture(server);
+      await deploy(server, [
+        { id: 't1', type: 'tab', label: 'x' },
+        fn('libs', 'msg.payload = typeof os.hostname;\nreturn msg;', [['cap-libs']], { libs: [{ var: 'os', module: 'os' }] }),
+        cap('cap-libs'),
+      ]);
+      server.instance.runtime.engine.nodes.get('libs')!.receive({ _msgid: 'l' });
+      assert.deepEqual(await waitPlain(capture, 'cap-libs'), [{ _msgid: 'l', payload: 'function' }]);
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  test('functionAllowHostAccess exposes process and require', async () => {
+    const server = await startServer({ functionAllowHostAccess: true });
+    try {
+      const capture = installCapture(server);
+      await deploy(server, [
+        { id: 't1', type: 'tab', label: 'x' },
+        fn('host', 'msg.payload = [typeof process.pid, typeof require("node:path").join];\nreturn msg;', [['cap-host']]),
+        cap('cap-host'),
+      ]);
+      server.instance.runtime.engine.nodes.get('host')!.receive({ _msgid: 'h' });
+      assert.deepEqual(await waitPlain(capture, 'cap-host'), [{ _msgid: 'h', payload: ['number', 'function'] }]);
+    } finally {
+      await server.dispose();
+    }
+  });
+});

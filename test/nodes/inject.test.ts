@@ -1,0 +1,113 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+describe('inject node', () => {
+  let server: TestServer;
+  let capture: Capture;
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'inject', env: [{ name: 'WHO', value: 'tab', type: 'str' }] },
+      node('props', 'inject', {
+        props: [
+          { p: 'payload', v: '{"a":[1,2]}', vt: 'json' },
+          { p: 'topic', v: 'news', vt: 'str' },
+          { p: 'n', v: '42', vt: 'num' },
+          { p: 'flag', v: 'true', vt: 'bool' },
+          { p: 'who', v: 'WHO', vt: 'env' },
+          { p: 'deep.buf', v: '[1,2,3]', vt: 'bin' },
+          { p: 'sum', v: '1 + 2', vt: 'jsonata' },
+          { p: 'stamp', v: '', vt: 'date' },
+          { p: 'g', v: 'seed', vt: 'global' },
+        ],
+        once: true, onceDelay: 0,
+      }, [['cap-props']]),
+      node('legacy', 'inject', { payload: 'hello', payloadType: 'str', topic: 'old', once: true, onceDelay: 0.01 }, [['cap-legacy']]),
+      node('repeat', 'inject', { props: [{ p: 'payload', v: 'r', vt: 'str' }], repeat: '0.05' }, [['cap-repeat']]),
+      node('manual', 'inject', { props: [{ p: 'payload', v: 'm', vt: 'str' }], repeat: '' }, [['cap-manual']]),
+      node('cron', 'inject', { props: [{ p: 'payload' }], crontab: 'not a cron' }, [[]]),
+      ...['cap-props', 'cap-legacy', 'cap-repeat', 'cap-manual'].map((id) => node(id, 'test-capture')),
+    ];
+    server.instance.runtime.engine.context.getGlobalContext().set('seed', 'from-global');
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('once injects every typed property', async () => {
+    const before = Date.now();
+    const [msg] = await capture.waitFor('cap-props');
+    assert.equal(typeof msg._msgid, 'string');
+    assert.ok(msg.stamp <= Date.now() && msg.stamp >= before - 5000);
+    const { _msgid, stamp, ...rest } = msg;
+    assert.deepEqual(rest, {
+      payload: { a: [1, 2] }, topic: 'news', n: 42, flag: true, who: 'tab',
+      deep: { buf: Buffer.from([1, 2, 3]) }, sum: 3, g: 'from-global',
+    });
+  });
+
+  test('the legacy payload/topic form still works', async () => {
+    const [msg] = await capture.waitFor('cap-legacy');
+    assert.deepEqual({ payload: msg.payload, topic: msg.topic }, { payload: 'hello', topic: 'old' });
+  });
+
+  test('repeat injects on an interval and stops when the node is removed', async () => {
+    await capture.waitFor('cap-repeat', 3);
+    const r = await request(server.at('flows'), {
+      method: 'POST', headers: { 'Runtime-API-Version': 'v1' },
+      json: [{ id: 't1', type: 'tab', label: 'inject' }, node('cap-repeat', 'test-capture')],
+    });
+    assert.equal(r.status, 204);
+    const count = capture.of('cap-repeat').length;
+    await new Promise((res) => setTimeout(res, 200));
+    assert.equal(capture.of('cap-repeat').length, count);
+  });
+
+  test('an unsupported crontab is reported and nothing is injected without a trigger', async () => {
+    assert.ok(server.logs.some((l) => l.includes('not a cron') && l.includes('is not supported (expected 5 or 6 fields, got 3)')));
+    assert.deepEqual(capture.of('cap-manual'), []);
+  });
+});
+
+describe('inject node receive', () => {
+  test('node.receive({}) injects the configured properties', async () => {
+    const server = await startServer();
+    try {
+      const capture = installCapture(server);
+      const r = await request(server.at('flows'), {
+        method: 'POST', headers: { 'Runtime-API-Version': 'v1' },
+        json: [{ id: 't1', type: 'tab', label: 'x' }, node('manual', 'inject', { props: [{ p: 'payload', v: 'm', vt: 'str' }, { p: 'topic', vt: 'str' }], topic: 't' }, [['cap']]), node('cap', 'test-capture')],
+      });
+      assert.equal(r.status, 204);
+      server.instance.runtime.engine.nodes.get('manual')!.receive({ _msgid: 'x1' });
+      assert.deepEqual(await capture.waitFor('cap'), [{ _msgid: 'x1', payload: 'm', topic: 't' }]);
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  test('a six-field crontab fires every second', async () => {
+    const server = await startServer();
+    try {
+      const capture = installCapture(server);
+      const r = await request(server.at('flows'), {
+        method: 'POST', headers: { 'Runtime-API-Version': 'v1' },
+        json: [{ id: 't1', type: 'tab', label: 'x' }, node('cron', 'inject', { props: [{ p: 'payload', v: 'c', vt: 'str' }], crontab: '*/1 * * * * *' }, [['cap']]), node('cap', 'test-capture')],
+      });
+      assert.equal(r.status, 204);
+      const [a, b] = await capture.waitFor('cap', 2, 4000);
+      assert.deepEqual([a.payload, b.payload], ['c', 'c']);
+    } finally {
+      await server.dispose();
+    }
+  });
+});

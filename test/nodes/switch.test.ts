@@ -1,0 +1,125 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+const outputs = (id: string, n: number) => Array.from({ length: n }, (_, i) => [`${id}-${i + 1}`]);
+const caps = (id: string, n: number) => Array.from({ length: n }, (_, i) => node(`${id}-${i + 1}`, 'test-capture'));
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
+describe('switch node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  /** Which outputs of `id` got each message id, as `{output: [ids]}`. */
+  const routes = (id: string, n: number) =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [i + 1, capture.of(`${id}-${i + 1}`).map((m) => m._msgid)]));
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'switch' },
+      node('cmp', 'switch', {
+        property: 'payload', propertyType: 'msg', checkall: 'true', outputs: 5,
+        rules: [
+          { t: 'eq', v: 'a', vt: 'str' },
+          { t: 'gt', v: '10', vt: 'num' },
+          { t: 'btwn', v: '1', vt: 'num', v2: '5', v2t: 'num' },
+          { t: 'regex', v: '^HE', vt: 'str', case: true },
+          { t: 'else' },
+        ],
+      }, outputs('cmp', 5)),
+      node('first', 'switch', {
+        property: 'payload', checkall: 'false', outputs: 2,
+        rules: [{ t: 'nnull' }, { t: 'istype', v: 'string', vt: 'string' }],
+      }, outputs('first', 2)),
+      node('all', 'switch', {
+        property: 'payload', checkall: 'true', outputs: 2,
+        rules: [{ t: 'nnull' }, { t: 'istype', v: 'string', vt: 'string' }],
+      }, outputs('all', 2)),
+      node('prev', 'switch', { property: 'payload', rules: [{ t: 'neq', v: '', vt: 'prev' }], outputs: 1 }, outputs('prev', 1)),
+      node('kinds', 'switch', {
+        property: 'payload', checkall: 'true', outputs: 7,
+        rules: [
+          { t: 'hask', v: 'k', vt: 'str' },
+          { t: 'empty' },
+          { t: 'nempty' },
+          { t: 'cont', v: 'ell', vt: 'str' },
+          { t: 'true' },
+          { t: 'null' },
+          { t: 'eq', v: 'limit', vt: 'flow' },
+        ],
+      }, outputs('kinds', 7)),
+      node('parts', 'switch', {
+        property: 'payload', checkall: 'true', outputs: 3,
+        rules: [{ t: 'head', v: '1', vt: 'num' }, { t: 'index', v: '1', vt: 'num', v2: '2', v2t: 'num' }, { t: 'tail', v: '1', vt: 'num' }],
+      }, outputs('parts', 3)),
+      node('expr', 'switch', {
+        property: 'payload.a + payload.b', propertyType: 'jsonata', checkall: 'true', outputs: 2,
+        rules: [{ t: 'eq', v: '3', vt: 'num' }, { t: 'jsonata_exp', v: 'payload.a = 1', vt: 'jsonata' }],
+      }, outputs('expr', 2)),
+      ...caps('cmp', 5), ...caps('first', 2), ...caps('all', 2), ...caps('prev', 1), ...caps('kinds', 7), ...caps('parts', 3), ...caps('expr', 2),
+    ];
+    server.instance.runtime.engine.context.getFlowContext('t1').set('limit', 99);
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('comparison rules route to every matching output, else when none matched', async () => {
+    for (const [id, payload] of [['a', 'a'], ['12', 12], ['3', 3], ['hello', 'hello'], ['zzz', 'zzz'], ['ten', '10']] as const) {
+      receive('cmp', { _msgid: id, payload });
+    }
+    await capture.waitFor('cmp-5', 2);
+    await settle();
+    assert.deepEqual(routes('cmp', 5), { 1: ['a'], 2: ['12'], 3: ['3'], 4: ['hello'], 5: ['zzz', 'ten'] });
+    assert.deepEqual(capture.of('cmp-2')[0], { _msgid: '12', payload: 12 });
+  });
+
+  test('checkall "false" stops at the first match', async () => {
+    receive('first', { _msgid: 'x', payload: 'text' });
+    receive('all', { _msgid: 'y', payload: 'text' });
+    await capture.waitFor('all-2');
+    await settle();
+    assert.deepEqual(routes('first', 2), { 1: ['x'], 2: [] });
+    assert.deepEqual(routes('all', 2), { 1: ['y'], 2: ['y'] });
+    assert.notEqual(capture.of('all-1')[0], capture.of('all-2')[0], 'each output gets its own copy');
+  });
+
+  test('prev compares with the previous value', async () => {
+    for (const [id, payload] of [['p1', 1], ['p2', 1], ['p3', 2]] as const) receive('prev', { _msgid: id, payload });
+    await capture.waitFor('prev-1', 2);
+    await settle();
+    assert.deepEqual(routes('prev', 1), { 1: ['p1', 'p3'] });
+  });
+
+  test('key, emptiness, containment, boolean, null and context rules', async () => {
+    const inputs: [string, unknown][] = [['obj', { k: 1 }], ['empty', ''], ['str', 'hello'], ['yes', true], ['nul', null], ['ctx', 99]];
+    for (const [id, payload] of inputs) receive('kinds', { _msgid: id, payload });
+    await capture.waitFor('kinds-7');
+    await settle();
+    assert.deepEqual(routes('kinds', 7), { 1: ['obj'], 2: ['empty'], 3: ['obj', 'str'], 4: ['str'], 5: ['yes'], 6: ['nul'], 7: ['ctx'] });
+  });
+
+  test('head, index and tail use msg.parts', async () => {
+    for (let i = 0; i < 4; i++) receive('parts', { _msgid: `part${i}`, payload: i, parts: { id: 'g', index: i, count: 4 } });
+    await capture.waitFor('parts-3');
+    await settle();
+    assert.deepEqual(routes('parts', 3), { 1: ['part0'], 2: ['part1', 'part2'], 3: ['part3'] });
+  });
+
+  test('JSONata property and expression rules keep message order', async () => {
+    receive('expr', { _msgid: 'e1', payload: { a: 1, b: 2 } });
+    receive('expr', { _msgid: 'e2', payload: { a: 2, b: 1 } });
+    receive('expr', { _msgid: 'e3', payload: { a: 1, b: 5 } });
+    await capture.waitFor('expr-2', 2);
+    await capture.waitFor('expr-1', 2);
+    await settle();
+    assert.deepEqual(routes('expr', 2), { 1: ['e1', 'e2'], 2: ['e1', 'e3'] });
+  });
+});

@@ -1,0 +1,141 @@
+import { test, beforeEach, afterEach, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+
+type Conf = Record<string, unknown>;
+const cap = (id: string, z: string, wires: string[] = [], extra: Conf = {}): Conf => ({
+  id, type: 'test-capture', z, name: id, passthrough: true, x: 100, y: 100, wires: [wires], ...extra,
+});
+
+/** Chain A→B→C and D alone on t1; config node cfg used by E→F on t2 (the reference's example). */
+function base(): Conf[] {
+  return [
+    { id: 't1', type: 'tab', label: 'one' },
+    { id: 't2', type: 'tab', label: 'two' },
+    cap('A', 't1', ['B']),
+    cap('B', 't1', ['C']),
+    cap('C', 't1'),
+    cap('D', 't1'),
+    { id: 'cfg', type: 'test-capture', name: 'cfg', broker: 'one' },
+    cap('E', 't2', ['F'], { server: 'cfg' }),
+    cap('F', 't2'),
+  ];
+}
+
+function edit(flows: Conf[], id: string, patch: Conf): Conf[] {
+  return flows.map((n) => (n.id === id ? { ...n, ...patch } : n));
+}
+
+describe('deployment types restart exactly the expected nodes', () => {
+  let server: TestServer;
+  let capture: Capture;
+
+  const deploy = async (flows: Conf[], type: string) => {
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-Deployment-Type': type } });
+    assert.equal(r.status, 204, r.text);
+  };
+  /** Ids constructed since the last call. */
+  const restartedSince = (() => {
+    let last = new Map<string, number>();
+    return () => {
+      const now = new Map(capture.starts);
+      const changed = [...now].filter(([id, n]) => (last.get(id) ?? 0) !== n).map(([id]) => id).sort();
+      last = now;
+      return changed;
+    };
+  })();
+
+  beforeEach(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    await deploy(base(), 'full');
+    restartedSince();
+  });
+  afterEach(() => server.dispose());
+
+  test('full restarts everything', async () => {
+    await deploy(edit(base(), 'B', { info: 'x' }), 'full');
+    assert.deepEqual(restartedSince(), ['A', 'B', 'C', 'D', 'E', 'F', 'cfg']);
+  });
+
+  test('nodes restarts only the changed node', async () => {
+    await deploy(edit(base(), 'B', { info: 'x' }), 'nodes');
+    assert.deepEqual(restartedSince(), ['B']);
+  });
+
+  test('flows restarts the connected wiring component of the change', async () => {
+    await deploy(edit(base(), 'B', { info: 'x' }), 'flows');
+    assert.deepEqual(restartedSince(), ['A', 'B', 'C']);
+  });
+
+  test('moving a node restarts nothing', async () => {
+    await deploy(edit(base(), 'B', { x: 999, y: 5 }), 'nodes');
+    assert.deepEqual(restartedSince(), []);
+  });
+
+  test('a config node change restarts its users', async () => {
+    await deploy(edit(base(), 'cfg', { broker: 'two' }), 'nodes');
+    assert.deepEqual(restartedSince(), ['E', 'cfg']);
+  });
+
+  test('rewiring in a nodes deploy hot-swaps wires without a restart', async () => {
+    await deploy(edit(base(), 'A', { wires: [['D']] }), 'nodes');
+    assert.deepEqual(restartedSince(), []);
+    server.instance.runtime.engine.nodes.get('A')!.receive({ payload: 'via-new-wire' });
+    const got = await capture.waitFor('D');
+    assert.equal(got[0].payload, 'via-new-wire');
+    assert.equal(capture.of('B').length, 0);
+  });
+
+  test('a removed node closes with removed=true; a restarted one with removed=false', async () => {
+    const without = base().filter((n) => n.id !== 'C').map((n) => (n.id === 'B' ? { ...n, wires: [[]], info: 'y' } : n));
+    await deploy(without, 'nodes');
+    assert.deepEqual(capture.closes.get('C'), [{ removed: true }]);
+    assert.deepEqual(capture.closes.get('B'), [{ removed: false }]);
+    assert.equal(server.instance.runtime.engine.nodes.has('C'), false);
+  });
+
+  test('disabled nodes and tabs are stored but not run', async () => {
+    const flows = base().map((n) => (n.id === 'D' ? { ...n, d: true } : n.id === 't2' ? { ...n, disabled: true } : n));
+    await deploy(flows, 'full');
+    const live = server.instance.runtime.engine.nodes;
+    assert.equal(live.has('D'), false);
+    assert.equal(live.has('E'), false);
+    assert.equal(live.has('A'), true);
+    const stored = await request(server.at('flows'));
+    assert.equal(stored.body.length, flows.length);
+  });
+
+  test('messages flow along wires with the first delivery uncloned', async () => {
+    const msg: Record<string, unknown> = { payload: { deep: 1 } };
+    server.instance.runtime.engine.nodes.get('A')!.receive(msg);
+    const [got] = await capture.waitFor('C');
+    assert.equal(got, msg);
+    assert.equal(typeof got._msgid, 'string');
+  });
+});
+
+describe('missing types', () => {
+  test('a flow using an unknown type waits, others run, and it starts once the type registers', async () => {
+    const server = await startServer();
+    try {
+      const flows = [
+        { id: 't1', type: 'tab' },
+        { id: 't2', type: 'tab' },
+        { id: 'w', type: 'test-capture', z: 't1', x: 1, y: 1, wires: [] },
+        { id: 'ok', type: 'comment', z: 't2', x: 1, y: 1, wires: [] },
+      ];
+      const r = await request(server.at('flows'), { method: 'POST', json: flows });
+      assert.equal(r.status, 204);
+      assert.deepEqual((await request(server.at('flows/state'))).body, { state: 'start', missingTypes: ['test-capture'] });
+      assert.equal(server.instance.runtime.engine.nodes.has('ok'), true);
+      const capture = installCapture(server);
+      for (let i = 0; i < 100 && !capture.starts.has('w'); i++) await new Promise((res) => setTimeout(res, 10));
+      assert.equal(capture.starts.get('w'), 1);
+      assert.deepEqual((await request(server.at('flows/state'))).body, { state: 'start' });
+    } finally {
+      await server.dispose();
+    }
+  });
+});

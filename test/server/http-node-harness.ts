@@ -1,0 +1,70 @@
+import { Writable } from 'node:stream';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { resolveSettings } from '../../src/settings.js';
+import { createLogger } from '../../src/log.js';
+import type { Services } from '../../src/server/services.js';
+import { createHttpNodeApp, httpNodePlugin, httpServerFactory, type HttpNodeApp } from '../../src/server/http-node.js';
+
+export interface HttpNodeServer {
+  app: HttpNodeApp;
+  fastify: FastifyInstance;
+  base: string;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Registers sibling plugins first, the way app.ts registers the admin scope. */
+  beforeNode?: (fastify: FastifyInstance) => Promise<void>;
+  /** Use Fastify's own server instead of httpServerFactory (the prototype-swapping fallback). */
+  plainServer?: boolean;
+  /** RED.httpAdmin, passed to the plugin as app.ts would. */
+  adminRoutes?: HttpNodeApp;
+}
+
+/** A real Fastify server with only the http-node plugin (as app.ts mounts it) on 127.0.0.1:0. */
+export async function startHttpNode(raw: Record<string, unknown> = {}, options: StartOptions = {}): Promise<HttpNodeServer> {
+  const settings = resolveSettings({ userDir: '/nonexistent', ...raw });
+  const logs: string[] = [];
+  const log = createLogger(
+    'info',
+    new Writable({
+      write(chunk, _enc, cb) {
+        logs.push(...String(chunk).split('\n').filter(Boolean));
+        cb();
+      },
+    }),
+  );
+  const app = createHttpNodeApp(settings, log);
+  const fastify: FastifyInstance = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    routerOptions: { ignoreTrailingSlash: true },
+    serverFactory: options.plainServer ? undefined : httpServerFactory,
+  });
+  if (options.beforeNode) await options.beforeNode(fastify);
+  const services = { settings, log, httpNode: app } as unknown as Services;
+  await fastify.register(httpNodePlugin, { services, adminRoutes: options.adminRoutes, prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot });
+  await fastify.listen({ port: 0, host: '127.0.0.1' });
+  const address = fastify.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { app, fastify, base: `http://127.0.0.1:${port}`, logs, close: () => fastify.close() };
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+export async function call(url: string, init: RequestInit = {}): Promise<Answer> {
+  const res = await fetch(url, { redirect: 'manual', ...init, signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
