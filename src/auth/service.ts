@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Logger } from '../log.js';
 import type { AdminAuthConfig, Settings, UserConfig } from '../settings.js';
 import type { Storage } from '../storage/types.js';
@@ -53,7 +54,12 @@ class CredentialsAuth implements AuthService {
   private readonly users: Map<string, UserConfig>;
   private readonly throttle: LoginThrottle;
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
-  private readonly bcryptQueue = new WorkQueue(Math.max(1, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1), MAX_QUEUED_LOGINS);
+  // bcrypt is pure CPU: leave one core to the event loop (and one pool thread to file I/O), so a login
+  // storm cannot make the rest of the API or the flows' http-in routes sluggish.
+  private readonly bcryptQueue = new WorkQueue(
+    Math.max(1, Math.min((Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1, availableParallelism() - 1)),
+    MAX_QUEUED_LOGINS,
+  );
   private readonly timer: NodeJS.Timeout;
 
   constructor(

@@ -2,16 +2,16 @@
  * The function node: user JavaScript run per message with Node-RED's sandbox API. See
  * function-sandbox.ts for how code is compiled and isolated.
  *
- * Runaway code: a vm `timeout` makes Node start a watchdog thread per call (about 130 µs, against
- * about 35 ns for a direct call), so it is paid only where it can matter. A node's own `timeout`
- * (seconds) guards every call, as in Node-RED. The global `functionTimeout` (ms) guards calls
- * only for code that can spin (see mayRunAway); initialize and finalize are always guarded when
- * either limit is set.
+ * Runaway code: the time limit is the node's own `timeout` (seconds, as in Node-RED) or else the
+ * global `functionTimeout` (ms; 0 = none). It bounds every synchronous run of the node's code
+ * (message, initialize, finalize, timer and promise callbacks) through checks compiled into the
+ * code (function-guard.ts), so a call costs no watchdog; code without a limit is not instrumented.
  */
 import { types } from 'node:util';
 import { Node, type DoneFn, type Msg, type NodeConfig } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
-import { Sandbox, generate, mayRunAway, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './function-sandbox.js';
+import { Guard } from './function-guard.js';
+import { Sandbox, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './function-sandbox.js';
 
 type Timer = ReturnType<typeof setTimeout>;
 type NodeApi = Record<string, unknown>;
@@ -48,16 +48,16 @@ export default function (RED: RedApi) {
 
   class FunctionNode extends Node {
     outputCount: number;
-    private text = '';
+    /** Releases the compiled code in the sandbox ('' when compiling failed). */
+    private key = '';
     private compiled: Compiled | null = null;
     /** The code bound to this node, made on first use (see Sandbox.acquire). */
     private bound: BoundCode | null = null;
     private libs: Record<string, unknown>;
     private hasInit: boolean;
     private hasFin: boolean;
-    /** Watchdog for each message (0 = none) and for initialize/finalize. */
-    private callTimeout: number;
-    private onceTimeout: number;
+    /** Null when there is no time limit. */
+    private readonly guard: Guard | null;
     private autoDone: boolean;
     private usesNode: boolean;
     private api: NodeApi | null = null;
@@ -83,19 +83,18 @@ export default function (RED: RedApi) {
       };
       this.hasInit = parts.initialize !== '';
       this.hasFin = parts.finalize !== '';
-      const own = Number(config.timeout) > 0 ? Number(config.timeout) * 1000 : 0;
-      this.onceTimeout = own || defaultTimeout;
-      this.callTimeout = own || (defaultTimeout > 0 && mayRunAway(parts) ? defaultTimeout : 0);
+      const limit = Number(config.timeout) > 0 ? Number(config.timeout) * 1000 : defaultTimeout;
+      this.guard = limit > 0 ? new Guard(limit, this.name || this.id) : null;
       this.on('input', (msg: Msg, _send: unknown, done: DoneFn) => {
         if (this.ready) this.run(msg, done);
         else this.pending?.push({ msg, done });
       });
       this.on('close', () => this.shutdown());
       try {
-        this.text = generate(parts);
-        this.compiled = sandbox.acquire(this.text, `Function node:${this.id}${this.name ? ` [${this.name}]` : ''}`);
+        const acquired = sandbox.acquire(parts, this.guard !== null, `Function node:${this.id}${this.name ? ` [${this.name}]` : ''}`);
+        this.key = acquired.key;
+        this.compiled = acquired.compiled;
       } catch (err) {
-        this.text = '';
         this.pending = null;
         this.error(hostError(err));
         return;
@@ -161,10 +160,12 @@ export default function (RED: RedApi) {
           this.intervals.delete(timer);
         },
         libs,
+        guard: this.guard,
       };
     }
 
     private callback(fn: (...a: unknown[]) => void, args: unknown[]): void {
+      this.guard?.enter();
       try {
         fn(...args);
       } catch (err) {
@@ -205,10 +206,6 @@ export default function (RED: RedApi) {
       return api;
     }
 
-    private call(f: (a: unknown, b: unknown) => unknown, a: unknown, b: unknown, timeout: number): unknown {
-      return timeout > 0 ? Sandbox.guardedCall(this.compiled!.context, timeout, f, a, b) : f(a, b);
-    }
-
     private start(): void {
       const init = this.hasInit ? this.code().init : null;
       const ready = () => {
@@ -223,7 +220,8 @@ export default function (RED: RedApi) {
         this.error(hostError(err));
       };
       try {
-        (this.call(init as (a: unknown) => unknown, this.api!, undefined, this.onceTimeout) as Promise<unknown>).then(ready, failed);
+        this.guard?.enter();
+        (init(this.api) as Promise<unknown>).then(ready, failed);
       } catch (err) {
         failed(err);
       }
@@ -234,7 +232,8 @@ export default function (RED: RedApi) {
       const node = this.usesNode ? this.messageApi(msg, done) : this.api;
       let result: unknown;
       try {
-        result = this.call(code.body, msg, node, this.callTimeout);
+        this.guard?.enter();
+        result = code.body(msg, node);
       } catch (err) {
         done(hostError(err));
         return;
@@ -298,7 +297,8 @@ export default function (RED: RedApi) {
         const api = Object.create(this.api!) as NodeApi;
         api.send = () => this.error('Cannot send from close function');
         try {
-          this.call(fin as (a: unknown) => unknown, api, undefined, this.onceTimeout);
+          this.guard?.enter();
+          fin(api);
         } catch (err) {
           this.error(hostError(err));
         }
@@ -308,7 +308,7 @@ export default function (RED: RedApi) {
       this.timers.clear();
       this.intervals.clear();
       if (this.clearStatus) this.status({});
-      if (this.text) sandbox.release(this.text);
+      if (this.key) sandbox.release(this.key);
       this.compiled = null;
       this.bound = null;
     }

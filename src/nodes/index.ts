@@ -14,6 +14,14 @@ import complete from './complete.js';
 import link from './link.js';
 import httpIn from './http-in.js';
 import httpRequest from './http-request.js';
+import template from './template.js';
+import delay from './delay.js';
+import trigger from './trigger.js';
+import json from './json.js';
+import range from './range.js';
+import rbe from './filter.js';
+import sort from './sort.js';
+import batch from './batch.js';
 
 /** The module name the built-in node sets are listed under in GET /nodes. */
 export const CORE_MODULE = 'runnel';
@@ -33,6 +41,14 @@ const CORE_SETS: Record<string, (RED: RedApi) => void> = {
   link,
   httpin: httpIn,
   httprequest: httpRequest,
+  template,
+  delay,
+  trigger,
+  JSON: json,
+  range,
+  rbe,
+  sort,
+  batch,
 };
 
 export async function loadCoreNodes(runtime: Runtime): Promise<void> {

@@ -8,6 +8,9 @@ import { RunnelError } from '../errors.js';
 import { isValidPackageName } from './package.js';
 import { runNpm, ensureUserPackage } from './npm.js';
 
+/** Names npm's own validator refuses although they match the character rules. */
+const NPM_RESERVED = new Set(['node_modules', 'favicon.ico']);
+
 export type InstallTarget = { kind: 'registry'; name: string; version?: string } | { kind: 'path'; dir: string };
 
 /**
@@ -20,7 +23,8 @@ export function parseInstallTarget(module: string, version: string | undefined):
   if (/^[a-z][a-z0-9+.-]*:/i.test(module) && !/^[a-zA-Z]:[\\/]/.test(module)) throw invalid();
   if (/\.(tgz|tar|tar\.gz)$/i.test(module)) throw invalid();
   if (path.isAbsolute(module)) return { kind: 'path', dir: path.normalize(module) };
-  if (!isValidPackageName(module)) throw invalid();
+  // npm accepts names starting with '-', but such a name reads like a flag in every log and shell.
+  if (!isValidPackageName(module) || /(^|\/)@?-/.test(module) || NPM_RESERVED.has(module)) throw invalid();
   if (version !== undefined && !(semver.valid(version) || semver.validRange(version))) {
     throw new RunnelError('invalid_request', `Invalid version: ${version}`, 400);
   }

@@ -170,7 +170,7 @@ export class ModuleManager {
 
   /**
    * npm-installs `spec` and loads the module from `<userDir>/node_modules`. An upgrade swaps the
-   * code in place and restarts the flows so deployed nodes run the new version. Any failure puts
+   * code in place and restarts the nodes of its types so they run the new version. Any failure puts
    * the user dir and the registry back as they were.
    */
   private async installSpec(name: string, spec: string, source: ModuleSource): Promise<ModuleInfo> {
@@ -202,7 +202,7 @@ export class ModuleManager {
     this.records[name] = { source, version: loaded.version, sets: Object.fromEntries([...loaded.sets.values()].map((s) => [s.name, s.enabled])) };
     await this.persist();
     this.runtime.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
-    if (previous && this.isInUse(loaded)) await this.runtime.deploy({ type: 'reload', flows: [] });
+    if (previous) await this.runtime.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
     return loaded;
   }
 
@@ -212,11 +212,6 @@ export class ModuleManager {
     } catch (err) {
       this.runtime.log.error({ dir, err: errorMessage(err) }, 'could not reload the previous module version');
     }
-  }
-
-  private isInUse(mod: ModuleInfo): boolean {
-    const types = new Set([...mod.sets.values()].flatMap((s) => s.types));
-    return this.runtime.getFlows().flows.some((n) => types.has(n.type));
   }
 
   /** Where an uploaded tarball is kept while its module is installed (npm records it as `file:nodes/…`). */

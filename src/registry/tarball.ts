@@ -1,10 +1,17 @@
-import { open } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import { list, type ReadEntry } from 'tar';
 import { RunnelError } from '../errors.js';
 import { parseNodeModulePackage, type NodeModulePackage } from './package.js';
 
 const MAX_PACKAGE_JSON = 1024 * 1024;
+/** Packages compress 3–10×; anything expanding beyond both bounds is a decompression bomb. */
+const MAX_EXPANSION_RATIO = 100;
+const EXPANSION_FLOOR = 16 * 1024 * 1024;
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile', 'Directory']);
 const DEVICE_TYPES = new Set(['CharacterDevice', 'BlockDevice', 'FIFO']);
 
@@ -18,6 +25,7 @@ const reject = (code: string, message: string) => new RunnelError(code, message,
  */
 export async function inspectTarball(file: string): Promise<NodeModulePackage> {
   await assertGzip(file);
+  await assertNoBomb(file);
   let problem: RunnelError | undefined;
   let manifest: Buffer[] | undefined;
   let manifestSize = 0;
@@ -61,6 +69,25 @@ async function assertGzip(file: string): Promise<void> {
     if (bytesRead < 2 || buffer[0] !== 0x1f || buffer[1] !== 0x8b) throw reject('tarball_not_gzip', 'The upload is not a gzip-compressed tarball (.tgz)');
   } finally {
     await fh.close();
+  }
+}
+
+/** Inflates once without keeping anything, stopping as soon as the output passes the bound. */
+async function assertNoBomb(file: string): Promise<void> {
+  const limit = Math.max(EXPANSION_FLOOR, (await stat(file)).size * MAX_EXPANSION_RATIO);
+  let expanded = 0;
+  const bomb = reject('tarball_too_large', `The tarball expands to more than ${limit} bytes`);
+  const counter = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      expanded += chunk.length;
+      cb(expanded > limit ? bomb : null);
+    },
+  });
+  try {
+    await pipeline(createReadStream(file), createGunzip(), counter);
+  } catch (err) {
+    if (err === bomb) throw bomb;
+    throw reject('tarball_invalid', `The upload is not a readable gzip stream: ${(err as Error).message}`);
   }
 }
 

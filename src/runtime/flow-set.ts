@@ -3,6 +3,7 @@ import { Flow } from './flow.js';
 import { isActive, type ContainerInfo, type ParsedConfig } from './config.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import type { NodeErrorReport } from './types.js';
+import { startSubflowInstance } from './subflow.js';
 
 const GLOBAL = 'global';
 const SUBFLOW_TYPE = /^subflow:(.+)$/;
@@ -25,6 +26,8 @@ export class FlowSet {
   private readonly home = new Map<string, Flow>();
   /** Live config nodes (no x/y): they close after the nodes using them. */
   private readonly configIds = new Set<string>();
+  /** Ids of live subflow instances, nested ones included. */
+  private readonly liveInstances = new Set<string>();
 
   constructor(engine: Engine) {
     this.engine = engine;
@@ -49,7 +52,10 @@ export class FlowSet {
       if (node && conf) node.updateWires(conf.wires as string[][]);
     }
     const started = this.start(next);
-    this.engine.context.clean(new Set(next.all.keys()));
+    // Nested instances have derived ids the configuration does not list; their flow context stays.
+    const active = new Set(next.all.keys());
+    for (const id of this.liveInstances) active.add(id);
+    this.engine.context.clean(active);
     return started;
   }
 
@@ -60,7 +66,8 @@ export class FlowSet {
 
   private async stop(ids: string[], next: ParsedConfig | undefined): Promise<void> {
     if (ids.length === 0) return;
-    const removed = (id: string) => !next || !next.all.has(id) || !isActive(next, id);
+    // Shutting down (no next configuration) is not removal: Node-RED closes with removed=false.
+    const removed = (id: string) => next !== undefined && (!next.all.has(id) || !isActive(next, id));
     // Regular nodes close before the config nodes they may still be using.
     const regular = ids.filter((id) => !this.configIds.has(id));
     const configs = ids.filter((id) => this.configIds.has(id));
@@ -105,7 +112,7 @@ export class FlowSet {
       }
       for (const [id, conf] of tab.subflowInstances) {
         if (conf.d === true || this.home.has(id)) continue;
-        this.create(flow, conf, started);
+        this.createInstance(flow, conf, config, started);
       }
     }
     if (this.waiting.size) {
@@ -119,6 +126,17 @@ export class FlowSet {
     if (error === undefined) {
       this.home.set(conf.id, flow);
       if (!('x' in conf && 'y' in conf)) this.configIds.add(conf.id);
+      started.push(conf.id);
+      return;
+    }
+    this.errors.set(conf.id, { id: conf.id, type: conf.type, z: conf.z, error });
+    this.engine.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${error}`);
+  }
+
+  private createInstance(flow: Flow, conf: FlowNodeConfig, config: ParsedConfig, started: string[]): void {
+    const error = startSubflowInstance(flow, conf, { config, errors: this.errors, live: this.liveInstances });
+    if (error === undefined) {
+      this.home.set(conf.id, flow);
       started.push(conf.id);
       return;
     }

@@ -13,9 +13,9 @@ interface ScopedHandler {
 }
 
 /**
- * One running container of nodes: a tab, the global scope (config nodes with no tab), or later a
- * subflow instance. It owns its live nodes and routes their errors, status and completion events
- * to the catch, status and complete nodes in it.
+ * One running container of nodes: a tab, the global scope (config nodes with no tab), or a subflow
+ * instance (see subflow.ts, which extends this class). It owns its live nodes and routes their
+ * errors, status and completion events to the catch, status and complete nodes in it.
  */
 export class Flow {
   readonly engine: Engine;
@@ -73,19 +73,25 @@ export class Flow {
     const ctor = this.engine.registry.getConstructor(config.type);
     if (!ctor) return `type ${config.type} is not registered`;
     const conf = substituteEnv(config, (name) => this.getSetting(name)) as NodeConfig;
-    Object.defineProperty(conf, FLOW, { value: this, enumerable: false });
+    // A symbol key: invisible to JSON and Object.keys, and far cheaper than defineProperty per node.
+    conf[FLOW] = this;
     try {
       const node = new ctor(conf) as Node;
       if (!(node instanceof Node) || node.id !== config.id) {
         return `type ${config.type} did not call RED.nodes.createNode`;
       }
-      this.nodes.set(node.id, node);
-      this.engine.nodes.set(node.id, node);
-      this.handlersDirty = true;
+      this.adopt(node);
       return undefined;
     } catch (err) {
       return err instanceof Error ? err.message || String(err) : String(err);
     }
+  }
+
+  /** Makes a node built outside `createNode` (a subflow instance) live in this flow. */
+  adopt(node: Node): void {
+    this.nodes.set(node.id, node);
+    this.engine.nodes.set(node.id, node);
+    this.handlersDirty = true;
   }
 
   /** Closes one node and forgets it. */
@@ -103,14 +109,18 @@ export class Flow {
     if (removed) this.engine.events.emit('node-status', { id, status: {} });
   }
 
-  handleError(node: Node, err: unknown, msg: Msg): boolean {
+  /**
+   * Routes an error to this flow's catch nodes. `reporting` is the node whose id scoped catch
+   * nodes match: the node itself, or the subflow instance an unhandled error left.
+   */
+  handleError(node: Node, err: unknown, msg: Msg, reporting: Node = node): boolean {
     this.refreshHandlers();
     const count = (msg.error?.source?.id === node.id ? msg.error.source.count ?? 0 : 0) + 1;
     if (count > MAX_ERROR_LOOP) {
       this.engine.log.warn({ node: { id: node.id, type: node.type } }, 'Message exceeded maximum number of catches');
       return false;
     }
-    const id = node._alias ?? node.id;
+    const id = reporting._alias ?? reporting.id;
     let handled = false;
     for (const pass of [false, true]) {
       if (pass && handled) break;
@@ -126,14 +136,21 @@ export class Flow {
     return handled;
   }
 
-  handleStatus(node: Node, status: NodeStatus): void {
-    this.engine.events.emit('node-status', { id: node.id, status });
+  /**
+   * Publishes a status and routes it to this flow's status nodes; returns whether one took it.
+   * `reporting` plays the same part as in `handleError`; `mute` skips the event already published.
+   */
+  handleStatus(node: Node, status: NodeStatus, reporting: Node = node, mute = false): boolean {
+    if (!mute) this.engine.events.emit('node-status', { id: node.id, status });
     this.refreshHandlers();
-    const id = node._alias ?? node.id;
+    const id = reporting._alias ?? reporting.id;
+    let handled = false;
     for (const s of this.statusWatchers) {
       if (s.node === node || (s.scope && !s.scope.has(id))) continue;
       s.node.receive({ status: { ...status, source: { id: node.id, type: node.type, name: node.name } } });
+      handled = true;
     }
+    return handled;
   }
 
   handleComplete(node: Node, msg: Msg): void {

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { types } from 'node:util';
 import type { Flow } from './flow.js';
 import { cloneMessage, generateId } from './util/index.js';
+import { receiveWithHooks, sendWithHooks } from './hooked-delivery.js';
 
 export type Msg = Record<string, any>;
 export type SendFn = (msg: Msg | Msg[] | (Msg | Msg[] | null | undefined)[] | null | undefined) => void;
@@ -38,14 +39,15 @@ export interface NodeConfig {
  * because modules read them.
  */
 export class Node extends EventEmitter {
-  id!: string;
-  type!: string;
-  z?: string;
-  g?: string;
-  name?: string;
-  _alias?: string;
-  wires!: string[][];
-  credentials?: Record<string, unknown>;
+  // `declare`: no class-field initialisers, which would cost a define per field per node.
+  declare id: string;
+  declare type: string;
+  declare z?: string;
+  declare g?: string;
+  declare name?: string;
+  declare _alias?: string;
+  declare wires: string[][];
+  declare credentials?: Record<string, unknown>;
   declare _flow: Flow;
   declare _inputHandlers: InputHandler[];
   declare _closeHandlers: CloseHandler[];
@@ -106,6 +108,10 @@ export class Node extends EventEmitter {
     const wires = this.wires;
     if (wires.length === 0) return;
     const engine = this._flow.engine;
+    if (engine.hooks.anyMessageHook) {
+      sendWithHooks(this, msg);
+      return;
+    }
     if (!Array.isArray(msg)) {
       if (typeof msg !== 'object') {
         this.error(new Error('Non-message object returned'), undefined);
@@ -163,6 +169,12 @@ export class Node extends EventEmitter {
   /** Runs the input handlers for one delivered message. */
   _deliver(msg: Msg): void {
     if (this._closed) return;
+    const hooks = this._flow.engine.hooks;
+    if (hooks.active.onReceive || hooks.active.postReceive) receiveWithHooks(this, msg, () => this._handle(msg));
+    else this._handle(msg);
+  }
+
+  private _handle(msg: Msg): void {
     const handlers = this._inputHandlers;
     const done = this._doneHandlers > 0 ? makeDone(this, msg) : noDone;
     for (let i = 0; i < handlers.length; i++) {
@@ -251,6 +263,8 @@ const noDone: DoneFn = () => {};
 function makeDone(node: Node, msg: Msg): DoneFn {
   let pending = node._doneHandlers;
   return (err?: unknown) => {
+    const hooks = node._flow.engine.hooks;
+    if (hooks.active.onComplete) hooks.trigger('onComplete', { msg, error: err, node: { id: node.id, node } }, () => {});
     if (err) {
       node.error(err, msg);
       return;
@@ -279,8 +293,10 @@ function runCloseHandler(node: Node, handler: CloseHandler, removed: boolean): P
   });
 }
 
+/** Deployed configs are validated already, so the common case returns the array as it is. */
 function normaliseWires(wires: unknown): string[][] {
   if (!Array.isArray(wires)) return [];
+  if (wires.every((w) => Array.isArray(w) && w.every((id) => typeof id === 'string'))) return wires as string[][];
   return wires.map((w) => (Array.isArray(w) ? w.filter((id): id is string => typeof id === 'string') : []));
 }
 
@@ -307,16 +323,14 @@ export function initNode(node: Node, config: NodeConfig): void {
   if (config.name !== undefined) node.name = config.name;
   if (config._alias !== undefined) node._alias = config._alias;
   node.wires = normaliseWires(config.wires);
-  define(node, '_flow', flow);
-  define(node, '_inputHandlers', []);
-  define(node, '_closeHandlers', []);
-  define(node, '_doneHandlers', 0);
-  define(node, '_closed', false);
-  define(node, '_send', (msg: Parameters<SendFn>[0]) => node.send(msg));
-  const credentials = flow.engine.credentialsFor(config.id, config.type);
+  // Only _flow is hidden, as in Node-RED; the bookkeeping fields are plain properties (fast to create).
+  Object.defineProperty(node, '_flow', { value: flow, writable: true, enumerable: false, configurable: true });
+  node._inputHandlers = [];
+  node._closeHandlers = [];
+  node._doneHandlers = 0;
+  node._closed = false;
+  node._send = (msg: Parameters<SendFn>[0]) => node.send(msg);
+  // Nodes inside subflow instances keep their credentials under the template node id, as in Node-RED.
+  const credentials = flow.engine.credentialsFor(config._alias ?? config.id, config.type);
   if (credentials !== undefined) node.credentials = credentials;
-}
-
-function define(node: object, key: string, value: unknown): void {
-  Object.defineProperty(node, key, { value, writable: true, enumerable: false, configurable: true });
 }

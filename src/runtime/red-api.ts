@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -6,43 +7,78 @@ import type { NodeSetInfo, NodeConstructor, CredentialDefinition } from '../regi
 import { initNode, type Node, type NodeConfig } from './node.js';
 import { util } from './util/index.js';
 import { checkBearer } from '../auth/guard.js';
-import { settingsView } from './settings-view.js';
-import { createTranslator, type Catalogs } from './i18n.js';
+import { settingsViewFor, type NodeSettingDefinition } from './settings-view.js';
+import { catalogsFor, createTranslator, type Catalogs } from './i18n.js';
 import type { RouteHandler } from './http-types.js';
 
 /** The Node-RED version Runnel presents to modules (`"node-red": {"version": ">=3"}` checks). */
 export const NODE_RED_COMPAT_VERSION = '4.1.15';
 
 export interface RedApiOptions {
-  /** The module's directory, for RED.require and locales. */
+  /** The module's directory, for RED.require and RED.import. */
   moduleDir?: string;
-  /** i18n catalogs by language for this set's namespace. */
+  /** i18n catalogs by language from the set's `locales/` folder; their presence makes the set its own namespace. */
   catalogs?: Catalogs;
+}
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'audit';
+/** Node-RED's numeric levels, as passed to `RED.log.log({level, msg})`. */
+const LEVELS = { FATAL: 10, ERROR: 20, WARN: 30, INFO: 40, DEBUG: 50, TRACE: 60, AUDIT: 98, METRIC: 99 } as const;
+const LEVEL_NAMES: Record<number, Level> = { 10: 'fatal', 20: 'error', 30: 'warn', 40: 'info', 50: 'debug', 60: 'trace', 98: 'audit' };
+
+type Plugin = Record<string, unknown> & { id: string; type?: unknown; module: string };
+const pluginRegistries = new WeakMap<Runtime, Map<string, Plugin>>();
+
+function pluginsOf(runtime: Runtime): Map<string, Plugin> {
+  let plugins = pluginRegistries.get(runtime);
+  if (!plugins) pluginRegistries.set(runtime, (plugins = new Map()));
+  return plugins;
 }
 
 /**
  * Builds the RED object handed to one node set's `module.exports = function (RED) {…}`. Each set
- * gets its own object (its registerType attributes types to the set, RED._ uses its catalogs).
+ * gets its own object (its registerType attributes types to the set, RED._ uses its namespace);
+ * settings, hooks, plugins and message catalogs are shared by the whole runtime.
  */
 export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApiOptions = {}) {
   const { engine, registry } = runtime;
   const log = runtime.log;
-  const plugins = new Map<string, Record<string, unknown>>();
-  const moduleRequire = createRequire(path.join(options.moduleDir ?? runtime.settings.userDir, 'package.json'));
-  const userRequire = createRequire(path.join(runtime.settings.userDir, 'package.json'));
+  const settings = settingsViewFor(runtime.settings, NODE_RED_COMPAT_VERSION);
+  const lang = runtime.settings.extra?.lang;
+  const catalogs = catalogsFor(runtime.settings, typeof lang === 'string' ? lang : undefined);
+  // Node-RED: a set with a locales/ folder is its own namespace; otherwise it shares the module's.
+  const hasLocales = options.catalogs !== undefined && Object.keys(options.catalogs).length > 0;
+  const namespace = hasLocales ? `${set.module}/${set.name}` : set.module;
+  if (hasLocales) catalogs.register(namespace, options.catalogs!);
+  const plugins = pluginsOf(runtime);
+  const requireFromModule = options.moduleDir ? createRequire(path.join(options.moduleDir, 'package.json')) : undefined;
+  const requireFromUserDir = createRequire(path.join(path.resolve(runtime.settings.userDir), 'package.json'));
 
-  const logAt = (level: 'info' | 'warn' | 'error' | 'debug' | 'trace' | 'audit') => (msg: unknown) => {
-    if (msg !== null && typeof msg === 'object' && !(msg instanceof Error)) log[level]({ module: set.module, ...(msg as object) }, String((msg as { msg?: unknown }).msg ?? ''));
-    else log[level]({ module: set.module }, msg instanceof Error ? msg.message : String(msg));
+  const logAt = (level: Level) => (msg: unknown) => {
+    if (msg !== null && typeof msg === 'object' && !types.isNativeError(msg)) {
+      // The object's `msg` becomes the log line's message; the rest are its fields.
+      const { msg: text, ...fields } = msg as { msg?: unknown };
+      log[level]({ module: set.module, ...fields }, text === undefined ? '' : String(text));
+    } else log[level]({ module: set.module }, types.isNativeError(msg) ? msg.message : String(msg));
   };
+  const levelOf = (level: unknown): Level | undefined =>
+    typeof level === 'number' ? LEVEL_NAMES[level] : typeof level === 'string' && Object.values(LEVEL_NAMES).includes(level as Level) ? (level as Level) : undefined;
 
   return {
     nodes: {
       createNode(node: Node, config: NodeConfig) {
         initNode(node, config);
       },
-      registerType(type: string, ctor: NodeConstructor, opts?: { credentials?: CredentialDefinition; settings?: Record<string, unknown> }) {
+      registerType(type: string, ctor: NodeConstructor, opts?: { credentials?: CredentialDefinition; settings?: Record<string, NodeSettingDefinition> }) {
         registry.registerType(set, type, ctor, opts ?? {});
+        if (opts?.settings) {
+          try {
+            settings.registerNodeSettings(type, opts.settings);
+          } catch (err) {
+            // Node-RED's behaviour: the type stays registered, the settings are refused with a warning.
+            log.warn({ module: set.module, type }, `[${type}] ${(err as Error).message}`);
+          }
+        }
       },
       getNode(id: string) {
         return engine.nodes.get(id) ?? null;
@@ -61,48 +97,62 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
       },
     },
     util,
-    settings: settingsView(runtime.settings, NODE_RED_COMPAT_VERSION),
+    settings: settings.view,
     log: {
-      info: logAt('info'),
-      warn: logAt('warn'),
+      fatal: logAt('fatal'),
       error: logAt('error'),
+      warn: logAt('warn'),
+      info: logAt('info'),
       debug: logAt('debug'),
       trace: logAt('trace'),
       audit: logAt('audit'),
       metric: () => false,
+      /** `{level, msg}` with a numeric or named level; anything else (cron-plus passes a string) logs at info. */
       log: (entry: unknown) => {
-        const e = entry as { level?: unknown; msg?: unknown } | string;
-        if (typeof e === 'string' || e === null || typeof e !== 'object') return logAt('info')(e);
-        const level = typeof e.level === 'string' && ['error', 'warn', 'info', 'debug', 'trace', 'audit'].includes(e.level) ? e.level : 'info';
-        logAt(level as 'info')(e.msg);
+        if (entry === null || typeof entry !== 'object') return logAt('info')(entry);
+        const e = entry as { level?: unknown; msg?: unknown };
+        const level = levelOf(e.level);
+        if (level || e.level === LEVELS.METRIC) {
+          if (level) logAt(level)(e.msg);
+          return;
+        }
+        logAt('info')(e.msg ?? entry);
       },
-      FATAL: 10, ERROR: 20, WARN: 30, INFO: 40, DEBUG: 50, TRACE: 60, AUDIT: 98, METRIC: 99,
+      _: createTranslator('runtime', catalogs),
+      ...LEVELS,
     },
     events: runtime.events,
+    hooks: engine.hooks,
     comms: {
       publish(topic: string, data: unknown, retain?: boolean) {
         runtime.events.emit('comms', { topic, data, retain: retain === true });
       },
     },
     library: {
+      /** Node-RED keeps per-type library folders for the editor; a headless runtime only notes the type. */
       register(type: string) {
         log.debug({ module: set.module, type }, 'library type registered');
       },
     },
     plugins: {
       registerPlugin(id: string, definition: Record<string, unknown>) {
+        if (plugins.has(id)) throw new Error(`${id} already registered`);
         plugins.set(id, { ...definition, id, module: set.module });
+        if (typeof definition.onadd === 'function') (definition.onadd as () => void)();
       },
       get: (id: string) => plugins.get(id),
       getByType: (type: string) => [...plugins.values()].filter((p) => p.type === type),
     },
     version: () => NODE_RED_COMPAT_VERSION,
-    require: (name: string) => {
+    /** Resolves from the module's own directory first, then from the user directory. */
+    require: (name: string): unknown => {
+      if (!requireFromModule) return requireFromUserDir(name);
       try {
-        return moduleRequire(name);
+        requireFromModule.resolve(name);
       } catch {
-        return userRequire(name);
+        return requireFromUserDir(name);
       }
+      return requireFromModule(name);
     },
     import: (name: string) => import(name.startsWith('.') || path.isAbsolute(name) ? pathToFileURL(path.resolve(options.moduleDir ?? '.', name)).href : name),
     get httpNode() {
@@ -124,7 +174,7 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
                 next();
               } else {
                 if (result.wwwAuthenticate) res.setHeader('WWW-Authenticate', result.wwwAuthenticate);
-                res.statusCode = 401;
+                res.statusCode = result.status;
                 res.setHeader('Content-Type', 'application/json');
                 res.end(JSON.stringify({ code: result.code, message: result.message }));
               }
@@ -134,7 +184,7 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
         };
       },
     },
-    _: createTranslator(`${set.module}/${set.name}`, options.catalogs),
+    _: createTranslator(namespace, catalogs),
   };
 }
 

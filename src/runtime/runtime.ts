@@ -10,6 +10,7 @@ import { CredentialStore } from '../credentials/store.js';
 import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js';
 import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
+import { Hooks } from './hooks.js';
 import { Mutex } from './mutex.js';
 import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
@@ -83,6 +84,7 @@ export class Runtime {
       queue: new DeliveryQueue(),
       context: this.context,
       registry: this.registry,
+      hooks: new Hooks(),
       events: this.events,
       nodes: new Map<string, Node>(),
       credentialsFor: (id, type) => this.credentialsFor(id, type),
@@ -92,7 +94,10 @@ export class Runtime {
     this.modules = new ModuleManager(this);
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
     // A type arriving (module install, enable) may let waiting flows start.
-    this.registry.on('type-registered', () => this.scheduleStartWaiting());
+    this.registry.on('type-registered', (type: string) => {
+      this.events.emit('type-registered', type);
+      this.scheduleStartWaiting();
+    });
   }
 
   attachServer(server: Server): void {
@@ -123,6 +128,7 @@ export class Runtime {
       this.started = false;
       await this.flushCredentials();
       await this.flowSet.stopAll();
+      this.events.emit('flows:stopped', { config: { rev: this.active.rev }, type: 'full' });
       await this.context.close();
     });
   }
@@ -164,10 +170,11 @@ export class Runtime {
     const plan = this.credentials.plan(req.flows, req.credentials);
     const parsed = parseConfig(plan.flows, this.registry.isKnownType);
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
-    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev });
+    const json = JSON.stringify(plan.flows);
+    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
-    this.active = { flows: plan.flows, parsed, rev };
+    this.active = { flows: plan.flows, parsed, rev, v1: json };
     let stop: Set<string> | 'all' = 'all';
     let rewired: Iterable<string> = [];
     if (req.type !== 'full') {
@@ -178,6 +185,7 @@ export class Runtime {
       }
     }
     const restarted = await this.flowSet.apply(parsed, stop, rewired);
+    this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
     this.log.audit({ event: 'flows.set', user: req.user, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
     this.events.emit('flows:started', { config: { rev }, type: req.type });
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
@@ -188,10 +196,30 @@ export class Runtime {
   private async reload(user: string | undefined): Promise<DeployResult> {
     const old = this.active.rev;
     await this.flowSet.stopAll();
+    this.events.emit('flows:stopped', { config: { rev: old }, type: 'reload' });
     await this.loadFromStorage();
     const restarted = await this.flowSet.apply(this.active.parsed, 'all');
     this.log.audit({ event: 'flows.set', user, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
     return { rev: this.active.rev, restarted };
+  }
+
+  /**
+   * Restarts the deployed nodes of the given types (and the subflow instances containing them), so a
+   * module upgraded in place runs its new code without a full restart.
+   */
+  restartNodesOfTypes(types: ReadonlySet<string>): Promise<string[]> {
+    return this.mutex.run(async () => {
+      const parsed = this.active.parsed;
+      const ids = new Set<string>();
+      const templates = new Set<string>();
+      for (const conf of parsed.all.values()) {
+        if (!types.has(conf.type)) continue;
+        if (conf.z !== undefined && parsed.subflows.has(conf.z)) templates.add(conf.z);
+        else ids.add(conf.id);
+      }
+      for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
+      return this.flowSet.apply(parsed, ids);
+    });
   }
 
   private async loadFromStorage(): Promise<void> {

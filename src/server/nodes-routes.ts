@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
@@ -57,13 +57,35 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
   app.get<{ Params: ModuleParams }>('/nodes/:module', { ...read, schema: { params: moduleParams } }, async (request) => getModule(request.params));
   app.get<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...read, schema: { params: scopedParams } }, async (request) => getModule(request.params));
 
+  /** One audit line per install or removal attempt, whatever its outcome. */
+  const audited = async <T extends { name: string; version?: string } | void>(
+    request: FastifyRequest,
+    event: 'nodes.install' | 'nodes.remove',
+    fields: Record<string, unknown>,
+    task: () => Promise<T>,
+  ): Promise<T> => {
+    const who = { event, user: request.user?.username, ip: request.ip, reqId: request.id, ...fields };
+    try {
+      const result = await task();
+      const done = result ? { module: result.name, version: result.version } : {};
+      services.log.audit({ ...who, ...done, outcome: 'ok' }, event === 'nodes.install' ? 'node module installed' : 'node module removed');
+      return result;
+    } catch (err) {
+      const code = err instanceof RunnelError ? err.code : 'internal_error';
+      services.log.audit({ ...who, outcome: 'failed', code }, event === 'nodes.install' ? 'node module install failed' : 'node module removal failed');
+      throw err;
+    }
+  };
+
   app.post<{ Body: { module: string; version?: string } | undefined }>(
     '/nodes',
     { ...write, schema: { body: { content: { 'application/json': { schema: installBody } } } } },
     async (request) => {
-      if (request.isMultipart()) return moduleInfo(await installUpload(request));
-      if (!request.body) throw new RunnelError('invalid_request', 'Send {module} as JSON or a tarball as multipart/form-data', 400);
-      return moduleInfo(await modules.install(request.body.module, request.body.version));
+      if (request.isMultipart()) return moduleInfo(await audited(request, 'nodes.install', { source: 'upload' }, () => installUpload(request)));
+      const body = request.body;
+      if (!body) throw new RunnelError('invalid_request', 'Send {module} as JSON or a tarball as multipart/form-data', 400);
+      const requested = { requested: body.module.slice(0, 256), requestedVersion: body.version };
+      return moduleInfo(await audited(request, 'nodes.install', requested, () => modules.install(body.module, body.version)));
     },
   );
 
@@ -105,12 +127,11 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     async (request) => setSetEnabled(request.params, request.body.enabled),
   );
 
-  const remove = async (params: ModuleParams, reply: { code(n: number): { send(): unknown } }) => {
-    await modules.remove(moduleName(params));
+  const remove = async (request: FastifyRequest<{ Params: ModuleParams }>, reply: FastifyReply) => {
+    const name = moduleName(request.params);
+    await audited(request, 'nodes.remove', { module: name }, () => modules.remove(name));
     return reply.code(204).send();
   };
-  app.delete<{ Params: ModuleParams }>('/nodes/:module', { ...write, schema: { params: moduleParams } }, async (request, reply) => remove(request.params, reply));
-  app.delete<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams } }, async (request, reply) =>
-    remove(request.params, reply),
-  );
+  app.delete<{ Params: ModuleParams }>('/nodes/:module', { ...write, schema: { params: moduleParams } }, remove);
+  app.delete<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams } }, remove);
 };

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { NODE_RED_COMPAT_VERSION } from '../runtime/red-api.js';
+import { settingsViewFor } from '../runtime/settings-view.js';
 
 /** GET /settings: what a client (CLI, dashboard) needs to know about this runtime. */
 export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
@@ -19,6 +20,7 @@ export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async 
       functionTimeout: settings.functionTimeout,
       state: runtime.getState().state,
     };
+    settingsViewFor(settings, NODE_RED_COMPAT_VERSION).exportNodeSettings(body);
     if (request.user) body.user = { username: request.user.username, permissions: request.user.scope.length === 1 ? request.user.scope[0] : request.user.scope };
     return body;
   });

@@ -4,7 +4,7 @@ import { RunnelError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
 import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
-import { credsFileText, flowsFileText, loadFlowPair, revOf, type LoadedCreds, type PairPaths } from './flow-pair.js';
+import { credsFileText, flowsFileText, hashJson, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
 import { SerialQueue } from './serial-queue.js';
 import type {
   FlowsSnapshot, RuntimeConfig, SaveFlowsRequest, SessionRecord, Storage, StoredCredentials,
@@ -84,13 +84,13 @@ class FileStorage implements Storage {
       if (req.expectedRev !== undefined && req.expectedRev !== current.rev) {
         throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`, 409);
       }
-      const flowsJson = JSON.stringify(req.flows);
-      const rev = revOf(req.flows);
+      const flowsJson = req.json ?? JSON.stringify(req.flows);
+      const rev = hashJson(flowsJson);
       const doc: StoredCredentials | null = req.credentials === null ? current.creds.doc : structuredClone(req.credentials);
       // Credentials first: a crash between the two renames leaves new credentials tagged with
       // prevRev = the flows still on disk, which is exactly what the loader recognises and undoes.
       await writeFileAtomic(this.paths.creds, credsFileText(doc, rev, current.rev, this.pretty), { backup: true, mode: SECRET_FILE_MODE });
-      await writeFileAtomic(this.paths.flows, flowsFileText(req.flows, this.pretty), { backup: true });
+      await writeFileAtomic(this.paths.flows, this.pretty ? flowsFileText(req.flows, true) : flowsJson, { backup: true });
       this.state = { flowsJson, rev, creds: { doc, rev, prevRev: current.rev }, signature: await this.signature() };
       return { rev };
     });

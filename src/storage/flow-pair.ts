@@ -39,7 +39,12 @@ export interface LoadedPair {
 const NO_CREDS: LoadedCreds = { doc: null, rev: undefined, prevRev: undefined };
 
 export function revOf(flows: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(flows)).digest('hex');
+  return hashJson(JSON.stringify(flows));
+}
+
+/** The rev of flows already serialised compactly. */
+export function hashJson(json: string): string {
+  return createHash('sha256').update(json).digest('hex');
 }
 
 export function flowsFileText(flows: FlowNodeConfig[], pretty: boolean): string {

@@ -36,6 +36,8 @@ export interface SaveFlowsRequest {
   credentials: StoredCredentials | null;
   /** When given, the save only happens if the stored rev still equals it (compare-and-swap). */
   expectedRev?: string;
+  /** `JSON.stringify(flows)`, when the caller has it already (a 10,000-node config is megabytes). */
+  json?: string;
 }
 
 export interface SessionRecord {

@@ -1,0 +1,195 @@
+/**
+ * The batch node: makes message sequences (msg.parts {id, index, count}, id = the first
+ * message's _msgid). `mode` "count" groups every `count` messages, the last `overlap` of which
+ * start the next group; "interval" groups what arrived in each `interval` seconds (an empty
+ * interval sends `{payload: null}` when `allowEmptySequence`); "concat" joins one complete
+ * sequence of each of `topics`, in that order. `msg.reset` discards what is held.
+ */
+import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
+import type { RedApi } from '../runtime/red-api.js';
+import { bufferLimit } from './lib/seq-limit.js';
+
+interface Held {
+  msg: Msg;
+  send: SendFn;
+  done: DoneFn;
+}
+
+/** Sequences of one topic in concat mode, in arrival order of their first message. */
+interface TopicGroups {
+  groups: Map<unknown, { items: Held[]; count: number | undefined }>;
+}
+
+const TOO_MANY = 'Too many pending messages';
+const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
+
+export default function (RED: RedApi) {
+  const limit = bufferLimit(RED.settings as Record<string, unknown>);
+
+  /** Sends `items` as one sequence; `completeUpTo` of them are completed (the rest stay held). */
+  function sendSequence(items: Held[], clone: boolean, completeUpTo = items.length): void {
+    const id = items[0].msg._msgid;
+    const count = items.length;
+    for (let i = 0; i < count; i++) {
+      const msg = clone ? RED.util.cloneMessage(items[i].msg) : items[i].msg;
+      if (!has(msg, 'parts') || typeof msg.parts !== 'object' || msg.parts === null) msg.parts = {};
+      msg.parts.id = id;
+      msg.parts.index = i;
+      msg.parts.count = count;
+      items[i].send(msg);
+      if (i < completeUpTo) items[i].done();
+    }
+  }
+
+  const completeAll = (items: Held[]) => {
+    for (const h of items) h.done();
+  };
+
+  class BatchNode extends Node {
+    mode: string;
+    private pending: Held[] = [];
+    private topicGroups = new Map<string, TopicGroups>();
+    private concatCount = 0;
+    private timer: ReturnType<typeof setInterval> | undefined;
+
+    constructor(config: NodeConfig) {
+      super(config);
+      this.mode = String(config.mode || 'count');
+      this.on('close', () => this.clear());
+      if (this.mode === 'count') {
+        const count = Number(config.count || 1);
+        const overlap = Number(config.overlap || 0);
+        if (count <= overlap) {
+          this.error('Invalid count and overlap: overlap must be less than count');
+          return;
+        }
+        this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => this.byCount(count, overlap, { msg, send, done }));
+      } else if (this.mode === 'interval') {
+        const interval = Number(config.interval || 0) * 1000;
+        const allowEmpty = config.allowEmptySequence === true || config.allowEmptySequence === 'true';
+        const tick = () => this.flushInterval(allowEmpty);
+        if (interval > 0) this.timer = setInterval(tick, interval);
+        this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
+          if (has(msg, 'reset')) {
+            this.clear();
+            if (interval > 0) this.timer = setInterval(tick, interval);
+            done();
+            return;
+          }
+          this.hold({ msg, send, done });
+        });
+      } else if (this.mode === 'concat') {
+        const topics = (Array.isArray(config.topics) ? (config.topics as { topic?: unknown }[]) : []).map((t) => String(t?.topic));
+        this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => this.concat(topics, { msg, send, done }));
+      } else {
+        this.error(`unexpected mode "${this.mode}"`);
+      }
+    }
+
+    private byCount(count: number, overlap: number, held: Held): void {
+      if (has(held.msg, 'reset')) {
+        this.clear();
+        held.done();
+        return;
+      }
+      const queue = this.pending;
+      queue.push(held);
+      if (queue.length === count) {
+        // Overlapping messages are sent again with the next group, so each send gets a copy.
+        sendSequence(queue, overlap > 0, count - overlap);
+        this.pending = overlap === 0 ? [] : queue.slice(-overlap);
+      } else if (limit > 0 && queue.length > limit) {
+        for (const h of queue) h.done(TOO_MANY);
+        this.pending = [];
+      }
+    }
+
+    private hold(held: Held): void {
+      this.pending.push(held);
+      if (limit > 0 && this.pending.length > limit) {
+        const last = this.pending.pop()!;
+        completeAll(this.pending);
+        last.done(TOO_MANY);
+        this.pending = [];
+      }
+    }
+
+    private flushInterval(allowEmpty: boolean): void {
+      if (this.pending.length > 0) {
+        const items = this.pending;
+        this.pending = [];
+        sendSequence(items, false);
+      } else if (allowEmpty) {
+        this.send({ payload: null, parts: { id: RED.util.generateId(), index: 0, count: 1 } });
+      }
+    }
+
+    private concat(topics: string[], held: Held): void {
+      const msg = held.msg;
+      if (has(msg, 'reset')) {
+        this.clear();
+        held.done();
+        return;
+      }
+      if (!topics.includes(msg.topic)) {
+        held.done();
+        return;
+      }
+      const parts = msg.parts;
+      if (!parts || typeof parts !== 'object' || !has(parts, 'id') || !has(parts, 'index') || !has(parts, 'count')) {
+        held.done('msg.parts property is missing or incomplete');
+        return;
+      }
+      let byTopic = this.topicGroups.get(msg.topic);
+      if (!byTopic) {
+        byTopic = { groups: new Map() };
+        this.topicGroups.set(msg.topic, byTopic);
+      }
+      let group = byTopic.groups.get(parts.id);
+      if (!group) {
+        group = { items: [], count: undefined };
+        byTopic.groups.set(parts.id, group);
+      }
+      group.items.push(held);
+      group.count ??= parts.count;
+      this.concatCount++;
+      if (limit > 0 && this.concatCount > limit) {
+        for (const t of this.topicGroups.values()) for (const g of t.groups.values()) for (const h of g.items) h.done(TOO_MANY);
+        this.topicGroups.clear();
+        this.concatCount = 0;
+        return;
+      }
+      this.tryConcat(topics);
+    }
+
+    /** When every topic's oldest sequence is complete, they are sent as one. */
+    private tryConcat(topics: string[]): void {
+      const firsts: [TopicGroups, unknown, Held[]][] = [];
+      for (const topic of topics) {
+        const byTopic = this.topicGroups.get(topic);
+        const first = byTopic?.groups.entries().next().value;
+        if (!byTopic || !first || first[1].count !== first[1].items.length) return;
+        firsts.push([byTopic, first[0], first[1].items]);
+      }
+      const items: Held[] = [];
+      for (const [byTopic, id, groupItems] of firsts) {
+        byTopic.groups.delete(id);
+        items.push(...groupItems);
+      }
+      this.concatCount -= items.length;
+      sendSequence(items, true);
+    }
+
+    private clear(): void {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      completeAll(this.pending);
+      this.pending = [];
+      for (const t of this.topicGroups.values()) for (const g of t.groups.values()) completeAll(g.items);
+      this.topicGroups.clear();
+      this.concatCount = 0;
+    }
+  }
+
+  RED.nodes.registerType('batch', BatchNode);
+}

@@ -1,0 +1,73 @@
+/**
+ * The html node: selects elements of an HTML document with a CSS selector (the node's `tag`, or
+ * `msg.select` when the node has none) and returns each match's inner markup, text, attributes
+ * or complete markup, as one array or as one message per match carrying `msg.parts`.
+ */
+import * as cheerio from 'cheerio';
+import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
+import type { RedApi } from '../runtime/red-api.js';
+
+type Picker = ($: cheerio.CheerioAPI, el: any) => unknown;
+
+/** Markup is written in cheerio's XML form, as Node-RED does (void elements self-close). */
+const PICKERS: Record<string, Picker> = {
+  html: ($, el) => cheerio.load(($(el).html() ?? '').trim(), null, false).xml(),
+  text: ($, el) => $(el).text(),
+  attr: (_$, el) => ({ ...(el.attribs ?? {}) }),
+  compl: ($, el) => $.xml(el),
+};
+
+export default function (RED: RedApi) {
+  class HtmlNode extends Node {
+    private readonly property: string;
+    private readonly outproperty: string;
+    private readonly tag: string;
+    private readonly multi: boolean;
+    private readonly pick: Picker;
+
+    constructor(config: NodeConfig) {
+      super(config);
+      this.property = (config.property as string) || 'payload';
+      this.outproperty = (config.outproperty as string) || this.property;
+      this.tag = (config.tag as string) || '';
+      this.multi = config.as === 'multi';
+      this.pick = PICKERS[(config.ret as string) || 'html'] ?? PICKERS.html;
+      this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
+        const value = RED.util.getMessageProperty(msg, this.property);
+        if (value === undefined) {
+          send(msg);
+          done();
+          return;
+        }
+        try {
+          this.select(msg, String(value), send);
+          done();
+        } catch (err) {
+          done((err as Error).message);
+        }
+      });
+    }
+
+    private select(msg: Msg, html: string, send: SendFn): void {
+      const selector = this.tag || (typeof msg.select === 'string' ? msg.select : '');
+      const $ = cheerio.load(html, null, false);
+      const matches = $(selector).toArray();
+      const values = matches.map((el) => this.pick($, el));
+      if (!this.multi) {
+        RED.util.setMessageProperty(msg, this.outproperty, values);
+        send(msg);
+        return;
+      }
+      for (let index = 0; index < values.length; index++) {
+        // Node-RED skips empty results but still counts them in parts.count.
+        if (!values[index]) continue;
+        const m: Msg = RED.util.cloneMessage(msg);
+        RED.util.setMessageProperty(m, this.outproperty, values[index]);
+        m.parts = { id: msg._msgid, index, count: values.length, type: 'string', ch: '' };
+        send(m);
+      }
+    }
+  }
+
+  RED.nodes.registerType('html', HtmlNode);
+}

@@ -1,0 +1,50 @@
+/** The yaml node: a YAML string on `property` becomes a value, and an object becomes YAML. */
+import yaml from 'js-yaml';
+import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
+import type { RedApi } from '../runtime/red-api.js';
+
+export default function (RED: RedApi) {
+  class YamlNode extends Node {
+    private readonly property: string;
+    private readonly propertyOut: string;
+
+    constructor(config: NodeConfig) {
+      super(config);
+      this.property = (config.property as string) || 'payload';
+      this.propertyOut = (config.propertyOut as string) || this.property;
+      this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
+        const value = RED.util.getMessageProperty(msg, this.property);
+        if (value === undefined) {
+          send(msg);
+          done();
+          return;
+        }
+        let out: unknown;
+        if (typeof value === 'string') {
+          try {
+            out = yaml.load(value);
+          } catch (err) {
+            done((err as Error).message);
+            return;
+          }
+        } else if (typeof value === 'object' && value !== null && !Buffer.isBuffer(value)) {
+          try {
+            out = yaml.dump(value);
+          } catch {
+            done('Failed to convert payload');
+            return;
+          }
+        } else {
+          this.warn(Buffer.isBuffer(value) ? 'Cannot convert buffer to YAML' : 'Dropped: this node only handles YAML strings or js objects.');
+          done();
+          return;
+        }
+        RED.util.setMessageProperty(msg, this.propertyOut, out);
+        send(msg);
+        done();
+      });
+    }
+  }
+
+  RED.nodes.registerType('yaml', YamlNode);
+}

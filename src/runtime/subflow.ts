@@ -1,0 +1,165 @@
+import type { Engine } from './engine.js';
+import { Flow } from './flow.js';
+import { FLOW, type Msg, type Node, type NodeConfig, type NodeStatus } from './node.js';
+import { subflowTemplateId, type ParsedConfig } from './config.js';
+import type { FlowNodeConfig } from '../storage/types.js';
+import type { NodeErrorReport } from './types.js';
+import { SubflowInstanceNode, SubflowStatusNode } from './subflow-nodes.js';
+import { InstanceLayout, type InternalElement } from './subflow-template.js';
+import { evaluateSubflowEnv, mergeSubflowEnv } from './subflow-env.js';
+import type { EnvEntry } from './env.js';
+
+const PARENT_PREFIX = '$parent.';
+
+/** What starting instances needs from the FlowSet that owns them. */
+export interface InstanceHost {
+  /** The configuration being started: where templates are found. */
+  config: ParsedConfig;
+  /** Internal nodes whose constructor failed, by id (the FlowSet's error report). */
+  errors: Map<string, NodeErrorReport>;
+  /** Ids of every live instance, nested ones included (their flow context must survive cleaning). */
+  live: Set<string>;
+}
+
+/**
+ * A running subflow instance: a Flow inside its parent's, holding copies of the template's nodes.
+ * Its env is the template's, overridden per instance; errors and status that nothing inside takes
+ * continue in the parent flow as if they came from the instance node.
+ */
+export class SubflowFlow extends Flow {
+  readonly instance: SubflowInstanceNode;
+  private readonly envList: EnvEntry[];
+  private envValues: Map<string, unknown> | undefined;
+  private readonly hasStatusPort: boolean;
+
+  constructor(engine: Engine, instance: SubflowInstanceNode, instanceConf: FlowNodeConfig, template: FlowNodeConfig, parent: Flow) {
+    super(engine, instance.id, template, parent);
+    this.instance = instance;
+    this.hasStatusPort = Boolean(template.status);
+    this.envList = mergeSubflowEnv(template.env, instanceConf.env, {
+      template: engine.credentialsFor(template.id, template.type) ?? {},
+      instance: engine.credentialsFor(instance._alias ?? instance.id, instance.type) ?? {},
+    });
+  }
+
+  override get path(): string {
+    return `${this.parent!.path}/${this.instance._alias ?? this.instance.id}`;
+  }
+
+  override getSetting(name: string): unknown {
+    if (name.startsWith(PARENT_PREFIX)) return this.parent!.getSetting(name.slice(PARENT_PREFIX.length));
+    this.envValues ??= evaluateSubflowEnv(this.envList, (n) => this.parent!.getSetting(n), (text) => this.instance.warn(text));
+    if (this.envValues.has(name)) return this.envValues.get(name);
+    if (name === 'NR_SUBFLOW_NAME') return this.instance.name;
+    if (name === 'NR_SUBFLOW_ID') return this.instance.id;
+    if (name === 'NR_SUBFLOW_PATH') return this.path;
+    return this.parent!.getSetting(name);
+  }
+
+  override handleError(node: Node, err: unknown, msg: Msg, reporting: Node = node): boolean {
+    return super.handleError(node, err, msg, reporting) || this.parent!.handleError(node, err, msg, this.instance);
+  }
+
+  override handleStatus(node: Node, status: NodeStatus, reporting: Node = node, mute = false): boolean {
+    if (super.handleStatus(node, status, reporting, mute)) return true;
+    // With a status port the user decides what the instance shows; internal status stays inside.
+    return !this.hasStatusPort && this.parent!.handleStatus(node, status, this.instance, true);
+  }
+}
+
+/**
+ * Starts the instance `conf` (type `subflow:<id>`) in `parent`: its instance node, then the
+ * template's config nodes, nodes and nested instances. Returns the error text when the instance
+ * cannot start at all; failures of single internal nodes are reported in `host.errors`.
+ */
+export function startSubflowInstance(parent: Flow, conf: FlowNodeConfig, host: InstanceHost, chain: string[] = []): string | undefined {
+  const templateId = subflowTemplateId(conf.type);
+  const template = templateId === undefined ? undefined : host.config.subflows.get(templateId);
+  if (!template) return `subflow template ${templateId ?? conf.type} not found`;
+  if (chain.includes(template.id)) return `subflow ${template.id} contains an instance of itself`;
+  const engine = parent.engine;
+  const layout = new InstanceLayout(conf.id, template);
+  const instance = new SubflowInstanceNode(instanceNodeConfig(conf, parent));
+  const flow = new SubflowFlow(engine, instance, conf, template.config, parent);
+  // The instance's flow context must know its parent before any internal node asks for it.
+  engine.context.getFlowContext(conf.id, parent.contextId);
+  const internalConfigs = new Set<string>();
+  const internalIds: string[] = [];
+
+  instance.inputTargets = layout.inputTargets;
+  const attachPassthrough = () => {
+    instance.passthroughTargets = layout.passthroughOutputs.flatMap((o) => instance.wires[o] ?? []);
+  };
+  attachPassthrough();
+  const attached = layout.attached;
+  instance.onRewire = () => {
+    attachPassthrough();
+    for (const element of attached) engine.nodes.get(element.config.id)?.updateWires(layout.wiresFor(element, instance.wires));
+  };
+  instance.on('close', (removed: boolean, done: () => void) => {
+    void stopInternals(flow, internalIds, internalConfigs, removed).then(() => {
+      for (const id of internalIds) host.errors.delete(id);
+      host.live.delete(conf.id);
+      done();
+    });
+  });
+  parent.adopt(instance);
+  host.live.add(conf.id);
+
+  if (layout.statusId) {
+    const status = new SubflowStatusNode({ id: layout.statusId, type: 'subflow-status', z: conf.id, [FLOW]: flow }, instance);
+    flow.adopt(status);
+    internalIds.push(status.id);
+  }
+  const start = (element: InternalElement, nested: boolean) => {
+    const config = { ...element.config, wires: layout.wiresFor(element, instance.wires) };
+    const error = nested ? startSubflowInstance(flow, config, host, [...chain, template.id]) : flow.createNode(config);
+    if (error !== undefined) {
+      host.errors.set(config.id, { id: config.id, type: config.type, z: conf.id, error });
+      engine.log.error({ node: { id: config.id, type: config.type, z: conf.id } }, `Failed to start node: ${error}`);
+      return;
+    }
+    internalIds.push(config.id);
+  };
+  for (const element of orderConfigs(layout.configs)) {
+    start(element, false);
+    internalConfigs.add(element.config.id);
+  }
+  for (const element of layout.nodes) start(element, false);
+  for (const element of layout.instances) start(element, true);
+  return undefined;
+}
+
+function instanceNodeConfig(conf: FlowNodeConfig, parent: Flow): NodeConfig {
+  const config: NodeConfig = { id: conf.id, type: conf.type, wires: conf.wires as string[][], [FLOW]: parent };
+  for (const key of ['z', 'g', 'name', '_alias'] as const) if (typeof conf[key] === 'string') config[key] = conf[key];
+  return config;
+}
+
+/** Regular nodes close before the config nodes they may still be using, as in FlowSet. */
+async function stopInternals(flow: Flow, ids: string[], configs: Set<string>, removed: boolean): Promise<void> {
+  const regular = ids.filter((id) => !configs.has(id));
+  const configNodes = ids.filter((id) => configs.has(id));
+  for (const batch of [regular, configNodes]) await Promise.all(batch.map((id) => flow.stopNode(id, removed)));
+  // The editor clears the status of every node inside a stopped instance (stopNode did for removed ones).
+  if (!removed) for (const id of ids) flow.engine.events.emit('node-status', { id, status: {} });
+}
+
+/** Config nodes in dependency order, so one can getNode() another it references. */
+function orderConfigs(configs: InternalElement[]): InternalElement[] {
+  const byId = new Map(configs.map((e) => [e.config.id, e]));
+  const ordered: InternalElement[] = [];
+  const seen = new Set<string>();
+  const visit = (element: InternalElement) => {
+    if (seen.has(element.config.id)) return;
+    seen.add(element.config.id);
+    for (const [key, value] of Object.entries(element.config)) {
+      if (key === 'id' || key === 'z' || typeof value !== 'string') continue;
+      const dep = byId.get(value);
+      if (dep) visit(dep);
+    }
+    ordered.push(element);
+  };
+  configs.forEach(visit);
+  return ordered;
+}

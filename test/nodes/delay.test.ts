@@ -1,0 +1,148 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
+import register from '../../src/nodes/delay.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+/** Registers the node set unless the running server already has it built in. */
+function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
+  const runtime = server.instance.runtime;
+  if (runtime.registry.isKnownType(type)) return;
+  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
+}
+
+const settle = (ms = 50) => new Promise((r) => setTimeout(r, ms));
+
+/** Node-RED's delay defaults, as the editor writes them. */
+const delay = (extra: Conf): Conf => ({
+  pauseType: 'delay', timeout: '5', timeoutUnits: 'seconds', rate: '1', nbRateUnits: '1', rateUnits: 'second',
+  randomFirst: '1', randomLast: '5', randomUnits: 'seconds', drop: false, allowrate: false, outputs: 1, ...extra,
+});
+
+describe('delay node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const payloads = (name: string) => capture.of(name).map((m) => m.payload);
+  const deploy = async (flows: Conf[]) => {
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  };
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    ensureType(server, 'delay', 'delay', register);
+    const nodes: [string, Conf, number][] = [
+      ['fixed', delay({ timeout: '20', timeoutUnits: 'milliseconds' }), 1],
+      ['long', delay({ timeout: '1', timeoutUnits: 'seconds' }), 1],
+      ['delayv', delay({ pauseType: 'delayv', timeout: '10', timeoutUnits: 'milliseconds' }), 1],
+      ['random', delay({ pauseType: 'random', randomFirst: '5', randomLast: '15', randomUnits: 'milliseconds' }), 1],
+      ['rate', delay({ pauseType: 'rate', rate: '50', rateUnits: 'second' }), 1],
+      ['rate-slow', delay({ pauseType: 'rate', rate: '1', rateUnits: 'minute' }), 1],
+      ['rate-drop', delay({ pauseType: 'rate', rate: '1', rateUnits: 'minute', drop: true, outputs: 2 }), 2],
+      ['queue', delay({ pauseType: 'queue', rate: '20', rateUnits: 'second', outputs: 2 }), 2],
+      ['timed', delay({ pauseType: 'timed', rate: '20', rateUnits: 'second' }), 1],
+    ];
+    await deploy([
+      { id: 't1', type: 'tab', label: 'delay' },
+      ...nodes.map(([id, conf, outputs]) => node(id, 'delay', conf, outputs === 2 ? [[`cap-${id}`], [`cap-${id}-2`]] : [[`cap-${id}`]])),
+      ...nodes.flatMap(([id, , outputs]) => (outputs === 2 ? [`cap-${id}`, `cap-${id}-2`] : [`cap-${id}`]).map((c) => node(c, 'test-capture'))),
+    ]);
+  });
+  after(() => server.dispose());
+
+  test('a fixed delay keeps order and content', async () => {
+    receive('fixed', { _msgid: 'a', payload: 1 });
+    receive('fixed', { _msgid: 'b', payload: 2 });
+    assert.deepEqual(capture.of('cap-fixed'), []);
+    assert.deepEqual(await capture.waitFor('cap-fixed', 2), [{ _msgid: 'a', payload: 1 }, { _msgid: 'b', payload: 2 }]);
+  });
+
+  test('flush releases held messages at once (a count releases the oldest); reset drops them', async () => {
+    receive('long', { payload: 1 });
+    receive('long', { payload: 2 });
+    receive('long', { payload: 3 });
+    receive('long', { flush: 1 });
+    await capture.waitFor('cap-long', 1);
+    receive('long', { flush: true });
+    await capture.waitFor('cap-long', 3);
+    assert.deepEqual(payloads('cap-long'), [1, 2, 3]);
+    receive('long', { payload: 4 });
+    receive('long', { reset: true });
+    receive('long', { flush: true });
+    await settle();
+    assert.deepEqual(payloads('cap-long'), [1, 2, 3]);
+  });
+
+  test('delayv takes the delay from msg.delay', async () => {
+    receive('delayv', { payload: 'slow', delay: 60 });
+    receive('delayv', { payload: 'fast', delay: 1 });
+    await capture.waitFor('cap-delayv', 2);
+    assert.deepEqual(payloads('cap-delayv'), ['fast', 'slow']);
+  });
+
+  test('a random delay delivers every message', async () => {
+    for (let i = 0; i < 5; i++) receive('random', { payload: i });
+    const msgs = await capture.waitFor('cap-random', 5);
+    assert.deepEqual(msgs.map((m) => m.payload).sort(), [0, 1, 2, 3, 4]);
+  });
+
+  test('a rate limit sends the first message at once and queues the rest in order', async () => {
+    for (let i = 0; i < 4; i++) receive('rate', { payload: i });
+    await capture.waitFor('cap-rate', 4);
+    assert.deepEqual(payloads('cap-rate'), [0, 1, 2, 3]);
+  });
+
+  test('a queued rate limit releases on flush', async () => {
+    receive('rate-slow', { payload: 'first' });
+    receive('rate-slow', { payload: 'second' });
+    receive('rate-slow', { payload: 'third' });
+    await capture.waitFor('cap-rate-slow', 1);
+    await settle();
+    assert.deepEqual(payloads('cap-rate-slow'), ['first']);
+    receive('rate-slow', { flush: true });
+    await capture.waitFor('cap-rate-slow', 3);
+    assert.deepEqual(payloads('cap-rate-slow'), ['first', 'second', 'third']);
+  });
+
+  test('dropping rate limit sends the excess to the second output', async () => {
+    for (let i = 0; i < 3; i++) receive('rate-drop', { payload: i });
+    await capture.waitFor('cap-rate-drop-2', 2);
+    assert.deepEqual(payloads('cap-rate-drop'), [0]);
+    assert.deepEqual(payloads('cap-rate-drop-2'), [1, 2]);
+  });
+
+  test('the topic queue keeps the newest message per topic, one released per interval', async () => {
+    receive('queue', { topic: 'a', payload: 'a1' });
+    receive('queue', { topic: 'b', payload: 'b1' });
+    receive('queue', { topic: 'a', payload: 'a2' });
+    receive('queue', { payload: 'none' });
+    await capture.waitFor('cap-queue', 3);
+    assert.deepEqual(capture.of('cap-queue').map((m) => [m.topic, m.payload]), [['a', 'a2'], ['b', 'b1'], ['_none_', 'none']]);
+    assert.deepEqual(payloads('cap-queue-2'), ['a1']);
+  });
+
+  test('timed mode releases everything queued at each interval', async () => {
+    receive('timed', { topic: 'x', payload: 1 });
+    receive('timed', { topic: 'y', payload: 2 });
+    await capture.waitFor('cap-timed', 2);
+    assert.deepEqual(payloads('cap-timed'), [1, 2]);
+  });
+
+  test('redeploying discards held messages and stops every timer', async () => {
+    receive('long', { payload: 'held' });
+    // The flush above restarted the rate interval, so this waits in the queue.
+    receive('rate-slow', { payload: 'queued' });
+    await deploy([{ id: 't1', type: 'tab', label: 'delay' }]);
+    await settle(1100);
+    assert.deepEqual(payloads('cap-long'), [1, 2, 3]);
+    assert.deepEqual(payloads('cap-rate-slow'), ['first', 'second', 'third']);
+  });
+});

@@ -1,0 +1,111 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi } from '../../src/runtime/red-api.js';
+import exec from '../../src/nodes/exec.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+const NODE = JSON.stringify(process.execPath);
+const execNode = (id: string, command: string, extra: Conf = {}) =>
+  node(id, 'exec', { command, addpay: '', append: '', useSpawn: 'false', timer: '', oldrc: false, winHide: false, ...extra }, [[`${id}-out`], [`${id}-err`], [`${id}-rc`]]);
+const captures = (...ids: string[]) => ids.flatMap((id) => [`${id}-out`, `${id}-err`, `${id}-rc`]).map((id) => node(id, 'test-capture'));
+
+async function deploy(server: TestServer, nodes: Conf[]): Promise<void> {
+  const runtime = server.instance.runtime;
+  if (!runtime.registry.isKnownType('exec')) exec(createRedApi(runtime, runtime.registry.addSet('runnel', 'exec')));
+  const flows = [{ id: 't1', type: 'tab', label: 'exec' }, ...nodes, node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]), node('errors', 'test-capture')];
+  const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+  assert.equal(r.status, 204, r.text);
+}
+
+describe('exec node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    await deploy(server, [
+      execNode('echo', `${NODE} -e "console.log(process.argv.slice(1).join('|'))"`, { addpay: 'payload', append: 'tail' }),
+      execNode('fail', `${NODE} -e "console.error('bad'); process.exit(3)"`),
+      execNode('slow', `${NODE} -e "setTimeout(() => {}, 20000)"`, { timer: '0.3' }),
+      execNode('spawn', `${NODE} -e "console.log('out'); console.error('err'); process.exit(2)"`, { useSpawn: 'true' }),
+      execNode('hold', `${NODE} -e "console.log(process.pid); setTimeout(() => {}, 20000)"`, { useSpawn: 'true' }),
+      ...captures('echo', 'fail', 'slow', 'spawn', 'hold'),
+    ]);
+  });
+  after(() => server.dispose());
+
+  test('exec mode runs the command line through a shell with the payload and append arguments', async () => {
+    receive('echo', { _msgid: 'e', payload: 'hello world' });
+    const [rc] = await capture.waitFor('echo-rc');
+    assert.deepEqual(rc, { _msgid: 'e', payload: { code: 0 }, rc: { code: 0 } });
+    assert.deepEqual(capture.of('echo-out'), [{ _msgid: 'e', payload: 'hello|world|tail\n', rc: { code: 0 } }]);
+    assert.deepEqual(capture.of('echo-err'), []);
+  });
+
+  test('a failing command reports stderr and its exit code', async () => {
+    receive('fail', { _msgid: 'f', payload: 'ignored' });
+    const [rc] = await capture.waitFor('fail-rc');
+    const expected = { code: 3, message: `Command failed: ${NODE} -e "console.error('bad'); process.exit(3)"\nbad\n` };
+    assert.deepEqual(rc, { _msgid: 'f', payload: expected, rc: expected });
+    assert.deepEqual(capture.of('fail-err'), [{ _msgid: 'f', payload: 'bad\n', rc: expected }]);
+    assert.deepEqual(capture.of('fail-out'), [{ _msgid: 'f', payload: '', rc: expected }]);
+  });
+
+  test('a command running past the timeout is killed', async () => {
+    receive('slow', { _msgid: 's' });
+    const [rc] = await capture.waitFor('slow-rc', 1, 10_000);
+    assert.equal(rc.payload.code, null);
+    assert.equal(rc.payload.signal, 'SIGTERM');
+  });
+
+  test('spawn mode streams stdout and stderr and ends with the return code', async () => {
+    receive('spawn', { _msgid: 'p', payload: 'x' });
+    const [rc] = await capture.waitFor('spawn-rc');
+    assert.deepEqual(rc, { _msgid: 'p', payload: { code: 2 } });
+    assert.deepEqual(capture.of('spawn-out'), [{ _msgid: 'p', payload: 'out\n' }]);
+    assert.deepEqual(capture.of('spawn-err'), [{ _msgid: 'p', payload: 'err\n' }]);
+  });
+
+  test('closing the node kills its running commands', async () => {
+    receive('hold', { _msgid: 'h' });
+    const [out] = await capture.waitFor('hold-out');
+    const pid = Number(out.payload);
+    assert.ok(pid > 0);
+    const r = await request(server.at('flows'), { method: 'POST', json: [{ id: 't1', type: 'tab', label: 'exec' }], headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+    await eventually(() => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === 'ESRCH';
+      }
+    });
+  });
+});
+
+describe('exec node with execAllowed: false', () => {
+  let server: TestServer;
+  let capture: Capture;
+
+  before(async () => {
+    server = await startServer({ execAllowed: false });
+    capture = installCapture(server);
+    await deploy(server, [execNode('off', `${NODE} -e "1"`), ...captures('off')]);
+  });
+  after(() => server.dispose());
+
+  test('refuses to run, with an error catch nodes see', async () => {
+    server.instance.runtime.engine.nodes.get('off')!.receive({ _msgid: 'x', payload: 'rm -rf /' });
+    const [err] = await capture.waitFor('errors');
+    assert.equal(err.error.message, 'exec node disabled: the execAllowed setting is false');
+    assert.deepEqual(capture.of('off-rc'), []);
+  });
+});

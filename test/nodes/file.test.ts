@@ -1,0 +1,106 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startServer, request, tempDir, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi } from '../../src/runtime/red-api.js';
+import file from '../../src/nodes/file.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+const writer = (mode: string) => ({ filename: 'out/a.txt', filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: mode, encoding: 'none' });
+const reader = (format: string, extra: Conf = {}) => ({ filename: 'out/a.txt', filenameType: 'str', format, chunk: false, sendError: true, encoding: 'none', allProps: false, ...extra });
+
+describe('file and file in nodes', () => {
+  let server: TestServer;
+  let capture: Capture;
+  let dir: string;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+
+  before(async () => {
+    dir = await tempDir('runnel-files-');
+    server = await startServer({ fileWorkingDirectory: dir });
+    capture = installCapture(server);
+    const runtime = server.instance.runtime;
+    if (!runtime.registry.isKnownType('file')) file(createRedApi(runtime, runtime.registry.addSet('runnel', 'file')));
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'file' },
+      node('write', 'file', writer('true'), [['written']]),
+      node('append', 'file', writer('false'), [['written']]),
+      node('delete', 'file', writer('delete'), [['written']]),
+      node('by-msg', 'file', { ...writer('true'), filename: 'filename', filenameType: 'msg', appendNewline: false, encoding: 'base64' }, [['written']]),
+      node('utf8', 'file in', reader('utf8'), [['read']]),
+      node('lines', 'file in', reader('lines', { allProps: true }), [['read']]),
+      node('buffer', 'file in', reader(''), [['read']]),
+      node('stream', 'file in', reader('stream'), [['read']]),
+      node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
+      ...['written', 'read', 'errors'].map((id) => node(id, 'test-capture')),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(async () => {
+    await server.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('write creates the directory, append adds lines, and relative names resolve against fileWorkingDirectory', async () => {
+    receive('write', { _msgid: 'w1', payload: 'first' });
+    await capture.waitFor('written', 1);
+    receive('append', { _msgid: 'w2', payload: 'second' });
+    receive('append', { _msgid: 'w3', payload: { k: 1 } });
+    const written = await capture.waitFor('written', 3);
+    assert.deepEqual(written, [
+      { _msgid: 'w1', payload: 'first', filename: 'out/a.txt' },
+      { _msgid: 'w2', payload: 'second', filename: 'out/a.txt' },
+      { _msgid: 'w3', payload: { k: 1 }, filename: 'out/a.txt' },
+    ]);
+    assert.equal(await readFile(path.join(dir, 'out/a.txt'), 'utf8'), `first${os.EOL}second${os.EOL}{"k":1}${os.EOL}`);
+  });
+
+  test('file in reads the whole file as text, as lines with parts, and as a buffer', async () => {
+    receive('utf8', { _msgid: 'r1', topic: 't' });
+    const [text] = await capture.waitFor('read', 1);
+    assert.deepEqual(text, { _msgid: 'r1', topic: 't', filename: 'out/a.txt', payload: 'first\nsecond\n{"k":1}\n' });
+    receive('lines', { _msgid: 'r2', topic: 't', keep: 'me' });
+    const lines = (await capture.waitFor('read', 5)).slice(1);
+    assert.deepEqual(lines, ['first', 'second', '{"k":1}', ''].map((payload, index) => ({
+      _msgid: 'r2', topic: 't', keep: 'me', filename: 'out/a.txt', payload,
+      parts: index === 3 ? { index, count: 4, ch: '\n', type: 'string', id: 'r2' } : { index, ch: '\n', type: 'string', id: 'r2' },
+    })));
+    receive('buffer', { _msgid: 'r3' });
+    const [, , , , , buffer] = await capture.waitFor('read', 6);
+    assert.deepEqual(buffer, { _msgid: 'r3', filename: 'out/a.txt', payload: Buffer.from('first\nsecond\n{"k":1}\n') });
+    receive('stream', { _msgid: 'r4', topic: 's' });
+    const [, , , , , , chunk] = await capture.waitFor('read', 7);
+    assert.deepEqual(chunk, { topic: 's', filename: 'out/a.txt', _msgid: chunk._msgid, payload: Buffer.from('first\nsecond\n{"k":1}\n'), parts: { index: 0, count: 1, ch: '', type: 'buffer', id: 'r4' } });
+  });
+
+  test('a filename from the message and an encoding', async () => {
+    receive('by-msg', { _msgid: 'm1', filename: path.join(dir, 'b64.txt'), payload: 'aGVsbG8=' });
+    await capture.waitFor('written', 4);
+    assert.equal(await readFile(path.join(dir, 'b64.txt'), 'utf8'), 'hello');
+  });
+
+  test('delete removes the file; reading it then fails to catch nodes and to the output', async () => {
+    receive('delete', { _msgid: 'd1' });
+    await capture.waitFor('written', 5);
+    assert.equal(existsSync(path.join(dir, 'out/a.txt')), false);
+    receive('utf8', { _msgid: 'r5', payload: 'kept?' });
+    const [err] = await capture.waitFor('errors');
+    assert.equal(err._msgid, 'r5');
+    assert.match(err.error.message, /ENOENT/);
+    const out = await capture.waitFor('read', 8);
+    assert.equal(out[7]._msgid, 'r5');
+    assert.equal(out[7].payload, undefined);
+    assert.equal(out[7].error.code, 'ENOENT');
+    receive('delete', { _msgid: 'd2' });
+    const [, second] = await capture.waitFor('errors', 2);
+    assert.match(second.error.message, /^failed to delete file: Error: ENOENT/);
+  });
+});

@@ -1,0 +1,114 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import type { Msg } from '../../src/runtime/node.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z, name: id, x: 100, y: 100, wires, ...extra,
+});
+const fn = (id: string, func: string, extra: Conf = {}) => node(id, 'function', 't1', { func, outputs: 1, ...extra }, [[`cap-${id}`]]);
+const cap = (id: string, z = 't1') => node(id, 'test-capture', z);
+const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
+
+const deploy = async (server: TestServer, flows: Conf[]) => {
+  const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+  assert.equal(r.status, 204, r.text);
+};
+
+/** Whether the code the node runs was instrumented: its own source shows the inserted checks. */
+const SEES_CHECKS = 'msg.payload = arguments.callee.toString().includes(".check()");\nreturn msg;';
+
+const SPINS: Record<string, string> = {
+  'spin-while': 'if (msg.payload === "spin") { while (true) {} }\nmsg.payload = "ok";\nreturn msg;',
+  'spin-for': 'for (;;);',
+  'spin-do': 'do {} while (true)',
+  'spin-callback': '[1].forEach(function f(n) { while (true) {} });',
+  'spin-timer': 'setTimeout(() => { while (true) {} }, 1);\nreturn null;',
+  'spin-await': 'await new Promise((r) => setTimeout(r, 5));\nwhile (true) {}',
+  'spin-forged': '__g = { n: -1e9, check() {} }; __guard__ = __g; __scope__ = __g; globalThis.check = null;\nwhile (true) {}',
+};
+
+describe('function node time limit', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Msg) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const flows: Conf[] = [
+    { id: 't1', type: 'tab', label: 'functions' },
+    { id: 't2', type: 'tab', label: 'elsewhere' },
+    ...Object.entries(SPINS).map(([id, func]) => fn(id, func, id === 'spin-while' ? { timeout: 0.2 } : {})),
+    node('catch', 'catch', 't1', { scope: Object.keys(SPINS), uncaught: false }, [['cap-catch']]),
+    fn('names', 'msg.payload = [typeof __scope__, typeof __guard__, typeof __g];\nreturn msg;'),
+    fn('sees-checks', SEES_CHECKS),
+    ...['cap-catch', ...Object.keys(SPINS).map((id) => `cap-${id}`), 'cap-names', 'cap-sees-checks'].map((id) => cap(id)),
+    node('tick', 'inject', 't2', { props: [{ p: 'payload', v: 'tick', vt: 'str' }], repeat: '0.05', once: false }, [['cap-tick']]),
+    cap('cap-tick', 't2'),
+    node('in-alive', 'http in', 't2', { method: 'get', url: '/alive' }, [['fn-alive']]),
+    node('fn-alive', 'function', 't2', { func: 'msg.payload = "alive";\nreturn msg;', outputs: 1 }, [['out-alive']]),
+    node('out-alive', 'http response', 't2', { statusCode: '', headers: {} }),
+  ];
+
+  before(async () => {
+    server = await startServer({ functionTimeout: 300 });
+    capture = installCapture(server);
+    await deploy(server, flows);
+  });
+  after(() => server.dispose());
+
+  test('endless loops in the body, callbacks, timers and after await are stopped and reach the catch node', async () => {
+    await capture.waitFor('cap-tick', 2);
+    for (const id of Object.keys(SPINS)) receive(id, { _msgid: `m-${id}`, payload: 'spin' });
+    const caught = await capture.waitFor('cap-catch', Object.keys(SPINS).length, 20_000);
+    const bySource = new Map(caught.map((m) => [m.error.source.id, m]));
+    for (const id of Object.keys(SPINS)) {
+      const limit = id === 'spin-while' ? 200 : 300;
+      assert.equal(bySource.get(id)?.error.message, `RangeError: Function node ${id} ran longer than ${limit} ms`, id);
+    }
+    assert.equal(bySource.get('spin-await')?._msgid, 'm-spin-await');
+    for (const id of Object.keys(SPINS)) assert.deepEqual(capture.of(`cap-${id}`), [], id);
+  });
+
+  test('the node keeps working and other flows keep serving', async () => {
+    receive('spin-while', { _msgid: 'after', payload: 'fine' });
+    assert.deepEqual(plain(await capture.waitFor('cap-spin-while')), [{ _msgid: 'after', payload: 'ok' }]);
+    const ticks = capture.of('cap-tick').length;
+    await capture.waitFor('cap-tick', ticks + 2);
+    const r = await request(server.at('alive'));
+    assert.equal(r.status, 200);
+    assert.equal(r.text, 'alive');
+  });
+
+  test('user code sees none of the generated names, and its code is instrumented', async () => {
+    receive('names', { _msgid: 'n' });
+    assert.deepEqual(plain(await capture.waitFor('cap-names')), [{ _msgid: 'n', payload: ['undefined', 'undefined', 'undefined'] }]);
+    receive('sees-checks', { _msgid: 's' });
+    assert.deepEqual(plain(await capture.waitFor('cap-sees-checks')), [{ _msgid: 's', payload: true }]);
+  });
+});
+
+describe('function node without a time limit', () => {
+  test('functionTimeout 0 leaves code uninstrumented; a node timeout still applies', async () => {
+    const server = await startServer({ functionTimeout: 0 });
+    try {
+      const capture = installCapture(server);
+      await deploy(server, [
+        { id: 't1', type: 'tab', label: 'x' },
+        fn('sees-checks', SEES_CHECKS),
+        fn('own-limit', 'while (true) {}', { timeout: 0.1 }),
+        node('catch', 'catch', 't1', { scope: ['own-limit'], uncaught: false }, [['cap-catch']]),
+        cap('cap-sees-checks'),
+        cap('cap-own-limit'),
+        cap('cap-catch'),
+      ]);
+      const nodes = server.instance.runtime.engine.nodes;
+      nodes.get('sees-checks')!.receive({ _msgid: 's' });
+      assert.deepEqual(plain(await capture.waitFor('cap-sees-checks')), [{ _msgid: 's', payload: false }]);
+      nodes.get('own-limit')!.receive({ _msgid: 'o' });
+      const [caught] = await capture.waitFor('cap-catch', 1, 10_000);
+      assert.equal(caught.error.message, 'RangeError: Function node own-limit ran longer than 100 ms');
+    } finally {
+      await server.dispose();
+    }
+  });
+});

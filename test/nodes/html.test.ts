@@ -1,0 +1,56 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi } from '../../src/runtime/red-api.js';
+import html from '../../src/nodes/html.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+const PAGE = '<div><ul id="l"><li class="x" data-n="1">One <b>bold</b></li><li>Two<br></li></ul></div>';
+
+describe('html node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    const runtime = server.instance.runtime;
+    if (!runtime.registry.isKnownType('html')) html(createRedApi(runtime, runtime.registry.addSet('runnel', 'html')));
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'html' },
+      node('inner', 'html', { tag: 'li', ret: 'html', as: 'single' }, [['inner-out']]),
+      node('text', 'html', { tag: '', ret: 'text', as: 'multi', outproperty: 'found' }, [['text-out']]),
+      node('attr', 'html', { tag: 'li.x', ret: 'attr', as: 'single', property: 'page' }, [['attr-out']]),
+      node('compl', 'html', { tag: '#l > li', ret: 'compl', as: 'single' }, [['compl-out']]),
+      ...['inner-out', 'text-out', 'attr-out', 'compl-out'].map((id) => node(id, 'test-capture')),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('inner markup of every match, as one array', async () => {
+    receive('inner', { _msgid: 'i', payload: PAGE });
+    assert.deepEqual(await capture.waitFor('inner-out'), [{ _msgid: 'i', payload: ['One <b>bold</b>', 'Two<br/>'] }]);
+  });
+
+  test('text of each match as its own message with parts, selector from msg.select', async () => {
+    receive('text', { _msgid: 't', payload: PAGE, select: 'li' });
+    assert.deepEqual(await capture.waitFor('text-out', 2), [
+      { _msgid: 't', payload: PAGE, select: 'li', found: 'One bold', parts: { id: 't', index: 0, count: 2, type: 'string', ch: '' } },
+      { _msgid: 't', payload: PAGE, select: 'li', found: 'Two', parts: { id: 't', index: 1, count: 2, type: 'string', ch: '' } },
+    ]);
+  });
+
+  test('attributes and complete elements', async () => {
+    receive('attr', { _msgid: 'a', page: PAGE });
+    assert.deepEqual(await capture.waitFor('attr-out'), [{ _msgid: 'a', page: [{ class: 'x', 'data-n': '1' }] }]);
+    receive('compl', { _msgid: 'c', payload: PAGE });
+    assert.deepEqual(await capture.waitFor('compl-out'), [{ _msgid: 'c', payload: ['<li class="x" data-n="1">One <b>bold</b></li>', '<li>Two<br/></li>'] }]);
+  });
+});

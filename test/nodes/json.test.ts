@@ -1,0 +1,80 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
+import register from '../../src/nodes/json.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+/** Registers the node set unless the running server already has it built in. */
+function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
+  const runtime = server.instance.runtime;
+  if (runtime.registry.isKnownType(type)) return;
+  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
+}
+
+describe('json node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    ensureType(server, 'json', 'JSON', register);
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'json' },
+      node('toggle', 'json', { action: '', property: 'payload' }, [['cap-toggle']]),
+      node('pretty', 'json', { action: 'str', pretty: true, property: 'data.v' }, [['cap-pretty']]),
+      node('obj', 'json', { action: 'obj' }, [['cap-obj']]),
+      node('catch', 'catch', { scope: ['toggle'], uncaught: false }, [['cap-catch']]),
+      ...['cap-toggle', 'cap-pretty', 'cap-obj', 'cap-catch'].map((id) => node(id, 'test-capture')),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('the default action converts each way', async () => {
+    receive('toggle', { _msgid: 'a', payload: '{"a":[1,true]}' });
+    receive('toggle', { _msgid: 'b', payload: { b: 'x' } });
+    receive('toggle', { _msgid: 'c', payload: 5 });
+    receive('toggle', { _msgid: 'd', topic: 'no payload' });
+    assert.deepEqual(await capture.waitFor('cap-toggle', 4), [
+      { _msgid: 'a', payload: { a: [1, true] } },
+      { _msgid: 'b', payload: '{"b":"x"}' },
+      { _msgid: 'c', payload: '5' },
+      { _msgid: 'd', topic: 'no payload' },
+    ]);
+  });
+
+  test('"str" always gives a string, indented when pretty, on a nested property', async () => {
+    receive('pretty', { _msgid: 'p1', data: { v: { k: 1 } } });
+    receive('pretty', { _msgid: 'p2', data: { v: '{"left":"alone"}' } });
+    assert.deepEqual(await capture.waitFor('cap-pretty', 2), [
+      { _msgid: 'p1', data: { v: '{\n    "k": 1\n}' } },
+      { _msgid: 'p2', data: { v: '{"left":"alone"}' } },
+    ]);
+  });
+
+  test('"obj" leaves values alone and parses strings', async () => {
+    receive('obj', { _msgid: 'o1', payload: { k: 1 } });
+    receive('obj', { _msgid: 'o2', payload: '[1,2]' });
+    assert.deepEqual(await capture.waitFor('cap-obj', 2), [{ _msgid: 'o1', payload: { k: 1 } }, { _msgid: 'o2', payload: [1, 2] }]);
+  });
+
+  test('invalid JSON is an error for catch nodes and nothing is sent', async () => {
+    const before = capture.of('cap-toggle').length;
+    receive('toggle', { _msgid: 'bad', payload: '{not json' });
+    const [msg] = await capture.waitFor('cap-catch');
+    assert.equal(msg._msgid, 'bad');
+    assert.equal(msg.payload, '{not json');
+    assert.equal(msg.error.source.id, 'toggle');
+    assert.match(msg.error.message, /JSON/);
+    assert.equal(capture.of('cap-toggle').length, before);
+  });
+});

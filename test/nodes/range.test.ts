@@ -1,0 +1,74 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
+import register from '../../src/nodes/range.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+/** Registers the node set unless the running server already has it built in. */
+function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
+  const runtime = server.instance.runtime;
+  if (runtime.registry.isKnownType(type)) return;
+  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
+}
+
+describe('range node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const range = (action: string, extra: Conf = {}) => ({ minin: '0', maxin: '10', minout: '0', maxout: '100', action, round: false, property: 'payload', ...extra });
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    ensureType(server, 'range', 'range', register);
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'range' },
+      node('scale', 'range', range('scale'), [['cap-scale']]),
+      node('clamp', 'range', range('clamp'), [['cap-clamp']]),
+      node('roll', 'range', range('roll', { minout: '0', maxout: '10' }), [['cap-roll']]),
+      node('drop', 'range', range('drop'), [['cap-drop']]),
+      node('round', 'range', range('scale', { maxout: '1', round: true, property: 'v' }), [['cap-round']]),
+      ...['cap-scale', 'cap-clamp', 'cap-roll', 'cap-drop', 'cap-round'].map((id) => node(id, 'test-capture')),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  const values = async (name: string, count: number, prop = 'payload') => (await capture.waitFor(name, count)).map((m) => m[prop]);
+
+  test('scale maps linearly and extrapolates; numeric strings count; other values are dropped', async () => {
+    for (const payload of [5, -2, 15, '2.5', 'abc']) receive('scale', { payload });
+    receive('scale', { topic: 'no payload' });
+    const msgs = await capture.waitFor('cap-scale', 5);
+    assert.deepEqual(msgs.map((m) => m.payload), [50, -20, 150, 25, undefined]);
+    assert.equal(msgs[4].topic, 'no payload');
+  });
+
+  test('clamp limits the input to its range', async () => {
+    for (const payload of [-5, 5, 50]) receive('clamp', { payload });
+    assert.deepEqual(await values('cap-clamp', 3), [0, 50, 100]);
+  });
+
+  test('roll wraps the input into its range', async () => {
+    for (const payload of [12, -3, 10]) receive('roll', { payload });
+    assert.deepEqual(await values('cap-roll', 3), [2, 7, 0]);
+  });
+
+  test('drop discards out-of-range input', async () => {
+    for (const payload of [-1, 3, 11, 10]) receive('drop', { payload });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(await values('cap-drop', 2), [30, 100]);
+  });
+
+  test('round gives integers, on the configured property', async () => {
+    for (const v of [4, 6]) receive('round', { v });
+    assert.deepEqual(await values('cap-round', 2, 'v'), [0, 1]);
+  });
+});

@@ -1,0 +1,78 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
+import register from '../../src/nodes/sort.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+/** Registers the node set unless the running server already has it built in. */
+function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
+  const runtime = server.instance.runtime;
+  if (runtime.registry.isKnownType(type)) return;
+  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
+}
+
+describe('sort node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    ensureType(server, 'sort', 'sort', register);
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'sort' },
+      node('elems', 'sort', { target: 'payload', targetType: 'msg', msgKey: 'payload', msgKeyType: 'elem', order: 'ascending', as_num: false }, [['cap-elems']]),
+      node('nums', 'sort', { target: 'data', targetType: 'msg', msgKeyType: 'elem', order: 'descending', as_num: true }, [['cap-nums']]),
+      node('by-exp', 'sort', { target: 'payload', targetType: 'msg', msgKey: 'age', msgKeyType: 'jsonata', order: 'ascending' }, [['cap-by-exp']]),
+      node('seq', 'sort', { target: '', targetType: 'seq', seqKey: 'payload', seqKeyType: 'msg', order: 'ascending', as_num: true }, [['cap-seq']]),
+      node('seq-exp', 'sort', { targetType: 'seq', seqKey: '$length(payload)', seqKeyType: 'jsonata', order: 'descending' }, [['cap-seq-exp']]),
+      ...['cap-elems', 'cap-nums', 'cap-by-exp', 'cap-seq', 'cap-seq-exp'].map((id) => node(id, 'test-capture')),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('an array property is sorted by its elements; non-arrays are not sent', async () => {
+    receive('elems', { _msgid: 'x', payload: 'not an array' });
+    receive('elems', { _msgid: 'a', payload: ['pear', 'apple', 'fig'] });
+    assert.deepEqual(await capture.waitFor('cap-elems'), [{ _msgid: 'a', payload: ['apple', 'fig', 'pear'] }]);
+  });
+
+  test('as_num compares as numbers, descending', async () => {
+    receive('nums', { _msgid: 'n', data: ['9', '10', '1'] });
+    assert.deepEqual(await capture.waitFor('cap-nums'), [{ _msgid: 'n', data: ['10', '9', '1'] }]);
+  });
+
+  test('a JSONata key is evaluated per element', async () => {
+    receive('by-exp', { _msgid: 'e', payload: [{ n: 'a', age: 30 }, { n: 'b', age: 20 }] });
+    assert.deepEqual(await capture.waitFor('cap-by-exp'), [{ _msgid: 'e', payload: [{ n: 'b', age: 20 }, { n: 'a', age: 30 }] }]);
+  });
+
+  test('a message sequence is collected, sorted and renumbered', async () => {
+    const payloads = ['3', '10', '1'];
+    payloads.forEach((payload, index) => receive('seq', { _msgid: `s${index}`, payload, parts: { id: 'g', index, count: 3 } }));
+    receive('seq', { _msgid: 'loose', payload: '0' });
+    const msgs = await capture.waitFor('cap-seq', 3);
+    assert.deepEqual(msgs, [
+      { _msgid: 's2', payload: '1', parts: { id: 'g', index: 0, count: 3 } },
+      { _msgid: 's0', payload: '3', parts: { id: 'g', index: 1, count: 3 } },
+      { _msgid: 's1', payload: '10', parts: { id: 'g', index: 2, count: 3 } },
+    ]);
+  });
+
+  test('a sequence sorts by a JSONata key; count may come with the last message only', async () => {
+    receive('seq-exp', { _msgid: 'q0', payload: 'bb', parts: { id: 'h', index: 0 } });
+    receive('seq-exp', { _msgid: 'q1', payload: 'ccc', parts: { id: 'h', index: 1 } });
+    receive('seq-exp', { _msgid: 'q2', payload: 'a', parts: { id: 'h', index: 2, count: 3 } });
+    const msgs = await capture.waitFor('cap-seq-exp', 3);
+    assert.deepEqual(msgs.map((m) => [m._msgid, m.parts.index]), [['q1', 0], ['q0', 1], ['q2', 2]]);
+  });
+});

@@ -1,0 +1,178 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
+import split from '../../src/nodes/split.js';
+import join from '../../src/nodes/join.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+/** Registers a core set on the running server unless the runtime already knows the type. */
+function ensureSet(server: TestServer, type: string, name: string, register: (RED: RedApi) => void): void {
+  const runtime = server.instance.runtime;
+  if (!runtime.registry.isKnownType(type)) register(createRedApi(runtime, runtime.registry.addSet('runnel', name)));
+}
+
+/** Strips what differs from run to run (ids) so messages can be compared exactly. */
+const shape = (m: Record<string, any>) => {
+  const { _msgid, ...rest } = m;
+  assert.equal(typeof _msgid, 'string');
+  if (rest.parts) rest.parts = { ...rest.parts, id: typeof rest.parts.id };
+  return rest;
+};
+
+describe('split and join nodes', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    ensureSet(server, 'split', 'split', split);
+    ensureSet(server, 'join', 'join', join);
+    const reduce = { mode: 'reduce', reduceExp: '$A + payload', reduceInit: '0', reduceInitType: 'num', reduceFixup: '$A / $N' };
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'split-join' },
+      node('rt', 'split', { splt: '\\n', spltType: 'str', arraySplt: 1, arraySpltType: 'len', stream: false, addname: '' }, [['pieces', 'rt-join']]),
+      node('rt-join', 'join', { mode: 'auto' }, [['joined']]),
+      node('obj', 'split', { addname: 'topic' }, [['obj-pieces']]),
+      node('len', 'split', { splt: '3', spltType: 'len', arraySplt: 2, arraySpltType: 'len' }, [['len-pieces', 'len-join']]),
+      node('len-join', 'join', { mode: 'auto' }, [['len-joined']]),
+      node('bin', 'split', { splt: '[0]', spltType: 'bin' }, [['bin-pieces', 'bin-join']]),
+      node('bin-join', 'join', { mode: 'auto' }, [['bin-joined']]),
+      node('stream', 'split', { splt: ',', spltType: 'str', stream: true }, [['stream-pieces']]),
+      node('count', 'join', { mode: 'custom', build: 'string', joiner: '-', joinerType: 'str', count: '3', timeout: '' }, [['count-out']]),
+      node('timeout', 'join', { mode: 'custom', build: 'array', count: '', timeout: '0.1', property: 'payload', propertyType: 'msg' }, [['timeout-out']]),
+      node('kv', 'join', { mode: 'custom', build: 'object', key: 'topic', count: '2', accumulate: false }, [['kv-out']]),
+      node('merged', 'join', { mode: 'custom', build: 'merged', count: '' }, [['merged-out']]),
+      node('full', 'join', { mode: 'custom', build: 'array', propertyType: 'full', count: '2' }, [['full-out']]),
+      node('buf', 'join', { mode: 'custom', build: 'buffer', joiner: '[44]', joinerType: 'bin', count: '2' }, [['buf-out']]),
+      node('red-split', 'split', {}, [['red']]),
+      node('red', 'join', reduce, [['red-out']]),
+      node('right-split', 'split', {}, [['right']]),
+      node('right', 'join', { mode: 'reduce', reduceExp: '$A & payload', reduceInit: '', reduceInitType: 'str', reduceRight: true }, [['right-out']]),
+      ...['pieces', 'joined', 'obj-pieces', 'len-pieces', 'len-joined', 'bin-pieces', 'bin-joined', 'stream-pieces', 'count-out', 'timeout-out', 'kv-out',
+        'merged-out', 'full-out', 'buf-out', 'red-out', 'right-out'].map((id) => node(id, 'test-capture')),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('a string splits on the separator with Node-RED parts and joins back', async () => {
+    receive('rt', { payload: 'a\nb\nc', topic: 't' });
+    const pieces = await capture.waitFor('pieces', 3);
+    assert.deepEqual(pieces.map(shape), ['a', 'b', 'c'].map((payload, index) => ({
+      payload, topic: 't', parts: { id: 'string', type: 'string', ch: '\n', index, count: 3 },
+    })));
+    assert.equal(new Set(pieces.map((m) => m.parts.id)).size, 1);
+    const [joined] = await capture.waitFor('joined');
+    assert.deepEqual(shape(joined), { payload: 'a\nb\nc', topic: 't' });
+  });
+
+  test('arrays, objects and buffers round-trip through split and join', async () => {
+    receive('rt', { payload: [1, { x: [2] }, 'three'] });
+    receive('rt', { payload: { a: 1, b: [2, 3] } });
+    receive('rt', { payload: Buffer.from('x\ny') });
+    receive('rt', { payload: { outer: true }, parts: { id: 'outer', index: 4, count: 9, type: 'array' } });
+    const joined = await capture.waitFor('joined', 5);
+    assert.deepEqual(joined.slice(1).map(shape), [
+      { payload: [1, { x: [2] }, 'three'] },
+      { payload: { a: 1, b: [2, 3] } },
+      { payload: Buffer.from('x\ny') },
+      { payload: { outer: true }, parts: { id: 'string', index: 4, count: 9, type: 'array' } },
+    ]);
+  });
+
+  test('object pieces carry their key in parts and in the addname property', async () => {
+    receive('obj', { payload: { k1: 'v1', k2: 'v2' } });
+    const pieces = await capture.waitFor('obj-pieces', 2);
+    assert.deepEqual(pieces.map(shape), [
+      { payload: 'v1', topic: 'k1', parts: { id: 'string', type: 'object', key: 'k1', index: 0, count: 2 } },
+      { payload: 'v2', topic: 'k2', parts: { id: 'string', type: 'object', key: 'k2', index: 1, count: 2 } },
+    ]);
+  });
+
+  test('fixed-length pieces of strings and arrays carry len and rejoin', async () => {
+    receive('len', { payload: 'abcdefg' });
+    receive('len', { payload: [1, 2, 3, 4, 5] });
+    const pieces = await capture.waitFor('len-pieces', 6);
+    assert.deepEqual(pieces.map(shape), [
+      ...['abc', 'def', 'g'].map((payload, index) => ({ payload, parts: { id: 'string', type: 'string', ch: '', len: 3, count: 3, index } })),
+      ...[[1, 2], [3, 4], [5]].map((payload, index) => ({ payload, parts: { id: 'string', type: 'array', count: 3, len: 2, index } })),
+    ]);
+    const joined = await capture.waitFor('len-joined', 2);
+    assert.deepEqual(joined.map(shape), [{ payload: 'abcdefg' }, { payload: [1, 2, 3, 4, 5] }]);
+  });
+
+  test('a buffer splits on a byte sequence and joins back, a trailing separator included', async () => {
+    receive('bin', { payload: Buffer.from([1, 0, 2, 0]) });
+    const pieces = await capture.waitFor('bin-pieces', 3);
+    assert.deepEqual(pieces.map((m) => [m.payload, m.parts.index, m.parts.count, m.parts.ch, m.parts.type]), [
+      [Buffer.from([1]), 0, 3, [0], 'buffer'],
+      [Buffer.from([2]), 1, 3, [0], 'buffer'],
+      [Buffer.alloc(0), 2, 3, [0], 'buffer'],
+    ]);
+    const [joined] = await capture.waitFor('bin-joined');
+    assert.deepEqual(joined.payload, Buffer.from([1, 0, 2, 0]));
+  });
+
+  test('stream mode carries the remainder into the next message and keeps counting', async () => {
+    receive('stream', { payload: 'a,b,c' });
+    receive('stream', { payload: 'd,e' });
+    const pieces = await capture.waitFor('stream-pieces', 3);
+    assert.deepEqual(pieces.map((m) => [m.payload, m.parts.index, m.parts.count]), [['a', 0, undefined], ['b', 1, undefined], ['cd', 2, undefined]]);
+  });
+
+  test('manual join by count builds a string with the joiner', async () => {
+    for (const p of ['x', 'y', 'z']) receive('count', { payload: p, topic: p });
+    const [out] = await capture.waitFor('count-out');
+    assert.deepEqual(shape(out), { payload: 'x-y-z', topic: 'z' });
+  });
+
+  test('manual join sends what it has when the timeout expires', async () => {
+    receive('timeout', { payload: 1 });
+    receive('timeout', { payload: 2 });
+    const [out] = await capture.waitFor('timeout-out', 1, 3000);
+    assert.deepEqual(shape(out), { payload: [1, 2] });
+  });
+
+  test('a key/value object, msg.complete and msg.reset', async () => {
+    receive('kv', { topic: 'a', payload: 1 });
+    receive('kv', { topic: 'b', payload: 2 });
+    const [first] = await capture.waitFor('kv-out');
+    assert.deepEqual(shape(first), { topic: 'b', payload: { a: 1, b: 2 } });
+    receive('merged', { payload: { a: 1 } });
+    receive('merged', { payload: { b: 2 }, complete: true });
+    receive('merged', { payload: { gone: 1 } });
+    receive('merged', { reset: true });
+    receive('merged', { payload: { c: 3 }, complete: true });
+    const merged = await capture.waitFor('merged-out', 2);
+    assert.deepEqual(merged.map(shape), [{ payload: { a: 1, b: 2 } }, { payload: { c: 3 } }]);
+  });
+
+  test('whole messages and buffers join manually', async () => {
+    receive('full', { payload: 1, topic: 'a' });
+    receive('full', { payload: 2, topic: 'b' });
+    const [full] = await capture.waitFor('full-out');
+    assert.deepEqual(full.payload.map(shape), [{ payload: 1, topic: 'a' }, { payload: 2, topic: 'b' }]);
+    receive('buf', { payload: Buffer.from('ab') });
+    receive('buf', { payload: 'cd' });
+    const [buf] = await capture.waitFor('buf-out');
+    assert.deepEqual(buf.payload, Buffer.from('ab,cd'));
+  });
+
+  test('reduce folds a sequence with $A, $N and a fix-up, left and right', async () => {
+    receive('red-split', { payload: [2, 4, 9] });
+    const [avg] = await capture.waitFor('red-out');
+    assert.deepEqual(shape(avg), { payload: 5 });
+    receive('right-split', { payload: ['a', 'b', 'c'] });
+    const [rev] = await capture.waitFor('right-out');
+    assert.deepEqual(shape(rev), { payload: 'cba' });
+  });
+});

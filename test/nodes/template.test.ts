@@ -1,0 +1,96 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
+import register from '../../src/nodes/template.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+/** Registers the node set unless the running server already has it built in. */
+function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
+  const runtime = server.instance.runtime;
+  if (runtime.registry.isKnownType(type)) return;
+  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
+}
+
+describe('template node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    ensureType(server, 'template', 'template', register);
+    const context = server.instance.runtime.engine.context;
+    context.getFlowContext('t1').set('name', 'Flo');
+    context.getGlobalContext().set('greeting', 'Hi');
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'template', env: [{ name: 'WHO', value: 'env-who', type: 'str' }] },
+      node('mustache', 'template', { template: '{{global.greeting}} {{payload}} ({{topic}}) from {{flow.name}} as {{env.WHO}}{{missing}}.', syntax: 'mustache', field: 'payload', fieldType: 'msg', output: 'str' }, [['cap-mustache']]),
+      node('escape', 'template', { template: '{{payload}} {{{payload}}}{{#list}}[{{.}}]{{/list}}', field: 'out' }, [['cap-escape']]),
+      node('json', 'template', { template: '{"text": "{{payload}}", "n": {{n}}}', output: 'json' }, [['cap-json']]),
+      node('yaml', 'template', { template: 'name: {{payload}}\nitems:\n  - 1\n  - 2', output: 'yaml' }, [['cap-yaml']]),
+      node('plain', 'template', { template: 'raw {{payload}}', syntax: 'plain' }, [['cap-plain']]),
+      node('from-msg', 'template', { template: '' }, [['cap-from-msg']]),
+      node('to-flow', 'template', { template: 'stored {{payload}}', field: 'rendered', fieldType: 'flow' }, [['cap-to-flow']]),
+      node('bad-json', 'template', { template: '{oops {{payload}}', output: 'json' }),
+      node('catch', 'catch', { scope: ['bad-json'], uncaught: false }, [['cap-catch']]),
+      ...['cap-mustache', 'cap-escape', 'cap-json', 'cap-yaml', 'cap-plain', 'cap-from-msg', 'cap-to-flow', 'cap-catch'].map((id) => node(id, 'test-capture')),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('mustache reads the message, flow and global context and env', async () => {
+    receive('mustache', { _msgid: 'm1', payload: 'world', topic: 't' });
+    assert.deepEqual(await capture.waitFor('cap-mustache'), [{ _msgid: 'm1', payload: 'Hi world (t) from Flo as env-who.', topic: 't' }]);
+  });
+
+  test('double braces escape HTML, triple braces do not; sections iterate', async () => {
+    receive('escape', { _msgid: 'e1', payload: '<b>', list: [1, 2] });
+    const [msg] = await capture.waitFor('cap-escape');
+    assert.equal(msg.out, '&lt;b&gt; <b>[1][2]');
+    assert.equal(msg.payload, '<b>');
+  });
+
+  test('JSON output escapes control characters and is parsed', async () => {
+    receive('json', { _msgid: 'j1', payload: 'line1\nline2\t\\', n: 5 });
+    const [msg] = await capture.waitFor('cap-json');
+    assert.deepEqual(msg.payload, { text: 'line1\nline2\t\\', n: 5 });
+  });
+
+  test('YAML output is parsed', async () => {
+    receive('yaml', { _msgid: 'y1', payload: 'box' });
+    assert.deepEqual(await capture.waitFor('cap-yaml'), [{ _msgid: 'y1', payload: { name: 'box', items: [1, 2] } }]);
+  });
+
+  test('plain syntax copies the template as it is', async () => {
+    receive('plain', { _msgid: 'p1', payload: 'x' });
+    assert.deepEqual(await capture.waitFor('cap-plain'), [{ _msgid: 'p1', payload: 'raw {{payload}}' }]);
+  });
+
+  test('msg.template is used when the node has no template', async () => {
+    receive('from-msg', { _msgid: 'f1', payload: 'v', template: 'got {{payload}} {{flow.name}}' });
+    assert.deepEqual(await capture.waitFor('cap-from-msg'), [{ _msgid: 'f1', payload: 'got v Flo', template: 'got {{payload}} {{flow.name}}' }]);
+  });
+
+  test('output can go to flow context; the message passes unchanged', async () => {
+    receive('to-flow', { _msgid: 'c1', payload: 'it' });
+    assert.deepEqual(await capture.waitFor('cap-to-flow'), [{ _msgid: 'c1', payload: 'it' }]);
+    assert.equal(server.instance.runtime.engine.context.getFlowContext('t1').get('rendered'), 'stored it');
+  });
+
+  test('output that is not valid JSON is an error a catch node receives', async () => {
+    receive('bad-json', { _msgid: 'b1', payload: 'x' });
+    const [msg] = await capture.waitFor('cap-catch');
+    assert.equal(msg._msgid, 'b1');
+    assert.equal(msg.error.source.id, 'bad-json');
+    assert.match(msg.error.message, /JSON/);
+  });
+});

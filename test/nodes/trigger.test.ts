@@ -1,0 +1,134 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
+import register from '../../src/nodes/trigger.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+/** Registers the node set unless the running server already has it built in. */
+function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
+  const runtime = server.instance.runtime;
+  if (runtime.registry.isKnownType(type)) return;
+  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
+}
+
+const settle = (ms = 60) => new Promise((r) => setTimeout(r, ms));
+
+/** Node-RED's trigger defaults, as the editor writes them. */
+const trigger = (extra: Conf): Conf => ({
+  op1: '1', op2: '0', op1type: 'str', op2type: 'str', duration: '30', extend: false, overrideDelay: false,
+  units: 'ms', reset: '', bytopic: 'all', topic: 'topic', outputs: 1, ...extra,
+});
+
+describe('trigger node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const payloads = (name: string) => capture.of(name).map((m) => m.payload);
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    ensureType(server, 'trigger', 'trigger', register);
+    server.instance.runtime.engine.context.getFlowContext('t1').set('later', 'from-flow');
+    const nodes: [string, Conf, number][] = [
+      ['basic', trigger({}), 1],
+      ['extend', trigger({ duration: '60', extend: true }), 1],
+      ['original', trigger({ op1type: 'pay', op2type: 'nul' }), 1],
+      ['wait', trigger({ duration: '0', reset: 'stop' }), 1],
+      ['loop', trigger({ duration: '-15', op1: '{"tick":true}', op1type: 'json' }), 1],
+      ['topics', trigger({ bytopic: 'topic', op1type: 'pay', op2: '{{topic}} done', op2type: 'str' }), 1],
+      ['two', trigger({ op1: '5', op1type: 'num', op2: 'later', op2type: 'flow', outputs: 2 }), 2],
+      ['override', trigger({ duration: '1', units: 's', overrideDelay: true, op2type: 'pay' }), 1],
+    ];
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'trigger' },
+      ...nodes.map(([id, conf, outputs]) => node(id, 'trigger', conf, outputs === 2 ? [[`cap-${id}`], [`cap-${id}-2`]] : [[`cap-${id}`]])),
+      ...nodes.flatMap(([id, , outputs]) => (outputs === 2 ? [`cap-${id}`, `cap-${id}-2`] : [`cap-${id}`]).map((c) => node(c, 'test-capture'))),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('sends op1 at once and op2 after the duration; messages in between are ignored', async () => {
+    receive('basic', { _msgid: 'b', payload: 'in', topic: 't' });
+    receive('basic', { _msgid: 'ignored', payload: 'again' });
+    assert.deepEqual(await capture.waitFor('cap-basic', 2), [
+      { _msgid: 'b', payload: '1', topic: 't' },
+      { _msgid: 'b', payload: '0', topic: 't' },
+    ]);
+    receive('basic', { _msgid: 'c', payload: 'next cycle' });
+    await capture.waitFor('cap-basic', 4);
+    assert.deepEqual(payloads('cap-basic'), ['1', '0', '1', '0']);
+  });
+
+  test('extend restarts the wait with every message', async () => {
+    for (let i = 0; i < 3; i++) {
+      receive('extend', { payload: i });
+      await settle(25);
+    }
+    assert.deepEqual(payloads('cap-extend'), ['1']);
+    await capture.waitFor('cap-extend', 2);
+    assert.deepEqual(payloads('cap-extend'), ['1', '0']);
+  });
+
+  test('op1 "pay" sends the original message; op2 "nul" sends nothing later', async () => {
+    receive('original', { _msgid: 'o', payload: { keep: true } });
+    await settle(80);
+    assert.deepEqual(capture.of('cap-original'), [{ _msgid: 'o', payload: { keep: true } }]);
+  });
+
+  test('duration 0 waits for a reset: msg.reset or the configured reset payload', async () => {
+    receive('wait', { payload: 'a' });
+    receive('wait', { payload: 'b' });
+    await settle();
+    assert.deepEqual(payloads('cap-wait'), ['1']);
+    receive('wait', { payload: 'stop' });
+    receive('wait', { payload: 'c' });
+    receive('wait', { reset: true });
+    receive('wait', { payload: 'd' });
+    await settle();
+    assert.deepEqual(payloads('cap-wait'), ['1', '1', '1']);
+  });
+
+  test('a negative duration repeats op1 until reset', async () => {
+    receive('loop', { payload: 'go' });
+    const msgs = await capture.waitFor('cap-loop', 3);
+    assert.deepEqual(msgs[0].payload, { tick: true });
+    assert.deepEqual(msgs[2].payload, { tick: true });
+    receive('loop', { reset: true });
+    await settle(30);
+    const count = capture.of('cap-loop').length;
+    await settle(60);
+    assert.equal(capture.of('cap-loop').length, count);
+  });
+
+  test('by topic, each topic has its own cycle; op2 may be a mustache template', async () => {
+    receive('topics', { topic: 'a', payload: 'A' });
+    receive('topics', { topic: 'b', payload: 'B' });
+    receive('topics', { topic: 'a', payload: 'A again' });
+    await capture.waitFor('cap-topics', 4);
+    assert.deepEqual(payloads('cap-topics'), ['A', 'B', 'a done', 'b done']);
+  });
+
+  test('with two outputs op2 leaves on the second, read from flow context when sent', async () => {
+    receive('two', { _msgid: 'w', payload: 'x' });
+    await capture.waitFor('cap-two');
+    server.instance.runtime.engine.context.getFlowContext('t1').set('later', 'changed');
+    assert.deepEqual(await capture.waitFor('cap-two-2'), [{ _msgid: 'w', payload: 'changed' }]);
+    assert.deepEqual(capture.of('cap-two'), [{ _msgid: 'w', payload: 5 }]);
+  });
+
+  test('overrideDelay takes the wait from msg.delay; op2 "pay" resends the original payload', async () => {
+    receive('override', { payload: 'orig', delay: 20 });
+    assert.deepEqual(payloads('cap-override'), []);
+    await capture.waitFor('cap-override', 2);
+    assert.deepEqual(payloads('cap-override'), ['1', 'orig']);
+  });
+});

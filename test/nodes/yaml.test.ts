@@ -1,0 +1,56 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { createRedApi } from '../../src/runtime/red-api.js';
+import yaml from '../../src/nodes/yaml.js';
+
+type Conf = Record<string, unknown>;
+const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+describe('yaml node', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+
+  before(async () => {
+    server = await startServer();
+    capture = installCapture(server);
+    const runtime = server.instance.runtime;
+    if (!runtime.registry.isKnownType('yaml')) yaml(createRedApi(runtime, runtime.registry.addSet('runnel', 'yaml')));
+    const flows: Conf[] = [
+      { id: 't1', type: 'tab', label: 'yaml' },
+      node('y', 'yaml', { property: '' }, [['y-out']]),
+      node('prop', 'yaml', { property: 'data' }, [['prop-out']]),
+      node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
+      ...['y-out', 'prop-out', 'errors'].map((id) => node(id, 'test-capture')),
+    ];
+    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+    assert.equal(r.status, 204, r.text);
+  });
+  after(() => server.dispose());
+
+  test('YAML text becomes an object and an object becomes YAML text', async () => {
+    receive('y', { _msgid: 'a', payload: 'name: runnel\nlist:\n  - 1\n  - two\nnested:\n  ok: true\n' });
+    receive('y', { _msgid: 'b', payload: { name: 'runnel', list: [1, 'two'] } });
+    receive('y', { _msgid: 'c' });
+    const out = await capture.waitFor('y-out', 3);
+    assert.deepEqual(out, [
+      { _msgid: 'a', payload: { name: 'runnel', list: [1, 'two'], nested: { ok: true } } },
+      { _msgid: 'b', payload: 'name: runnel\nlist:\n  - 1\n  - two\n' },
+      { _msgid: 'c' },
+    ]);
+  });
+
+  test('another property converts in place; invalid YAML is reported to catch nodes', async () => {
+    receive('prop', { _msgid: 'd', data: '[1, 2]', payload: 'untouched' });
+    assert.deepEqual(await capture.waitFor('prop-out'), [{ _msgid: 'd', data: [1, 2], payload: 'untouched' }]);
+    receive('y', { _msgid: 'e', payload: 'a: [unclosed' });
+    const [err] = await capture.waitFor('errors');
+    assert.equal(err._msgid, 'e');
+    assert.equal(err.error.source.id, 'y');
+    assert.match(err.error.message, /unexpected end of the stream/);
+  });
+});
