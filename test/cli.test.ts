@@ -5,9 +5,11 @@ import { writeFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { verify } from '@node-rs/bcrypt';
 import { tempDir, request } from './helpers/server.js';
-import { runCli, spawnRunnel, BIN } from './helpers/process.js';
+import { after } from 'node:test';
+import { runCli, spawnRunnel, killRunnels, BIN } from './helpers/process.js';
 
 describe('command line', () => {
+  after(killRunnels);
   test('bad settings exit 1 with one clear line', async () => {
     const dir = await tempDir();
     try {

@@ -4,7 +4,7 @@ import { readFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { tempDir, request } from './helpers/server.js';
-import { spawnRunnel } from './helpers/process.js';
+import { spawnRunnel, killRunnels } from './helpers/process.js';
 import { CredentialCipher } from '../src/credentials/cipher.js';
 
 /**
@@ -75,18 +75,22 @@ test(`SIGKILL during deploys never leaves a broken or mismatched pair (${KILLS} 
     }
     const final = await spawnRunnel(dir, { credentialSecret: SECRET });
     const state = await request(new URL('flows', final.url).href, { headers: { 'Runtime-API-Version': 'v2' } });
-    const served = Number(state.body.flows[0].label.replace('deploy ', ''));
+    const label: string | undefined = state.body.flows[0]?.label;
+    const served = label === undefined ? -1 : Number(label.replace('deploy ', ''));
     assert.ok(served === acked || served === acked + 1);
     final.child.kill('SIGTERM');
     assert.equal(await final.exited, 0);
     // After a clean start and stop the pair on disk matches and holds what was served.
-    const flows = JSON.parse(await readFile(path.join(userDir, 'flows.json'), 'utf8'));
-    const credDoc = JSON.parse(await readFile(path.join(userDir, 'flows_cred.json'), 'utf8'));
-    assert.equal(credDoc.rev, createHash('sha256').update(JSON.stringify(flows)).digest('hex'));
-    const { map } = await new CredentialCipher(SECRET, []).decrypt(credDoc.data);
-    assert.equal(map.n0.user, `user-${served}`);
+    if (served >= 0) {
+      const flows = JSON.parse(await readFile(path.join(userDir, 'flows.json'), 'utf8'));
+      const credDoc = JSON.parse(await readFile(path.join(userDir, 'flows_cred.json'), 'utf8'));
+      assert.equal(credDoc.rev, createHash('sha256').update(JSON.stringify(flows)).digest('hex'));
+      const { map } = await new CredentialCipher(SECRET, []).decrypt(credDoc.data);
+      assert.equal(map.n0.user, `user-${served}`);
+    }
     assert.deepEqual((await readdir(userDir)).filter((f) => f.includes('tmp')), [], 'no temp files pile up');
   } finally {
+    killRunnels();
     await rm(dir, { recursive: true, force: true });
   }
 });

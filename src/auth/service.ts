@@ -83,8 +83,8 @@ class CredentialsAuth implements AuthService {
     return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
   }
 
-  async login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string }): Promise<TokenGrant> {
-    const who = { username: req.username.slice(0, 256), ip: req.ip, client: req.client };
+  async login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
+    const who = { username: req.username.slice(0, 256), ip: req.ip, client: req.client, reqId: req.reqId };
     const throttled = (wait: number) => {
       this.log.audit({ event: 'auth.login.fail', reason: 'throttled', ...who }, 'login refused: too many failures');
       return new OAuthError(429, 'temporarily_unavailable', `Too many failed login attempts; retry in ${wait} seconds`, wait);
@@ -120,11 +120,11 @@ class CredentialsAuth implements AuthService {
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
   }
 
-  async revoke(caller: Principal, token: string): Promise<void> {
+  async revoke(caller: Principal, token: string, reqId?: string): Promise<void> {
     if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return;
     const tokenHash = hashToken(token);
     const session = this.tokens.getByHash(tokenHash);
-    const who = { event: 'auth.revoke', username: caller.username };
+    const who = { event: 'auth.revoke', username: caller.username, reqId };
     if (!session) {
       this.log.audit({ ...who, outcome: 'unknown_token' }, 'revoke ignored: unknown or expired token');
       return;

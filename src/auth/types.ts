@@ -17,10 +17,10 @@ export interface AuthService {
   readonly enabled: boolean;
   /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */
   authenticate(token: string): Promise<Principal | null>;
-  /** The password grant. Throws OAuthError on failure. `ip` keys the throttling. */
-  login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string }): Promise<TokenGrant>;
+  /** The password grant. Throws OAuthError on failure. `ip` keys the throttling; `reqId` ties audit lines to the request. */
+  login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant>;
   /** Revokes `token` if it belongs to `caller` or the caller has `*`; silently ignores anything else (RFC 7009). */
-  revoke(caller: Principal, token: string): Promise<void>;
+  revoke(caller: Principal, token: string, reqId?: string): Promise<void>;
   /** Flushes sessions and stops timers. */
   close(): Promise<void>;
 }

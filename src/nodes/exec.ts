@@ -9,7 +9,7 @@
  * Children run in their own process group so a timeout, `msg.kill` or closing the node stops
  * whatever the command started too.
  */
-import { exec, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
@@ -121,41 +121,56 @@ export default function (RED: RedApi) {
     }
 
     private runExec(line: string, msg: Msg, send: SendFn, done: DoneFn): void {
-      const options = {
-        encoding: 'buffer' as const,
-        maxBuffer: Number(RED.settings.execMaxBufferSize) || 10_000_000,
-        windowsHide: this.winHide,
-        shell: SHELL,
-        detached: !WINDOWS,
+      const maxBuffer = Number(RED.settings.execMaxBufferSize) || 10_000_000;
+      // spawn with a shell rather than child_process.exec, which cannot start a process group.
+      const child = spawn(line, [], { shell: SHELL ?? true, windowsHide: this.winHide, detached: !WINDOWS });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      let size = 0;
+      const collect = (list: Buffer[]) => (data: Buffer) => {
+        size += data.length;
+        list.push(data);
+        if (size > maxBuffer && child.pid !== undefined) this.stop(child.pid, 'SIGTERM');
       };
-      const child = exec(line, options, (error, stdout, stderr) => {
+      child.stdout.on('data', collect(out));
+      child.stderr.on('data', collect(err));
+      child.on('error', () => {});
+      child.on('close', (code, signal) => {
         this.untrack(child);
-        delete msg.payload;
-        let errMsg: Msg | null = null;
-        if (stderr.length) {
-          errMsg = RED.util.cloneMessage(msg);
-          errMsg.payload = text(stderr);
-        }
-        msg.payload = text(stdout);
-        let rcMsg: Msg | null = null;
-        if (error) {
-          const rc: Record<string, unknown> = { code: error.code ?? null, message: error.message };
-          if (error.signal) rc.signal = error.signal;
-          rcMsg = { ...RED.util.cloneMessage(msg), payload: rc };
-          this.status({ fill: 'red', shape: 'dot', text: error.code === null || error.code === undefined ? 'killed' : `error:${error.code}` });
-        } else {
-          this.status({});
-          if (!this.oldrc) rcMsg = { ...RED.util.cloneMessage(msg), payload: { code: 0 } };
-        }
-        if (rcMsg) {
-          msg.rc = rcMsg.payload;
-          if (errMsg) errMsg.rc = rcMsg.payload;
-        }
-        send([msg, errMsg, rcMsg]);
+        this.finishExec(line, msg, Buffer.concat(out), Buffer.concat(err), code, signal, send);
         done();
       });
-      child.on('error', () => {});
       this.track(child);
+    }
+
+    /** Node-RED's exec-mode outputs, with child_process.exec's error message and fields. */
+    private finishExec(line: string, msg: Msg, stdout: Buffer, stderr: Buffer, code: number | null, signal: NodeJS.Signals | null, send: SendFn): void {
+      delete msg.payload;
+      let errMsg: Msg | null = null;
+      if (stderr.length) {
+        errMsg = RED.util.cloneMessage(msg);
+        errMsg.payload = text(stderr);
+      }
+      msg.payload = text(stdout);
+      let rcMsg: Msg | null = null;
+      if (code !== 0) {
+        const rc: Record<string, unknown> = { code, message: `Command failed: ${line}\n${stderr.toString()}` };
+        if (signal) rc.signal = signal;
+        rcMsg = RED.util.cloneMessage(msg);
+        rcMsg.payload = rc;
+        this.status({ fill: 'red', shape: 'dot', text: code === null ? 'killed' : `error:${code}` });
+      } else {
+        this.status({});
+        if (!this.oldrc) {
+          rcMsg = RED.util.cloneMessage(msg);
+          rcMsg.payload = { code: 0 };
+        }
+      }
+      if (rcMsg) {
+        msg.rc = rcMsg.payload;
+        if (errMsg) errMsg.rc = rcMsg.payload;
+      }
+      send([msg, errMsg, rcMsg]);
     }
 
     private runSpawn(line: string, msg: Msg, send: SendFn, done: DoneFn): void {

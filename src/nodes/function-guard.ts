@@ -15,6 +15,10 @@
  * Once over time, a run stays over time until it ends: every later check throws too, so code that
  * catches the error and loops on is stopped at its next check outside the `try`.
  *
+ * User code cannot name the guard (its variable has a random suffix, see function-sandbox.ts), so
+ * assigning look-alike names does nothing. Code that reads its own source back can learn the name
+ * and reset the counter; like node:vm itself, the guard stops mistakes, not deliberate escapes.
+ *
  * Not covered: time spent inside one host call (a backtracking regular expression, sorting or
  * parsing a huge input, library code) and code made at run time with `eval` or `Function`.
  * Instrumenting inserts text at source positions and never regenerates code, and inserts no line

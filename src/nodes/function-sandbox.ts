@@ -4,7 +4,8 @@
  * seconds and hundreds of MB. Here the code is compiled once per distinct generated text, and
  * the nodes whose text is identical share one lazily created context; every per-node value
  * (node API, context, env, timers, libraries) is passed to a per-node closure rather than kept
- * in the context's globals.
+ * in the context's globals. The generated code's own variables (the scope parameter, the guard of
+ * function-guard.ts) carry a random suffix per runtime, so user code cannot name them.
  *
  * Isolation kept: the code never sees host globals (`process`, `require`, the file system)
  * unless `functionAllowHostAccess` is set, and nodes with different code never share globals

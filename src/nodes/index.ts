@@ -22,6 +22,14 @@ import range from './range.js';
 import rbe from './filter.js';
 import sort from './sort.js';
 import batch from './batch.js';
+import split from './split.js';
+import join from './join.js';
+import csv from './csv.js';
+import yaml from './yaml.js';
+import xml from './xml.js';
+import html from './html.js';
+import file from './file.js';
+import exec from './exec.js';
 
 /** The module name the built-in node sets are listed under in GET /nodes. */
 export const CORE_MODULE = 'runnel';
@@ -49,6 +57,14 @@ const CORE_SETS: Record<string, (RED: RedApi) => void> = {
   rbe,
   sort,
   batch,
+  split,
+  join,
+  csv,
+  yaml,
+  xml,
+  html,
+  file,
+  exec,
 };
 
 export async function loadCoreNodes(runtime: Runtime): Promise<void> {

@@ -9,6 +9,7 @@ import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node.js';
+import { applyCors, corsPreflight } from './cors.js';
 
 /**
  * Builds the HTTP server: the admin API under httpAdminRoot and the flows' own http-in routes
@@ -30,6 +31,7 @@ export async function buildApp(services: Services) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
 
+  app.addHook('onRequest', corsPreflight(settings));
   await app.register(
     async (admin) => {
       admin.setErrorHandler(adminErrorHandler);
@@ -40,10 +42,7 @@ export async function buildApp(services: Services) {
         reply.header('X-Content-Type-Options', 'nosniff');
         reply.header('Cache-Control', 'no-store');
         reply.header('X-Request-Id', request.id);
-        applyCors(services, request.headers.origin, reply);
-        if (request.method === 'OPTIONS' && services.settings.httpAdminCors) {
-          return reply.code(204).send();
-        }
+        applyCors(settings, request.headers.origin, reply);
       });
       await admin.register(authRoutes, { services });
       await admin.register(settingsRoutes, { services });
@@ -60,19 +59,4 @@ export async function buildApp(services: Services) {
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });
   return app;
-}
-
-function applyCors(services: Services, origin: string | undefined, reply: { header(k: string, v: string): unknown }) {
-  const cors = services.settings.httpAdminCors;
-  if (!cors || !origin) return;
-  const allowed = Array.isArray(cors.origin) ? cors.origin : [cors.origin];
-  if (!allowed.includes('*') && !allowed.includes(origin)) return;
-  reply.header('Access-Control-Allow-Origin', allowed.includes('*') && !cors.credentials ? '*' : origin);
-  reply.header('Vary', 'Origin');
-  reply.header('Access-Control-Allow-Methods', 'GET,PUT,POST,DELETE,OPTIONS');
-  reply.header(
-    'Access-Control-Allow-Headers',
-    'Authorization,Content-Type,Runtime-API-Version,Runtime-Deployment-Type,Node-RED-API-Version,Node-RED-Deployment-Type',
-  );
-  if (cors.credentials) reply.header('Access-Control-Allow-Credentials', 'true');
 }

@@ -69,7 +69,7 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     },
     async (request, reply) => {
       if (!auth.enabled) throw authDisabled();
-      const grant = await auth.login(tokenRequest(request.body, request.ip));
+      const grant = await auth.login({ ...tokenRequest(request.body, request.ip), reqId: request.id });
       void reply.header('Pragma', 'no-cache').header('Cache-Control', 'no-store');
       return { access_token: grant.accessToken, expires_in: grant.expiresIn, token_type: 'Bearer' };
     },
@@ -90,7 +90,7 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
       schema: { body: revokeBodySchema },
     },
     async (request, reply) => {
-      if (request.user) await auth.revoke(request.user, request.body.token);
+      if (request.user) await auth.revoke(request.user, request.body.token, request.id);
       return reply.code(200).send();
     },
   );

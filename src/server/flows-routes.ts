@@ -3,7 +3,7 @@ import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { RunnelError } from '../errors.js';
 import { DEPLOYMENT_TYPES, type DeploymentType } from '../runtime/types.js';
-import { validateFlows } from './flows-validation.js';
+import { assertShallow, validateFlows } from './flows-validation.js';
 
 const VERSION_HEADERS = ['runtime-api-version', 'node-red-api-version'];
 const TYPE_HEADERS = ['runtime-deployment-type', 'node-red-deployment-type'];
@@ -83,6 +83,7 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
           if (b.credentials === null || typeof b.credentials !== 'object' || Array.isArray(b.credentials)) {
             throw new RunnelError('invalid_credentials', '"credentials" must be an object', 400);
           }
+          assertShallow(b.credentials, '"credentials"');
           credentials = b.credentials as Record<string, unknown>;
         }
       }

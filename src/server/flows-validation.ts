@@ -2,6 +2,11 @@ import { RunnelError } from '../errors.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 
 const MAX_NODES = 200_000;
+/**
+ * Real node configurations nest a few levels; the runtime hashes, clones and diffs them
+ * recursively, so an absurdly deep one would exhaust the stack mid-deploy.
+ */
+const MAX_DEPTH = 512;
 
 function invalid(message: string): RunnelError {
   return new RunnelError('invalid_flows', message, 400);
@@ -31,6 +36,24 @@ export function validateFlows(flows: unknown[]): FlowNodeConfig[] {
     if (n.credentials !== undefined && (n.credentials === null || typeof n.credentials !== 'object' || Array.isArray(n.credentials))) {
       throw invalid(`node ${n.id}: "credentials" must be an object`);
     }
+    assertShallow(n, `node ${n.id}: properties`);
   }
   return flows as FlowNodeConfig[];
+}
+
+/** Refuses a value nested beyond MAX_DEPTH; `what` names it in the error. */
+export function assertShallow(value: object, what: string): void {
+  if (tooDeep(value)) throw invalid(`${what} are nested more than ${MAX_DEPTH} levels deep`);
+}
+
+/** Iterative, so the check itself cannot overflow the stack it protects. */
+function tooDeep(root: object): boolean {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (depth > MAX_DEPTH) return true;
+    if (value === null || typeof value !== 'object') continue;
+    for (const child of Object.values(value)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -46,6 +46,8 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
 
   // Scoped to this plugin: only POST /nodes accepts multipart, one file, no other fields.
   await app.register(multipart, { limits: { fileSize: palette.maxUploadSize, files: 1, fields: 0, parts: 1 } });
+  // Fastify parses text/plain by default; no route here takes text, so it is a 415 like any other type.
+  app.removeContentTypeParser('text/plain');
 
   app.get('/nodes', read, async () => registry.allSets().map(setInfo));
 
@@ -79,7 +81,8 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
 
   app.post<{ Body: { module: string; version?: string } | undefined }>(
     '/nodes',
-    { ...write, schema: { body: { content: { 'application/json': { schema: installBody } } } } },
+    // Every parsed type but multipart is validated; multipart is read as a stream by installUpload.
+    { ...write, schema: { body: { content: { 'application/json': { schema: installBody }, 'application/x-www-form-urlencoded': { schema: installBody } } } } },
     async (request) => {
       if (request.isMultipart()) return moduleInfo(await audited(request, 'nodes.install', { source: 'upload' }, () => installUpload(request)));
       const body = request.body;

@@ -15,11 +15,21 @@ export interface RunnelProcess {
   exited: Promise<number | string>;
 }
 
+const live = new Set<ChildProcess>();
+
+/** SIGKILLs every Runnel this test file spawned that is still running (call it in `finally`). */
+export function killRunnels(): void {
+  for (const child of live) child.kill('SIGKILL');
+  live.clear();
+}
+
 /** Starts `node bin/runnel.js start --settings FILE` and waits for its "listening on" line. */
 export async function spawnRunnel(dir: string, settings: Record<string, unknown>, extraArgs: string[] = []): Promise<RunnelProcess> {
   const file = path.join(dir, 'settings.json');
   await writeFile(file, JSON.stringify({ uiPort: 0, uiHost: '127.0.0.1', userDir: path.join(dir, 'user'), logging: { level: 'warn' }, ...settings }));
   const child = spawn(process.execPath, [BIN, 'start', '--settings', file, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  child.on('exit', () => live.delete(child));
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -44,7 +44,7 @@ describe('exec node', () => {
   test('exec mode runs the command line through a shell with the payload and append arguments', async () => {
     receive('echo', { _msgid: 'e', payload: 'hello world' });
     const [rc] = await capture.waitFor('echo-rc');
-    assert.deepEqual(rc, { _msgid: 'e', payload: { code: 0 }, rc: { code: 0 } });
+    assert.deepEqual(rc, { _msgid: 'e', payload: { code: 0 } });
     assert.deepEqual(capture.of('echo-out'), [{ _msgid: 'e', payload: 'hello|world|tail\n', rc: { code: 0 } }]);
     assert.deepEqual(capture.of('echo-err'), []);
   });
@@ -53,7 +53,7 @@ describe('exec node', () => {
     receive('fail', { _msgid: 'f', payload: 'ignored' });
     const [rc] = await capture.waitFor('fail-rc');
     const expected = { code: 3, message: `Command failed: ${NODE} -e "console.error('bad'); process.exit(3)"\nbad\n` };
-    assert.deepEqual(rc, { _msgid: 'f', payload: expected, rc: expected });
+    assert.deepEqual(rc, { _msgid: 'f', payload: expected });
     assert.deepEqual(capture.of('fail-err'), [{ _msgid: 'f', payload: 'bad\n', rc: expected }]);
     assert.deepEqual(capture.of('fail-out'), [{ _msgid: 'f', payload: '', rc: expected }]);
   });
@@ -105,7 +105,7 @@ describe('exec node with execAllowed: false', () => {
   test('refuses to run, with an error catch nodes see', async () => {
     server.instance.runtime.engine.nodes.get('off')!.receive({ _msgid: 'x', payload: 'rm -rf /' });
     const [err] = await capture.waitFor('errors');
-    assert.equal(err.error.message, 'exec node disabled: the execAllowed setting is false');
+    assert.equal(err.error.message, 'Error: exec node disabled: the execAllowed setting is false');
     assert.deepEqual(capture.of('off-rc'), []);
   });
 });

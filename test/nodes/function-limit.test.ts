@@ -17,8 +17,8 @@ const deploy = async (server: TestServer, flows: Conf[]) => {
   assert.equal(r.status, 204, r.text);
 };
 
-/** Whether the code the node runs was instrumented: its own source shows the inserted checks. */
-const SEES_CHECKS = 'msg.payload = arguments.callee.toString().includes(".check()");\nreturn msg;';
+/** Whether the code the node runs was instrumented: a function's source shows the inserted check. */
+const SEES_CHECKS = 'const probe = () => 1;\nmsg.payload = String(probe) !== "() => 1";\nreturn msg;';
 
 const SPINS: Record<string, string> = {
   'spin-while': 'if (msg.payload === "spin") { while (true) {} }\nmsg.payload = "ok";\nreturn msg;',
