@@ -40,7 +40,9 @@ export async function loadModule(runtime: Runtime, dir: string, flags: SetFlags 
       set.enabled = flags[setName] ?? true;
       const file = path.resolve(real, rel);
       set.types = await declaredTypes(file);
-      const taken = set.types.map((type) => ({ type, owner: registry.getTypeSet(type) })).find((t) => t.owner && t.owner !== set);
+      const taken = set.types
+        .map((type) => ({ type, owner: registry.isBuiltinType(type) ? undefined : registry.getTypeSet(type) }))
+        .find((t) => t.owner && t.owner !== set);
       if (taken) {
         conflicts.push({ type: taken.type, module: taken.owner!.module });
         set.err = `${taken.type} already registered`;

@@ -37,10 +37,13 @@ interface TypeEntry {
 
 /**
  * Node types, the node sets that provide them, and the modules that ship the sets.
- * Emits `type-registered` (type) and `types-removed` (types[]) so waiting flows can start.
+ * Emits `type-registered` (type) and `types-removed` (types[]) so waiting flows can start, and
+ * `type-replaced` (type) when a different implementation now serves a type that may be deployed.
  */
 export class Registry extends EventEmitter {
   private readonly types = new Map<string, TypeEntry>();
+  /** Built-in types an installed module replaced, restored when that module's types go. */
+  private readonly shadowed = new Map<string, TypeEntry>();
   readonly modules = new Map<string, ModuleInfo>();
 
   addModule(info: Omit<ModuleInfo, 'sets'>): ModuleInfo {
@@ -71,15 +74,33 @@ export class Registry extends EventEmitter {
     if (typeof type !== 'string' || type.length === 0) throw new Error('node type must be a non-empty string');
     if (typeof ctor !== 'function') throw new Error(`constructor for ${type} must be a function`);
     const existing = this.types.get(type);
-    if (existing && existing.set !== set) {
+    const replacesBuiltin = existing !== undefined && this.isBuiltin(existing.set) && !this.isBuiltin(set);
+    if (existing && existing.set !== set && !replacesBuiltin) {
       throw new RunnelError('type_already_registered', `${type} already registered`, 400, { type, module: existing.set.module });
     }
-    if (existing) throw new Error(`${type} already registered`);
+    if (existing && !replacesBuiltin) throw new Error(`${type} already registered`);
     inheritNode(ctor);
+    if (existing && replacesBuiltin) {
+      // An installed module may take over a built-in type (node-red-node-rbe ships `rbe`, which
+      // Runnel also has); removing the module brings the built-in back.
+      this.shadowed.set(type, existing);
+      existing.set.types = existing.set.types.filter((t) => t !== type);
+    }
     this.types.set(type, { ctor, set, credentials: opts.credentials ?? null, settings: opts.settings });
     if (!set.types.includes(type)) set.types.push(type);
     set.loaded = true;
     this.emit('type-registered', type);
+    if (replacesBuiltin) this.emit('type-replaced', type);
+  }
+
+  /** Whether a type is provided by a built-in set, which installed modules may replace. */
+  isBuiltinType(type: string): boolean {
+    const entry = this.types.get(type);
+    return entry !== undefined && this.isBuiltin(entry.set);
+  }
+
+  private isBuiltin(set: NodeSetInfo): boolean {
+    return this.modules.get(set.module)?.builtin === true;
   }
 
   /** The constructor for a type whose set is enabled, or undefined. */
@@ -107,14 +128,25 @@ export class Registry extends EventEmitter {
   /** Forgets every type of a set (module removal or upgrade). */
   removeSetTypes(set: NodeSetInfo): string[] {
     const removed: string[] = [];
+    const restored: string[] = [];
     for (const [type, entry] of this.types) {
-      if (entry.set === set) {
-        this.types.delete(type);
-        removed.push(type);
+      if (entry.set !== set) continue;
+      this.types.delete(type);
+      removed.push(type);
+      const builtin = this.shadowed.get(type);
+      if (builtin) {
+        this.shadowed.delete(type);
+        this.types.set(type, builtin);
+        builtin.set.types.push(type);
+        restored.push(type);
       }
     }
     set.loaded = false;
     if (removed.length) this.emit('types-removed', removed);
+    for (const type of restored) {
+      this.emit('type-registered', type);
+      this.emit('type-replaced', type);
+    }
     return removed;
   }
 

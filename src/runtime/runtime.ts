@@ -94,6 +94,10 @@ export class Runtime {
     this.modules = new ModuleManager(this);
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
     // A type arriving (module install, enable) may let waiting flows start.
+    // Deployed nodes of a type whose implementation changed restart on the new code.
+    this.registry.on('type-replaced', (type: string) => {
+      if (this.started) void this.restartNodesOfTypes(new Set([type]));
+    });
     this.registry.on('type-registered', (type: string) => {
       this.events.emit('type-registered', type);
       this.scheduleStartWaiting();
