@@ -31,6 +31,8 @@ export interface SystemEnv {
   users: BenchUsers;
   /** What the bare server answers. */
   bareBody: string;
+  /** Extra `node` flags for the systems' processes (the profiler passes `--cpu-prof`). */
+  nodeArgs?: string[];
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -106,7 +108,7 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
   } else {
     plan = { args: [path.join(env.benchDir, 'bare-server.js'), String(port), env.bareBody], cwd: dir, readyPath: '' };
   }
-  const child = spawn(process.execPath, plan.args, { cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(env.nodeArgs ?? []), ...plan.args], { cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = captureTail(child);
   const base = `http://127.0.0.1:${port}/`;
   const cleanUp = async () => {

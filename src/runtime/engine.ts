@@ -20,8 +20,8 @@ export interface Engine {
   hooks: Hooks;
   /** Every live node by id, across all flows. Delivery resolves wires through it. */
   nodes: Map<string, Node>;
-  /** A deep copy of the node's stored credentials with ${ENV} substituted; `{}` when its type declares credentials but none are stored. */
-  credentialsFor(id: string, type: string): Record<string, unknown> | undefined;
+  /** A deep copy of the node's stored credentials with ${ENV} substituted through `env`; `{}` when its type declares credentials but none are stored. */
+  credentialsFor(id: string, type: string, env: (name: string) => unknown): Record<string, unknown> | undefined;
   /** Environment of the runtime root: global-config env, then process.env. */
   getGlobalSetting(name: string): unknown;
 }

@@ -331,6 +331,6 @@ export function initNode(node: Node, config: NodeConfig): void {
   node._closed = false;
   node._send = (msg: Parameters<SendFn>[0]) => node.send(msg);
   // Nodes inside subflow instances keep their credentials under the template node id, as in Node-RED.
-  const credentials = flow.engine.credentialsFor(config._alias ?? config.id, config.type);
+  const credentials = flow.engine.credentialsFor(config._alias ?? config.id, config.type, (name) => flow.getSetting(name));
   if (credentials !== undefined) node.credentials = credentials;
 }

@@ -87,7 +87,7 @@ export class Runtime {
       hooks: new Hooks(),
       events: this.events,
       nodes: new Map<string, Node>(),
-      credentialsFor: (id, type) => this.credentialsFor(id, type),
+      credentialsFor: (id, type, env) => this.credentialsFor(id, type, env),
       getGlobalSetting: (name) => process.env[name],
     };
     this.flowSet = new FlowSet(this.engine);
@@ -252,9 +252,9 @@ export class Runtime {
     });
   }
 
-  private credentialsFor(id: string, type: string): Record<string, unknown> | undefined {
+  private credentialsFor(id: string, type: string, env: (name: string) => unknown): Record<string, unknown> | undefined {
     const stored = this.credentials.get(id);
-    if (stored) return substituteEnv(stored as FlowNodeConfig, (name) => process.env[name]) as Record<string, unknown>;
+    if (stored) return substituteEnv(stored as FlowNodeConfig, env) as Record<string, unknown>;
     return this.registry.getCredentialDefinition(type) ? {} : undefined;
   }
 

@@ -36,9 +36,10 @@ export class SubflowFlow extends Flow {
     super(engine, instance.id, template, parent);
     this.instance = instance;
     this.hasStatusPort = Boolean(template.status);
+    const outer = (name: string) => parent.getSetting(name);
     this.envList = mergeSubflowEnv(template.env, instanceConf.env, {
-      template: engine.credentialsFor(template.id, template.type) ?? {},
-      instance: engine.credentialsFor(instance._alias ?? instance.id, instance.type) ?? {},
+      template: engine.credentialsFor(template.id, template.type, outer) ?? {},
+      instance: engine.credentialsFor(instance._alias ?? instance.id, instance.type, outer) ?? {},
     });
   }
 
