@@ -2,7 +2,7 @@
  * Equivalent settings for both systems: loopback, admin auth with the same bcrypt cost, the same
  * credentialSecret, warn-level logs and the same request size limit.
  */
-import { hash } from '@node-rs/bcrypt';
+import { hash } from '../src/auth/bcrypt.js';
 
 export interface BenchUsers {
   admin: string;
@@ -22,7 +22,7 @@ export async function makeUsers(cost: number, stormCount: number): Promise<Bench
     admin: 'admin',
     password,
     storm: Array.from({ length: stormCount }, (_, i) => `bench-user-${i}`),
-    hash: await hash(password, { cost }),
+    hash: await hash(password, cost),
     cost,
   };
 }

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { hashSync } from '@node-rs/bcrypt';
+import { hashSync } from '../src/auth/bcrypt.js';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
 const MINUTE_MS = Number(process.env.SOAK_MINUTE_MS ?? 60_000);
@@ -64,7 +64,7 @@ async function startServer(dir: string) {
       userDir: path.join(dir, 'user'),
       credentialSecret: 'soak-secret',
       logging: { level: 'warn' },
-      adminAuth: { type: 'credentials', users: [{ username: 'admin', password: hashSync(PASSWORD, { cost: 6 }), permissions: '*' }] },
+      adminAuth: { type: 'credentials', users: [{ username: 'admin', password: hashSync(PASSWORD, 6), permissions: '*' }] },
       loginThrottle: { maxFailures: 1000 },
     }),
   );

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { writeFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { verify } from '@node-rs/bcrypt';
+import { verify } from '../src/auth/bcrypt.js';
 import { tempDir, request } from './helpers/server.js';
 import { after } from 'node:test';
 import { runCli, spawnRunnel, killRunnels, BIN } from './helpers/process.js';

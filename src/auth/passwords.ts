@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { hash, parseOptions, verify } from '@node-rs/bcrypt';
+import { costOf, hash, verify } from './bcrypt.js';
 import type { UserConfig } from '../settings.js';
 
 /** A bcrypt hash for the CLI's `hash-pw`. */
 export function hashPassword(password: string, cost = 10): Promise<string> {
-  return hash(password, { cost });
+  return hash(password, cost);
 }
 
 export interface PasswordChecker {
@@ -19,8 +19,8 @@ export interface PasswordChecker {
  */
 export async function createPasswordChecker(users: readonly UserConfig[]): Promise<PasswordChecker> {
   const byName = new Map(users.map((u) => [u.username, u]));
-  const cost = Math.max(4, ...users.map((u) => costOf(u.password)));
-  const dummy = await hash(randomBytes(18).toString('base64'), { cost });
+  const cost = Math.max(4, ...users.map((u) => costOf(u.password) ?? 4));
+  const dummy = await hash(randomBytes(18).toString('base64'), cost);
   return {
     async check(username, password) {
       const user = byName.get(username);
@@ -30,19 +30,11 @@ export async function createPasswordChecker(users: readonly UserConfig[]): Promi
   };
 }
 
-function costOf(stored: string): number {
-  try {
-    return parseOptions(stored).cost;
-  } catch {
-    return 4;
-  }
-}
-
 async function verifySafely(password: string, stored: string): Promise<boolean> {
   try {
     return await verify(password, stored);
   } catch {
-    // A malformed stored hash is a failed login, not a server error.
+    // A failed computation is a failed login, not a server error.
     return false;
   }
 }

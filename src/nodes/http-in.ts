@@ -2,7 +2,7 @@ import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
 import type { RouteHandler } from '../runtime/http-types.js';
 import { generateId } from '../runtime/util/index.js';
-import { REQUEST_NODE_HEADER, headersFingerprint } from './http-request.js';
+import { takeResponseMark } from './lib/response-mark.js';
 
 const METHODS = new Set(['get', 'post', 'put', 'delete', 'patch']);
 // Methods whose message carries the request body; GET carries the query instead.
@@ -122,11 +122,7 @@ export default function (RED: RedApi) {
 function mergeHeaders(configured: Record<string, unknown> | undefined, fromMsg: unknown): Record<string, any> | undefined {
   if (!fromMsg || typeof fromMsg !== 'object') return configured;
   const msgHeaders = fromMsg as Record<string, unknown>;
-  if (Object.hasOwn(msgHeaders, REQUEST_NODE_HEADER)) {
-    const mark = msgHeaders[REQUEST_NODE_HEADER];
-    delete msgHeaders[REQUEST_NODE_HEADER];
-    if (mark === headersFingerprint(msgHeaders)) return configured;
-  }
+  if (takeResponseMark(msgHeaders)) return configured;
   const merged: Record<string, unknown> = { ...configured };
   for (const name of Object.keys(msgHeaders)) {
     if (!Object.hasOwn(merged, name)) merged[name] = msgHeaders[name];

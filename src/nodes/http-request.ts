@@ -1,75 +1,24 @@
-import http from 'node:http';
-import https from 'node:https';
-import { createHash, randomBytes } from 'node:crypto';
+/**
+ * The http request node: maps a message to a request (url, method, headers, cookies, body,
+ * authentication) and the response back onto the message; lib/http-client.ts does the sending.
+ */
 import { stringify as toQueryString } from 'node:querystring';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
+import { randomBytes } from 'node:crypto';
 import Mustache from 'mustache';
 import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
 import { getMessageProperty } from '../runtime/util/index.js';
-
-/**
- * msg.headers of an http request node's output carry this fingerprint, so that an http response
- * or request node further on can tell the headers are the earlier response's, unchanged, and
- * must not be sent again (Node-RED's rule).
- */
-export const REQUEST_NODE_HEADER = 'x-node-red-request-node';
-
-/** FNV-1a over the JSON text: cheap, and only compared with itself. */
-export function headersFingerprint(headers: Record<string, unknown>): string {
-  const text = JSON.stringify(headers);
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return (hash >>> 0).toString(16).padStart(8, '0');
-}
+import { parseSetCookies, perform, setHeader, TimeoutError, type Credentials, type Headers, type Incoming } from './lib/http-client.js';
+import { markResponseHeaders, takeResponseMark } from './lib/response-mark.js';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
-const MAX_REDIRECTS = 21;
 const NO_OVERRIDE = 'Warning: msg properties can no longer override set node properties. See bit.ly/nr-override-msg-props';
-const gunzip = promisify(zlib.gunzip);
-const inflate = promisify(zlib.inflate);
-const brotli = promisify(zlib.brotliDecompress);
-
-type Headers = Map<string, [name: string, value: string | string[]]>;
 
 interface HeaderRule {
   keyType: string;
   keyValue?: string;
   valueType: string;
   valueValue?: string;
-}
-
-interface Credentials {
-  user?: string;
-  password?: string;
-}
-
-interface Outgoing {
-  method: string;
-  url: string;
-  headers: Headers;
-  body: Buffer | undefined;
-  followRedirects: boolean;
-  timeout: number;
-  digest: Credentials | undefined;
-}
-
-interface Incoming {
-  statusCode: number;
-  statusMessage: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  url: string;
-  redirectList: Record<string, unknown>[];
-}
-
-class TimeoutError extends Error {
-  readonly code = 'ETIMEDOUT';
-  constructor(ms: number) {
-    super(`Timeout awaiting 'request' for ${ms}ms`);
-    this.name = 'TimeoutError';
-  }
 }
 
 class HTTPError extends Error {
@@ -183,7 +132,7 @@ export default function (RED: RedApi) {
         msg.redirectList = response.redirectList;
         const setCookie = response.headers['set-cookie'];
         if (setCookie) msg.responseCookies = parseSetCookies(setCookie);
-        resHeaders[REQUEST_NODE_HEADER] = headersFingerprint(resHeaders);
+        markResponseHeaders(resHeaders);
         msg.headers = resHeaders;
         if (ret === 'bin') {
           msg.payload = response.body;
@@ -210,22 +159,12 @@ export default function (RED: RedApi) {
   });
 }
 
-function setHeader(headers: Headers, name: string, value: string | string[]): void {
-  headers.set(name.toLowerCase(), [name, value]);
-}
-
 /** msg.headers (unless they are an earlier response's), msg.cookies, then the node's own headers. */
 function requestHeaders(msg: Msg, rules: HeaderRule[]): Headers {
   const headers: Headers = new Map();
   const given = msg.headers;
   if (given && typeof given === 'object') {
-    let use = true;
-    if (Object.hasOwn(given, REQUEST_NODE_HEADER)) {
-      const mark = given[REQUEST_NODE_HEADER];
-      delete given[REQUEST_NODE_HEADER];
-      use = mark !== headersFingerprint(given);
-    }
-    if (use) {
+    if (!takeResponseMark(given)) {
       for (const name of Object.keys(given)) {
         const value = given[name];
         if (value !== undefined && value !== null) setHeader(headers, name, Array.isArray(value) ? value.map(String) : String(value));
@@ -303,142 +242,4 @@ function encodeMultipart(fields: Record<string, unknown>, boundary: string): Buf
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return Buffer.concat(parts);
-}
-
-function parseSetCookies(setCookie: string[]): Record<string, Record<string, string>> {
-  const cookies: Record<string, Record<string, string>> = {};
-  for (const line of setCookie) {
-    const [pair, ...attributes] = line.split(';');
-    const eq = pair.indexOf('=');
-    if (eq < 0) continue;
-    const cookie: Record<string, string> = {};
-    for (const attribute of attributes) {
-      const i = attribute.indexOf('=');
-      if (i > 0) cookie[attribute.slice(0, i).trim()] = safeDecode(attribute.slice(i + 1).trim());
-    }
-    cookie.value = safeDecode(pair.slice(eq + 1).trim());
-    cookies[pair.slice(0, eq).trim()] = cookie;
-  }
-  return cookies;
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
-/** Sends the request, following redirects and answering one digest challenge, all within `timeout`. */
-async function perform(out: Outgoing): Promise<Incoming> {
-  const deadline = Date.now() + out.timeout;
-  const redirectList: Record<string, unknown>[] = [];
-  let { method, url, body } = out;
-  let challenged = false;
-  for (let redirects = 0; ; ) {
-    const res = await exchange(method, url, out.headers, body, deadline, out.timeout);
-    const location = res.headers.location;
-    if (out.followRedirects && location && res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304) {
-      if (++redirects > MAX_REDIRECTS) throw new Error(`Redirected ${MAX_REDIRECTS} times. Aborting.`);
-      const info: Record<string, unknown> = { location };
-      if (res.headers['set-cookie']) info.cookies = parseSetCookies(res.headers['set-cookie']);
-      redirectList.push(info);
-      const next = new URL(location, url);
-      if (next.origin !== new URL(url).origin) out.headers.delete('authorization');
-      out.headers.delete('cookie');
-      if (res.statusCode === 303 && method !== 'GET' && method !== 'HEAD') {
-        method = 'GET';
-        body = undefined;
-        out.headers.delete('content-length');
-        out.headers.delete('content-type');
-      }
-      url = next.href;
-      continue;
-    }
-    const challenge = res.headers['www-authenticate'];
-    if (res.statusCode === 401 && out.digest && !challenged && typeof challenge === 'string' && /^digest\s/i.test(challenge)) {
-      challenged = true;
-      const target = new URL(url);
-      setHeader(out.headers, 'Authorization', digestAuthorization(challenge, out.digest, method, target.pathname + target.search));
-      continue;
-    }
-    return { ...res, url, redirectList };
-  }
-}
-
-function exchange(method: string, url: string, headers: Headers, body: Buffer | undefined, deadline: number, timeout: number) {
-  return new Promise<Omit<Incoming, 'url' | 'redirectList'>>((resolve, reject) => {
-    const target = new URL(url);
-    const outgoing: Record<string, string | string[]> = { 'accept-encoding': 'gzip, deflate, br' };
-    for (const [name, value] of headers.values()) outgoing[name] = value;
-    const client = target.protocol === 'https:' ? https : http;
-    const req = client.request(target, { method, headers: outgoing });
-    const timer = setTimeout(() => req.destroy(new TimeoutError(timeout)), Math.max(0, deadline - Date.now()));
-    req.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      res.on('end', () => {
-        clearTimeout(timer);
-        decode(Buffer.concat(chunks), res.headers['content-encoding']).then(
-          (decoded) => resolve({ statusCode: res.statusCode ?? 0, statusMessage: res.statusMessage ?? '', headers: res.headers, body: decoded }),
-          reject,
-        );
-      });
-    });
-    req.end(body);
-  });
-}
-
-function decode(body: Buffer, encoding: string | undefined): Promise<Buffer> {
-  if (body.length === 0) return Promise.resolve(body);
-  switch (encoding?.trim().toLowerCase()) {
-    case 'gzip':
-    case 'x-gzip':
-      return gunzip(body);
-    case 'deflate':
-      return inflate(body);
-    case 'br':
-      return brotli(body);
-    default:
-      return Promise.resolve(body);
-  }
-}
-
-const DIGEST_HASHES: Record<string, string> = { MD5: 'md5', 'SHA-256': 'sha256', 'SHA-512-256': 'sha512-256' };
-
-/** RFC 7616 response to a `WWW-Authenticate: Digest` challenge (qop "auth", or none for RFC 2069 servers). */
-export function digestAuthorization(challenge: string, credentials: Credentials, method: string, uri: string): string {
-  const params: Record<string, string> = {};
-  for (const m of challenge.replace(/^digest\s+/i, '').matchAll(/([\w-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/g)) {
-    params[m[1].toLowerCase()] = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : m[3];
-  }
-  const algorithm = params.algorithm ?? 'MD5';
-  const session = /-sess$/i.test(algorithm);
-  const hashName = DIGEST_HASHES[algorithm.replace(/-sess$/i, '').toUpperCase()] ?? 'md5';
-  const h = (text: string) => createHash(hashName).update(text).digest('hex');
-  const qop = params.qop?.split(',').map((q) => q.trim()).includes('auth') ? 'auth' : undefined;
-  const cnonce = randomBytes(8).toString('hex');
-  const nc = '00000001';
-  const realm = params.realm ?? '';
-  const nonce = params.nonce ?? '';
-  let ha1 = h(`${credentials.user ?? ''}:${realm}:${credentials.password ?? ''}`);
-  if (session) ha1 = h(`${ha1}:${nonce}:${cnonce}`);
-  const ha2 = h(`${method}:${uri}`);
-  const response = qop ? h(`${ha1}:${nonce}:${nc}:${cnonce}:${qop}:${ha2}`) : h(`${ha1}:${nonce}:${ha2}`);
-  const fields = [
-    `username="${credentials.user ?? ''}"`, `realm="${realm}"`, `nonce="${nonce}"`, `uri="${uri}"`,
-    `algorithm=${algorithm}`, `response="${response}"`,
-  ];
-  if (qop) fields.push(`qop=${qop}`, `nc=${nc}`, `cnonce="${cnonce}"`);
-  if (params.opaque !== undefined) fields.push(`opaque="${params.opaque}"`);
-  return `Digest ${fields.join(', ')}`;
 }

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { hashSync } from '@node-rs/bcrypt';
+import { hashSync } from '../../src/auth/bcrypt.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { resolveSettings, type Settings } from '../../src/settings.js';
 import type { SessionRecord, Storage } from '../../src/storage/types.js';
@@ -7,8 +7,8 @@ import type { SessionRecord, Storage } from '../../src/storage/types.js';
 export const ADMIN_PASSWORD = 'admin-password-1';
 export const READER_PASSWORD = 'reader-password-1';
 // Cost 4 keeps the suite fast.
-export const adminHash = hashSync(ADMIN_PASSWORD, { cost: 4 });
-export const readerHash = hashSync(READER_PASSWORD, { cost: 4 });
+export const adminHash = hashSync(ADMIN_PASSWORD, 4);
+export const readerHash = hashSync(READER_PASSWORD, 4);
 
 /** Just the sessions part of Storage, in memory; `saved` counts writes and keeps copies. */
 export class MemorySessions implements Storage {

@@ -2,15 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { hashSync } from '@node-rs/bcrypt';
+import { hashSync } from '../../src/auth/bcrypt.js';
 import { resolveSettings } from '../../src/settings.js';
 import { startRunnel, type RunnelInstance } from '../../src/runnel.js';
 
 export const ADMIN_PASSWORD = 'admin-password-1';
 export const READER_PASSWORD = 'reader-password-1';
 // Cost 4 keeps the suite fast; production hashes use the cost the user chose.
-const adminHash = hashSync(ADMIN_PASSWORD, { cost: 4 });
-const readerHash = hashSync(READER_PASSWORD, { cost: 4 });
+const adminHash = hashSync(ADMIN_PASSWORD, 4);
+const readerHash = hashSync(READER_PASSWORD, 4);
 
 /** A users block with `admin` (*) and `reader` (read). */
 export function adminAuth(extra: Record<string, unknown> = {}) {

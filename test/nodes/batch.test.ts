@@ -1,21 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
-import register from '../../src/nodes/batch.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
-
-/** Registers the node set unless the running server already has it built in. */
-function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
-  const runtime = server.instance.runtime;
-  if (runtime.registry.isKnownType(type)) return;
-  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
-}
+import { node, deploy, type Conf } from './flow.js';
 
 describe('batch node', () => {
   let server: TestServer;
@@ -26,7 +13,6 @@ describe('batch node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    ensureType(server, 'batch', 'batch', register);
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'batch' },
       node('count', 'batch', { mode: 'count', count: 2, overlap: 0, interval: 10, allowEmptySequence: false, topics: [] }, [['cap-count']]),
@@ -35,8 +21,7 @@ describe('batch node', () => {
       node('concat', 'batch', { mode: 'concat', topics: [{ topic: 'a' }, { topic: 'b' }] }, [['cap-concat']]),
       ...['cap-count', 'cap-overlap', 'cap-interval', 'cap-concat'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

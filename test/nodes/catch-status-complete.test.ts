@@ -1,11 +1,11 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { createRedApi } from '../../src/runtime/red-api.js';
 import type { Msg, Node, NodeConfig } from '../../src/runtime/node.js';
+import { deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires: [wires], ...extra,
 });
@@ -62,8 +62,7 @@ describe('catch, status and complete nodes', () => {
       ...['cap-scoped', 'cap-all', 'cap-uncaught', 'cap-status-scoped', 'cap-status-all', 'cap-complete'].map((id) => node(id, 'test-capture', 't1')),
       node('cap-uncaught2', 'test-capture', 't2'),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

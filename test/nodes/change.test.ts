@@ -1,12 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
+import { node, deploy, type Conf } from './flow.js';
 
 describe('change node', () => {
   let server: TestServer;
@@ -43,8 +39,7 @@ describe('change node', () => {
       node('j', 'junction', {}, [['cap-j', 'cap-j2']]),
       ...['cap-rules', 'cap-legacy', 'cap-fresh', 'cap-move-up', 'cap-j', 'cap-j2'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

@@ -1,14 +1,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi } from '../../src/runtime/red-api.js';
-import csv from '../../src/nodes/csv.js';
+import { node, deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
 const defaults = { sep: ',', hdrin: '', hdrout: 'none', multi: 'one', ret: '\\n', temp: '', skip: '0', strings: true, include_empty_strings: '', include_null_values: '' };
 
 describe('csv node', () => {
@@ -19,8 +14,6 @@ describe('csv node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    const runtime = server.instance.runtime;
-    if (!runtime.registry.isKnownType('csv')) csv(createRedApi(runtime, runtime.registry.addSet('runnel', 'csv')));
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'csv' },
       node('rows', 'csv', { ...defaults, hdrin: true }, [['rows-out']]),
@@ -31,8 +24,7 @@ describe('csv node', () => {
       node('lines', 'csv', { ...defaults, hdrin: true }, [['lines-out']]),
       ...['rows-out', 'array-out', 'skip-out', 'out-out', 'once-out', 'lines-out'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

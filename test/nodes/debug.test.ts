@@ -1,9 +1,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
+import { startServer, eventually, type TestServer } from '../helpers/server.js';
 import type { Msg } from '../../src/runtime/node.js';
+import { deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
 const node = (id: string, extra: Conf = {}): Conf => ({ id, type: 'debug', z: 't1', name: id, x: 100, y: 100, wires: [], ...extra });
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
 
@@ -29,8 +29,7 @@ describe('debug node', () => {
       node('d-jsonata', { active: true, tosidebar: true, complete: 'payload * 2', targetType: 'jsonata' }),
       node('d-console', { active: true, tosidebar: false, console: true, complete: 'payload.deep' }),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

@@ -1,21 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
-import register from '../../src/nodes/delay.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
-
-/** Registers the node set unless the running server already has it built in. */
-function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
-  const runtime = server.instance.runtime;
-  if (runtime.registry.isKnownType(type)) return;
-  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
-}
+import { node, deploy, type Conf } from './flow.js';
 
 const settle = (ms = 50) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,15 +17,10 @@ describe('delay node', () => {
   let capture: Capture;
   const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
   const payloads = (name: string) => capture.of(name).map((m) => m.payload);
-  const deploy = async (flows: Conf[]) => {
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
-  };
 
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    ensureType(server, 'delay', 'delay', register);
     const nodes: [string, Conf, number][] = [
       ['fixed', delay({ timeout: '20', timeoutUnits: 'milliseconds' }), 1],
       ['long', delay({ timeout: '1', timeoutUnits: 'seconds' }), 1],
@@ -50,7 +32,7 @@ describe('delay node', () => {
       ['queue', delay({ pauseType: 'queue', rate: '20', rateUnits: 'second', outputs: 2 }), 2],
       ['timed', delay({ pauseType: 'timed', rate: '20', rateUnits: 'second' }), 1],
     ];
-    await deploy([
+    await deploy(server, [
       { id: 't1', type: 'tab', label: 'delay' },
       ...nodes.map(([id, conf, outputs]) => node(id, 'delay', conf, outputs === 2 ? [[`cap-${id}`], [`cap-${id}-2`]] : [[`cap-${id}`]])),
       ...nodes.flatMap(([id, , outputs]) => (outputs === 2 ? [`cap-${id}`, `cap-${id}-2`] : [`cap-${id}`]).map((c) => node(c, 'test-capture'))),
@@ -140,7 +122,7 @@ describe('delay node', () => {
     receive('long', { payload: 'held' });
     // The flush above restarted the rate interval, so this waits in the queue.
     receive('rate-slow', { payload: 'queued' });
-    await deploy([{ id: 't1', type: 'tab', label: 'delay' }]);
+    await deploy(server, [{ id: 't1', type: 'tab', label: 'delay' }]);
     await settle(1100);
     assert.deepEqual(payloads('cap-long'), [1, 2, 3]);
     assert.deepEqual(payloads('cap-rate-slow'), ['first', 'second', 'third']);

@@ -2,24 +2,16 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi } from '../../src/runtime/red-api.js';
-import exec from '../../src/nodes/exec.js';
+import { node, deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
 const NODE = JSON.stringify(process.execPath);
 const execNode = (id: string, command: string, extra: Conf = {}) =>
   node(id, 'exec', { command, addpay: '', append: '', useSpawn: 'false', timer: '', oldrc: false, winHide: false, ...extra }, [[`${id}-out`], [`${id}-err`], [`${id}-rc`]]);
 const captures = (...ids: string[]) => ids.flatMap((id) => [`${id}-out`, `${id}-err`, `${id}-rc`]).map((id) => node(id, 'test-capture'));
 
-async function deploy(server: TestServer, nodes: Conf[]): Promise<void> {
-  const runtime = server.instance.runtime;
-  if (!runtime.registry.isKnownType('exec')) exec(createRedApi(runtime, runtime.registry.addSet('runnel', 'exec')));
+async function deployExec(server: TestServer, nodes: Conf[]): Promise<void> {
   const flows = [{ id: 't1', type: 'tab', label: 'exec' }, ...nodes, node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]), node('errors', 'test-capture')];
-  const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-  assert.equal(r.status, 204, r.text);
+  await deploy(server, flows);
 }
 
 describe('exec node', () => {
@@ -30,7 +22,7 @@ describe('exec node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    await deploy(server, [
+    await deployExec(server, [
       execNode('echo', `${NODE} -e "console.log(process.argv.slice(1).join('|'))"`, { addpay: 'payload', append: 'tail' }),
       execNode('fail', `${NODE} -e "console.error('bad'); process.exit(3)"`),
       execNode('slow', `${NODE} -e "setTimeout(() => {}, 20000)"`, { timer: '0.3' }),
@@ -98,7 +90,7 @@ describe('exec node with execAllowed: false', () => {
   before(async () => {
     server = await startServer({ execAllowed: false });
     capture = installCapture(server);
-    await deploy(server, [execNode('off', `${NODE} -e "1"`), ...captures('off')]);
+    await deployExec(server, [execNode('off', `${NODE} -e "1"`), ...captures('off')]);
   });
   after(() => server.dispose());
 

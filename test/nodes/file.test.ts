@@ -4,15 +4,10 @@ import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer, request, tempDir, type TestServer } from '../helpers/server.js';
+import { startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi } from '../../src/runtime/red-api.js';
-import file from '../../src/nodes/file.js';
+import { node, deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
 const writer = (mode: string) => ({ filename: 'out/a.txt', filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: mode, encoding: 'none' });
 const reader = (format: string, extra: Conf = {}) => ({ filename: 'out/a.txt', filenameType: 'str', format, chunk: false, sendError: true, encoding: 'none', allProps: false, ...extra });
 
@@ -26,8 +21,6 @@ describe('file and file in nodes', () => {
     dir = await tempDir('runnel-files-');
     server = await startServer({ fileWorkingDirectory: dir });
     capture = installCapture(server);
-    const runtime = server.instance.runtime;
-    if (!runtime.registry.isKnownType('file')) file(createRedApi(runtime, runtime.registry.addSet('runnel', 'file')));
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'file' },
       node('write', 'file', writer('true'), [['written']]),
@@ -41,8 +34,7 @@ describe('file and file in nodes', () => {
       node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
       ...['written', 'read', 'errors'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(async () => {
     await server.dispose();

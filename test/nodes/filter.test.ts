@@ -1,21 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
-import register from '../../src/nodes/filter.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
-
-/** Registers the node set unless the running server already has it built in. */
-function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
-  const runtime = server.instance.runtime;
-  if (runtime.registry.isKnownType(type)) return;
-  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
-}
+import { node, deploy, type Conf } from './flow.js';
 
 /** Lets already-queued deliveries run, so a short list means "not sent". */
 const settle = () => new Promise((r) => setTimeout(r, 50));
@@ -34,7 +21,6 @@ describe('filter (rbe) node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    ensureType(server, 'rbe', 'rbe', register);
     const ids: [string, Conf][] = [
       ['rbe', rbe('rbe')],
       ['rbei', rbe('rbei')],
@@ -53,8 +39,7 @@ describe('filter (rbe) node', () => {
       ...ids.map(([id, conf]) => node(id, 'rbe', conf, [[`cap-${id}`]])),
       ...ids.map(([id]) => node(`cap-${id}`, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

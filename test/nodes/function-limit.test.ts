@@ -3,19 +3,14 @@ import assert from 'node:assert/strict';
 import { startServer, request, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
+import { deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires, ...extra,
 });
 const fn = (id: string, func: string, extra: Conf = {}) => node(id, 'function', 't1', { func, outputs: 1, ...extra }, [[`cap-${id}`]]);
 const cap = (id: string, z = 't1') => node(id, 'test-capture', z);
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
-
-const deploy = async (server: TestServer, flows: Conf[]) => {
-  const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-  assert.equal(r.status, 204, r.text);
-};
 
 /** Whether the code the node runs was instrumented: a function's source shows the inserted check. */
 const SEES_CHECKS = 'const probe = () => 1;\nmsg.payload = String(probe) !== "() => 1";\nreturn msg;';

@@ -1,10 +1,10 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
+import { startServer, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
+import { deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires, ...extra,
 });
@@ -14,11 +14,6 @@ const cap = (id: string, z = 't1') => node(id, 'test-capture', z);
 /** Values built inside the sandbox have the sandbox's prototypes; compare them as data. */
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
 const waitPlain = async (capture: Capture, name: string, count = 1) => plain(await capture.waitFor(name, count));
-
-const deploy = async (server: TestServer, flows: Conf[]) => {
-  const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-  assert.equal(r.status, 204, r.text);
-};
 
 describe('function node', () => {
   let server: TestServer;

@@ -1,14 +1,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi } from '../../src/runtime/red-api.js';
-import html from '../../src/nodes/html.js';
+import { node, deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
 const PAGE = '<div><ul id="l"><li class="x" data-n="1">One <b>bold</b></li><li>Two<br></li></ul></div>';
 
 describe('html node', () => {
@@ -19,8 +14,6 @@ describe('html node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    const runtime = server.instance.runtime;
-    if (!runtime.registry.isKnownType('html')) html(createRedApi(runtime, runtime.registry.addSet('runnel', 'html')));
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'html' },
       node('inner', 'html', { tag: 'li', ret: 'html', as: 'single' }, [['inner-out']]),
@@ -29,8 +22,7 @@ describe('html node', () => {
       node('compl', 'html', { tag: '#l > li', ret: 'compl', as: 'single' }, [['compl-out']]),
       ...['inner-out', 'text-out', 'attr-out', 'compl-out'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

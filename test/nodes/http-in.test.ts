@@ -2,8 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
+import { deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
 const node = (id: string, type: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z: 't1', x: 100, y: 100, wires: [wires], ...extra,
 });
@@ -43,15 +43,11 @@ function flows(): Conf[] {
 describe('http in and http response', () => {
   let server: TestServer;
   let capture: Capture;
-  const deploy = async (config: Conf[]) => {
-    const r = await request(server.at('flows'), { method: 'POST', json: config, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
-  };
 
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    await deploy(flows());
+    await deploy(server, flows());
   });
   after(() => server.dispose());
 
@@ -129,11 +125,11 @@ describe('http in and http response', () => {
 
   test('redeploying without an http in node removes its route', async () => {
     assert.equal((await request(server.at('hello/again'))).status, 200);
-    await deploy(flows().filter((n) => n.id !== 'in-hello'));
+    await deploy(server, flows().filter((n) => n.id !== 'in-hello'));
     const gone = await request(server.at('hello/again'));
     assert.equal(gone.status, 404);
     assert.equal((await request(server.at('teapot'))).status, 418, 'other routes stay');
-    await deploy(flows());
+    await deploy(server, flows());
     assert.equal((await request(server.at('hello/back'))).status, 200);
   });
 });

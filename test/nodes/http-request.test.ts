@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
+import { startServer, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
+import { deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
 const USER = 'alice';
 const PASSWORD = 'secret "pw"';
 const TOKEN = 'token-123';
@@ -136,8 +136,7 @@ describe('http request', () => {
       { id: 'catch', type: 'catch', z: 't1', x: 1, y: 1, scope: ['req-refused', 'req-senderr', 'req-slow'], wires: [['caught']] },
       { id: 'caught', type: 'test-capture', name: 'caught', z: 't1', x: 1, y: 1, wires: [] },
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(async () => {
     await server.dispose();

@@ -2,11 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, request, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
+import { node, deploy, type Conf } from './flow.js';
 
 describe('inject node', () => {
   let server: TestServer;
@@ -38,8 +34,7 @@ describe('inject node', () => {
       ...['cap-props', 'cap-legacy', 'cap-repeat', 'cap-manual'].map((id) => node(id, 'test-capture')),
     ];
     server.instance.runtime.engine.context.getGlobalContext().set('seed', 'from-global');
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

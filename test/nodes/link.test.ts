@@ -1,10 +1,10 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
+import { deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z, x: 100, y: 100, wires: [wires], ...extra,
 });
@@ -47,8 +47,7 @@ describe('link nodes', () => {
       node('catch-calls', 'catch', 't1', { scope: ['lc-timeout', 'lc-dyn'] }, ['caught']),
       cap('caught', 't1'),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

@@ -1,21 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
-import register from '../../src/nodes/sort.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
-
-/** Registers the node set unless the running server already has it built in. */
-function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
-  const runtime = server.instance.runtime;
-  if (runtime.registry.isKnownType(type)) return;
-  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
-}
+import { node, deploy, type Conf } from './flow.js';
 
 describe('sort node', () => {
   let server: TestServer;
@@ -25,7 +12,6 @@ describe('sort node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    ensureType(server, 'sort', 'sort', register);
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'sort' },
       node('elems', 'sort', { target: 'payload', targetType: 'msg', msgKey: 'payload', msgKeyType: 'elem', order: 'ascending', as_num: false }, [['cap-elems']]),
@@ -35,8 +21,7 @@ describe('sort node', () => {
       node('seq-exp', 'sort', { targetType: 'seq', seqKey: '$length(payload)', seqKeyType: 'jsonata', order: 'descending' }, [['cap-seq-exp']]),
       ...['cap-elems', 'cap-nums', 'cap-by-exp', 'cap-seq', 'cap-seq-exp'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

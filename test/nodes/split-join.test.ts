@@ -1,21 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
-import split from '../../src/nodes/split.js';
-import join from '../../src/nodes/join.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
-
-/** Registers a core set on the running server unless the runtime already knows the type. */
-function ensureSet(server: TestServer, type: string, name: string, register: (RED: RedApi) => void): void {
-  const runtime = server.instance.runtime;
-  if (!runtime.registry.isKnownType(type)) register(createRedApi(runtime, runtime.registry.addSet('runnel', name)));
-}
+import { node, deploy, type Conf } from './flow.js';
 
 /** Strips what differs from run to run (ids) so messages can be compared exactly. */
 const shape = (m: Record<string, any>) => {
@@ -33,8 +20,6 @@ describe('split and join nodes', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    ensureSet(server, 'split', 'split', split);
-    ensureSet(server, 'join', 'join', join);
     const reduce = { mode: 'reduce', reduceExp: '$A + payload', reduceInit: '0', reduceInitType: 'num', reduceFixup: '$A / $N' };
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'split-join' },
@@ -59,8 +44,7 @@ describe('split and join nodes', () => {
       ...['pieces', 'joined', 'obj-pieces', 'len-pieces', 'len-joined', 'bin-pieces', 'bin-joined', 'stream-pieces', 'count-out', 'timeout-out', 'kv-out',
         'merged-out', 'full-out', 'buf-out', 'red-out', 'right-out'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

@@ -1,12 +1,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
+import { node, deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
 const outputs = (id: string, n: number) => Array.from({ length: n }, (_, i) => [`${id}-${i + 1}`]);
 const caps = (id: string, n: number) => Array.from({ length: n }, (_, i) => node(`${id}-${i + 1}`, 'test-capture'));
 const settle = () => new Promise((r) => setTimeout(r, 50));
@@ -66,8 +63,7 @@ describe('switch node', () => {
       ...caps('cmp', 5), ...caps('first', 2), ...caps('all', 2), ...caps('prev', 1), ...caps('kinds', 7), ...caps('parts', 3), ...caps('expr', 2),
     ];
     server.instance.runtime.engine.context.getFlowContext('t1').set('limit', 99);
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

@@ -1,21 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
-import register from '../../src/nodes/template.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
-
-/** Registers the node set unless the running server already has it built in. */
-function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
-  const runtime = server.instance.runtime;
-  if (runtime.registry.isKnownType(type)) return;
-  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
-}
+import { node, deploy, type Conf } from './flow.js';
 
 describe('template node', () => {
   let server: TestServer;
@@ -25,7 +12,6 @@ describe('template node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    ensureType(server, 'template', 'template', register);
     const context = server.instance.runtime.engine.context;
     context.getFlowContext('t1').set('name', 'Flo');
     context.getGlobalContext().set('greeting', 'Hi');
@@ -42,8 +28,7 @@ describe('template node', () => {
       node('catch', 'catch', { scope: ['bad-json'], uncaught: false }, [['cap-catch']]),
       ...['cap-mustache', 'cap-escape', 'cap-json', 'cap-yaml', 'cap-plain', 'cap-from-msg', 'cap-to-flow', 'cap-catch'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

@@ -1,21 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi, type RedApi } from '../../src/runtime/red-api.js';
-import register from '../../src/nodes/trigger.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
-
-/** Registers the node set unless the running server already has it built in. */
-function ensureType(server: TestServer, type: string, set: string, fn: (RED: RedApi) => void): void {
-  const runtime = server.instance.runtime;
-  if (runtime.registry.isKnownType(type)) return;
-  fn(createRedApi(runtime, runtime.registry.addSet('runnel', set)));
-}
+import { node, deploy, type Conf } from './flow.js';
 
 const settle = (ms = 60) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,7 +21,6 @@ describe('trigger node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    ensureType(server, 'trigger', 'trigger', register);
     server.instance.runtime.engine.context.getFlowContext('t1').set('later', 'from-flow');
     const nodes: [string, Conf, number][] = [
       ['basic', trigger({}), 1],
@@ -51,8 +37,7 @@ describe('trigger node', () => {
       ...nodes.map(([id, conf, outputs]) => node(id, 'trigger', conf, outputs === 2 ? [[`cap-${id}`], [`cap-${id}-2`]] : [[`cap-${id}`]])),
       ...nodes.flatMap(([id, , outputs]) => (outputs === 2 ? [`cap-${id}`, `cap-${id}-2`] : [`cap-${id}`]).map((c) => node(c, 'test-capture'))),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

@@ -1,14 +1,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi } from '../../src/runtime/red-api.js';
-import xml from '../../src/nodes/xml.js';
+import { node, deploy, type Conf } from './flow.js';
 
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
 const DECL = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>';
 
 describe('xml node', () => {
@@ -19,8 +14,6 @@ describe('xml node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    const runtime = server.instance.runtime;
-    if (!runtime.registry.isKnownType('xml')) xml(createRedApi(runtime, runtime.registry.addSet('runnel', 'xml')));
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'xml' },
       node('x', 'xml', { property: 'payload', attr: '', chr: '' }, [['x-out']]),
@@ -28,8 +21,7 @@ describe('xml node', () => {
       node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
       ...['x-out', 'keys-out', 'errors'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

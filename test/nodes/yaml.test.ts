@@ -1,14 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { createRedApi } from '../../src/runtime/red-api.js';
-import yaml from '../../src/nodes/yaml.js';
-
-type Conf = Record<string, unknown>;
-const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
-  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
-});
+import { node, deploy, type Conf } from './flow.js';
 
 describe('yaml node', () => {
   let server: TestServer;
@@ -18,8 +12,6 @@ describe('yaml node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    const runtime = server.instance.runtime;
-    if (!runtime.registry.isKnownType('yaml')) yaml(createRedApi(runtime, runtime.registry.addSet('runnel', 'yaml')));
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'yaml' },
       node('y', 'yaml', { property: '' }, [['y-out']]),
@@ -27,8 +19,7 @@ describe('yaml node', () => {
       node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
       ...['y-out', 'prop-out', 'errors'].map((id) => node(id, 'test-capture')),
     ];
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows);
   });
   after(() => server.dispose());
 

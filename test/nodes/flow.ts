@@ -1,0 +1,16 @@
+import assert from 'node:assert/strict';
+import { request, type TestServer } from '../helpers/server.js';
+
+export type Conf = Record<string, unknown>;
+
+/** A flow node on tab `t1`, named after its id so captured messages and errors are easy to attribute. */
+export const node = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
+  id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra,
+});
+
+/** Deploys a full configuration through the admin API, as an editor would. */
+export async function deploy(server: TestServer, flows: Conf[]): Promise<void> {
+  const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-API-Version': 'v1' } });
+  assert.equal(r.status, 204, r.text);
+}
+
