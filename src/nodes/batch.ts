@@ -8,17 +8,8 @@
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
 import { bufferLimit } from './lib/seq-limit.js';
-
-interface Held {
-  msg: Msg;
-  send: SendFn;
-  done: DoneFn;
-}
-
-/** Sequences of one topic in concat mode, in arrival order of their first message. */
-interface TopicGroups {
-  groups: Map<unknown, { items: Held[]; count: number | undefined }>;
-}
+import type { Held } from './lib/held.js';
+import { SequenceGroups } from './lib/sequence-groups.js';
 
 const TOO_MANY = 'Too many pending messages';
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
@@ -48,7 +39,8 @@ export default function (RED: RedApi) {
   class BatchNode extends Node {
     mode: string;
     private pending: Held[] = [];
-    private topicGroups = new Map<string, TopicGroups>();
+    /** Concat mode: each topic's sequences. */
+    private topicGroups = new Map<string, SequenceGroups>();
     private concatCount = 0;
     private timer: ReturnType<typeof setInterval> | undefined;
 
@@ -142,19 +134,13 @@ export default function (RED: RedApi) {
       }
       let byTopic = this.topicGroups.get(msg.topic);
       if (!byTopic) {
-        byTopic = { groups: new Map() };
+        byTopic = new SequenceGroups(false);
         this.topicGroups.set(msg.topic, byTopic);
       }
-      let group = byTopic.groups.get(parts.id);
-      if (!group) {
-        group = { items: [], count: undefined };
-        byTopic.groups.set(parts.id, group);
-      }
-      group.items.push(held);
-      group.count ??= parts.count;
+      byTopic.add(parts.id, held, parts.count);
       this.concatCount++;
       if (limit > 0 && this.concatCount > limit) {
-        for (const t of this.topicGroups.values()) for (const g of t.groups.values()) for (const h of g.items) h.done(TOO_MANY);
+        for (const t of this.topicGroups.values()) for (const h of t.drain()) h.done(TOO_MANY);
         this.topicGroups.clear();
         this.concatCount = 0;
         return;
@@ -164,18 +150,13 @@ export default function (RED: RedApi) {
 
     /** When every topic's oldest sequence is complete, they are sent as one. */
     private tryConcat(topics: string[]): void {
-      const firsts: [TopicGroups, unknown, Held[]][] = [];
-      for (const topic of topics) {
-        const byTopic = this.topicGroups.get(topic);
-        const first = byTopic?.groups.entries().next().value;
-        if (!byTopic || !first || first[1].count !== first[1].items.length) return;
-        firsts.push([byTopic, first[0], first[1].items]);
-      }
       const items: Held[] = [];
-      for (const [byTopic, id, groupItems] of firsts) {
-        byTopic.groups.delete(id);
-        items.push(...groupItems);
+      for (const topic of topics) {
+        const sequence = this.topicGroups.get(topic)?.oldestComplete();
+        if (!sequence) return;
+        items.push(...sequence);
       }
+      for (const topic of new Set(topics)) this.topicGroups.get(topic)!.takeOldest();
       this.concatCount -= items.length;
       sendSequence(items, true);
     }
@@ -185,7 +166,7 @@ export default function (RED: RedApi) {
       this.timer = undefined;
       completeAll(this.pending);
       this.pending = [];
-      for (const t of this.topicGroups.values()) for (const g of t.groups.values()) completeAll(g.items);
+      for (const t of this.topicGroups.values()) completeAll(t.drain());
       this.topicGroups.clear();
       this.concatCount = 0;
     }

@@ -11,15 +11,8 @@ import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../ru
 import type { RedApi } from '../runtime/red-api.js';
 import { bufferLimit } from './lib/seq-limit.js';
 import { hasMoreKeysThan, timerDelay, toMillis } from './lib/timing-units.js';
-
-type Timer = ReturnType<typeof setTimeout>;
-
-interface Held {
-  msg: Msg;
-  send: SendFn;
-  done: DoneFn;
-  timer?: Timer;
-}
+import { TimedHolds, type Held } from './lib/delay-wait.js';
+import { BurstWindow } from './lib/burst-window.js';
 
 const has = (msg: Msg, key: string) => Object.prototype.hasOwnProperty.call(msg, key);
 /** Status updates of a busy queue are coalesced to one per this many ms. */
@@ -39,17 +32,13 @@ export default function (RED: RedApi) {
     private readonly drop: boolean;
     private readonly allowRate: boolean;
     private readonly outputs: number;
-    private readonly burst: number;
-    private readonly burstWindow: number;
-    /** Delayed messages, in arrival order (flush releases the oldest first). */
-    private readonly waiting = new Set<Held>();
+    private readonly waiting: TimedHolds;
+    private readonly burst: BurstWindow;
     private showDepth = false;
     private buffer: Held[] = [];
     private interval: ReturnType<typeof setInterval> | undefined;
-    private depthTimer: Timer | undefined;
+    private depthTimer: ReturnType<typeof setTimeout> | undefined;
     private lastSent = -1;
-    private readonly burstTimers = new Set<Timer>();
-    private inflight = 0;
 
     constructor(config: NodeConfig) {
       super(config);
@@ -59,8 +48,10 @@ export default function (RED: RedApi) {
       const nb = Number(config.nbRateUnits) > 0 ? Number(config.nbRateUnits) : 1;
       const rate = (perUnit / Number(config.rate)) * nb;
       this.rate = this.fixedRate = Number.isFinite(rate) && rate > 0 ? rate : 1000;
-      this.burst = Number(config.rate) || 0;
-      this.burstWindow = toMillis(config.nbRateUnits, config.rateUnits, 's');
+      this.burst = new BurstWindow(Number(config.rate) || 0, toMillis(config.nbRateUnits, config.rateUnits, 's'), () => this.status({ fill: 'green', shape: 'ring', text: '' }));
+      this.waiting = new TimedHolds(() => {
+        if (this.showDepth) this.depth(this.waiting.size);
+      });
       this.randomFirst = toMillis(config.randomFirst, config.randomUnits, 's');
       this.randomLast = toMillis(config.randomLast, config.randomUnits, 's');
       this.drop = config.drop === true || config.drop === 'true';
@@ -106,38 +97,17 @@ export default function (RED: RedApi) {
         done();
         return;
       }
-      const held: Held = { msg, send, done };
-      held.timer = setTimeout(() => this.release(held), timerDelay(this.waitFor(msg)));
-      this.waiting.add(held);
-      if (has(msg, 'reset')) this.clearWaiting(true);
-      else if (flush) this.flushWaiting(msg.flush);
+      this.waiting.hold({ msg, send, done }, this.waitFor(msg));
+      if (has(msg, 'reset')) {
+        this.waiting.discard();
+        this.status({ fill: 'blue', shape: 'ring', text: '0' });
+      } else if (flush) this.flushWaiting(msg.flush);
       else if (this.showDepth) this.depth(this.waiting.size);
     }
 
-    private release(held: Held): void {
-      clearTimeout(held.timer);
-      this.waiting.delete(held);
-      held.send(held.msg);
-      held.done();
-      if (this.showDepth) this.depth(this.waiting.size);
-    }
-
     private flushWaiting(count: unknown): void {
-      let n = typeof count === 'number' ? Math.floor(count) : Infinity;
-      for (const held of this.waiting) {
-        if (n-- <= 0) break;
-        this.release(held);
-      }
+      this.waiting.flush(count);
       this.depth(this.waiting.size);
-    }
-
-    private clearWaiting(report: boolean): void {
-      for (const held of this.waiting) {
-        clearTimeout(held.timer);
-        held.done();
-      }
-      this.waiting.clear();
-      if (report) this.status({ fill: 'blue', shape: 'ring', text: '0' });
     }
 
     private depth(n: number): void {
@@ -211,17 +181,8 @@ export default function (RED: RedApi) {
         }
       }
       if (flush) {
-        let n = Math.min(typeof flushCount === 'number' ? Math.floor(flushCount) : Infinity, this.buffer.length);
-        if (n <= 0) this.stopInterval();
-        else {
-          while (n-- > 0) {
-            const held = this.buffer.shift()!;
-            delete held.msg.flush;
-            delete held.msg.reset;
-            this.leave(held, 1);
-          }
-          this.startInterval(this.releaseNext);
-        }
+        if (this.flushBuffer(flushCount, 1) > 0) this.startInterval(this.releaseNext);
+        else this.stopInterval();
         this.depth(this.buffer.length);
       }
       if (reset) {
@@ -234,6 +195,18 @@ export default function (RED: RedApi) {
         this.status({ fill: 'blue', shape: 'ring', text: '0' });
       }
       if (!queued) done();
+    }
+
+    /** Sends the oldest `count` buffered messages now (all when not a number); returns how many. */
+    private flushBuffer(count: unknown, minKeys: number): number {
+      const n = Math.min(typeof count === 'number' ? Math.floor(count) : Infinity, this.buffer.length);
+      for (let i = 0; i < n; i++) {
+        const held = this.buffer.shift()!;
+        delete held.msg.flush;
+        delete held.msg.reset;
+        this.leave(held, minKeys);
+      }
+      return n;
     }
 
     private discardBuffer(): void {
@@ -261,28 +234,15 @@ export default function (RED: RedApi) {
 
     private burstLimit(msg: Msg, send: SendFn, done: DoneFn): void {
       if (has(msg, 'reset')) {
-        this.clearBurst();
+        this.burst.clear();
         this.status({ fill: 'green', shape: 'ring', text: '' });
-      } else if (this.inflight < this.burst) {
-        this.inflight++;
+      } else if (this.burst.take()) {
         send(msg);
-        const timer = setTimeout(() => {
-          this.burstTimers.delete(timer);
-          if (this.inflight === this.burst) this.status({ fill: 'green', shape: 'ring', text: '' });
-          this.inflight--;
-        }, timerDelay(this.burstWindow));
-        this.burstTimers.add(timer);
       } else {
         if (this.outputs === 2) send([null, msg]);
         this.status({ fill: 'red', shape: 'dot', text: '' });
       }
       done();
-    }
-
-    private clearBurst(): void {
-      for (const t of this.burstTimers) clearTimeout(t);
-      this.burstTimers.clear();
-      this.inflight = 0;
     }
 
     private readonly releaseOne = (): void => {
@@ -320,13 +280,7 @@ export default function (RED: RedApi) {
         this.reportDepth();
       }
       if (has(msg, 'flush')) {
-        let n = Math.min(typeof msg.flush === 'number' ? Math.floor(msg.flush) : Infinity, this.buffer.length);
-        while (n-- > 0) {
-          const h = this.buffer.shift()!;
-          delete h.msg.flush;
-          delete h.msg.reset;
-          this.leave(h, 2);
-        }
+        this.flushBuffer(msg.flush, 2);
         this.status({});
       }
       if (has(msg, 'reset')) {
@@ -337,12 +291,12 @@ export default function (RED: RedApi) {
     }
 
     private shutdown(): void {
-      this.clearWaiting(false);
+      this.waiting.discard();
       this.stopInterval();
       clearTimeout(this.depthTimer);
       this.depthTimer = undefined;
       this.discardBuffer();
-      this.clearBurst();
+      this.burst.clear();
       this.status({});
     }
   }

@@ -8,17 +8,8 @@ import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../ru
 import type { RedApi } from '../runtime/red-api.js';
 import type { PreparedJSONata } from '../runtime/util/index.js';
 import { bufferLimit } from './lib/seq-limit.js';
-
-interface Held {
-  msg: Msg;
-  send: SendFn;
-  done: DoneFn;
-}
-
-interface Group {
-  count: number | undefined;
-  items: Held[];
-}
+import type { Held } from './lib/held.js';
+import { SequenceGroups } from './lib/sequence-groups.js';
 
 interface Keyed<T> {
   item: T;
@@ -41,9 +32,7 @@ export default function (RED: RedApi) {
     seqKey: string;
     private readonly exp: PreparedJSONata | null = null;
     private readonly dir: number;
-    /** Sequences being collected, oldest first (Map order), so the oldest is dropped at the limit. */
-    private readonly pending = new Map<unknown, Group>();
-    private pendingCount = 0;
+    private readonly pending = new SequenceGroups(true);
 
     constructor(config: NodeConfig) {
       super(config);
@@ -67,9 +56,7 @@ export default function (RED: RedApi) {
         else this.collect({ msg, send, done });
       });
       this.on('close', () => {
-        for (const group of this.pending.values()) for (const h of group.items) h.done();
-        this.pending.clear();
-        this.pendingCount = 0;
+        for (const h of this.pending.drain()) h.done();
       });
     }
 
@@ -103,21 +90,8 @@ export default function (RED: RedApi) {
         held.done();
         return;
       }
-      let group = this.pending.get(parts.id);
-      if (!group) {
-        group = { count: undefined, items: [] };
-        this.pending.set(parts.id, group);
-      }
-      group.items.push(held);
-      if ('count' in parts) group.count = parts.count;
-      this.pendingCount++;
-      if (group.count === group.items.length) {
-        this.pending.delete(parts.id);
-        this.pendingCount -= group.items.length;
-        void this.release(group.items);
-      } else if (limit > 0 && this.pendingCount > limit) {
-        this.dropOldest();
-      }
+      if (this.pending.add(parts.id, held, parts.count)) void this.release(this.pending.take(parts.id));
+      else if (limit > 0 && this.pending.size > limit) this.dropOldest();
     }
 
     private async release(items: Held[]): Promise<void> {
@@ -139,12 +113,10 @@ export default function (RED: RedApi) {
     }
 
     private dropOldest(): void {
-      const [id, group] = this.pending.entries().next().value as [unknown, Group];
-      this.pending.delete(id);
-      this.pendingCount -= group.items.length;
-      const last = group.items.length - 1;
-      for (let i = 0; i < last; i++) group.items[i].done();
-      group.items[last].done('Too many pending messages');
+      const items = this.pending.takeOldest();
+      const last = items.length - 1;
+      for (let i = 0; i < last; i++) items[i].done();
+      items[last].done('Too many pending messages');
     }
   }
 

@@ -5,19 +5,9 @@
  * the result. Messages are handled strictly one after another, because evaluation may be
  * asynchronous and overlapping groups would otherwise interleave.
  */
-import type { DoneFn, Msg, SendFn } from '../../runtime/node.js';
 import type { PreparedJSONata, RedUtil, UtilNode } from '../../runtime/util/index.js';
-
-interface Held {
-  msg: Msg;
-  send: SendFn;
-  done: DoneFn;
-}
-
-interface Group {
-  count: number | undefined;
-  held: Held[];
-}
+import type { Held } from './held.js';
+import { SequenceGroups } from './sequence-groups.js';
 
 export interface ReduceOptions {
   exp: PreparedJSONata;
@@ -30,8 +20,7 @@ export interface ReduceOptions {
 }
 
 export class Reducer {
-  private readonly groups = new Map<string, Group>();
-  private heldCount = 0;
+  private readonly groups = new SequenceGroups(false);
   private readonly queue: Held[] = [];
   private busy = false;
 
@@ -48,9 +37,7 @@ export class Reducer {
 
   /** Releases the dones of every held message (node closing). */
   release(): void {
-    for (const group of this.groups.values()) for (const h of group.held) h.done();
-    this.groups.clear();
-    this.heldCount = 0;
+    for (const h of this.groups.drain()) h.done();
   }
 
   private next(): void {
@@ -72,53 +59,42 @@ export class Reducer {
       held.done();
       return;
     }
-    let group = this.groups.get(parts.id);
-    if (!group) {
-      group = { count: parts.count, held: [] };
-      this.groups.set(parts.id, group);
-    }
-    if (group.count === undefined && parts.count !== undefined) group.count = parts.count;
-    group.held.push(held);
-    this.heldCount++;
-    if (group.held.length === group.count) {
-      this.groups.delete(parts.id);
-      this.heldCount -= group.held.length;
-      await this.reduce(group);
+    if (this.groups.add(parts.id, held, parts.count)) {
+      await this.reduce(this.groups.take(parts.id));
       return;
     }
-    if (this.options.maxHeld > 0 && this.heldCount > this.options.maxHeld) {
-      for (const g of this.groups.values()) for (const h of g.held) if (h !== held) h.done();
-      this.groups.clear();
-      this.heldCount = 0;
+    if (this.options.maxHeld > 0 && this.groups.size > this.options.maxHeld) {
+      for (const h of this.groups.drain()) if (h !== held) h.done();
       throw new Error('Too many pending messages');
     }
   }
 
-  private async reduce(group: Group): Promise<void> {
+  /** `group` is complete, so its length is the sequence's count. */
+  private async reduce(group: Held[]): Promise<void> {
     const { exp, fixup, right } = this.options;
     const order = right ? -1 : 1;
-    const held = [...group.held].sort((x, y) => order * (x.msg.parts.index - y.msg.parts.index));
-    const current = group.held[group.held.length - 1];
+    const held = [...group].sort((x, y) => order * (x.msg.parts.index - y.msg.parts.index));
+    const current = group[group.length - 1];
     try {
       let acc = await this.initial();
       for (const h of held) {
         exp.assign('I', h.msg.parts.index);
-        exp.assign('N', group.count);
+        exp.assign('N', group.length);
         exp.assign('A', acc);
         acc = await this.evaluate(exp, h.msg);
       }
       if (fixup) {
-        fixup.assign('N', group.count);
+        fixup.assign('N', group.length);
         fixup.assign('A', acc);
         acc = await this.evaluate(fixup, {});
       }
       current.send({ payload: acc });
     } catch (err) {
       // The error is reported against the message that completed the group; the others complete.
-      for (const h of group.held) if (h !== current) h.done();
+      for (const h of group) if (h !== current) h.done();
       throw err;
     }
-    for (const h of group.held) h.done();
+    for (const h of group) h.done();
   }
 
   private initial(): Promise<unknown> {

@@ -1,0 +1,8 @@
+import type { DoneFn, Msg, SendFn } from '../../runtime/node.js';
+
+/** A message a node keeps for later, with the send and done of the delivery that brought it. */
+export interface Held {
+  msg: Msg;
+  send: SendFn;
+  done: DoneFn;
+}
