@@ -11,7 +11,8 @@ import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../ru
 import type { RedApi } from '../runtime/red-api.js';
 import { bufferLimit } from './lib/seq-limit.js';
 import { hasMoreKeysThan, timerDelay, toMillis } from './lib/timing-units.js';
-import { TimedHolds, type Held } from './lib/delay-wait.js';
+import { TimedHolds } from './lib/delay-wait.js';
+import type { Held } from './lib/held.js';
 import { BurstWindow } from './lib/burst-window.js';
 
 const has = (msg: Msg, key: string) => Object.prototype.hasOwnProperty.call(msg, key);

@@ -15,12 +15,7 @@ import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../ru
 import type { RedApi } from '../runtime/red-api.js';
 import { encodeText, textDecoder, type TextChunks } from './lib/file-encoding.js';
 import { resolveFilename, upgradeFilename } from './lib/file-path.js';
-
-interface Job {
-  msg: Msg;
-  send: SendFn;
-  done: DoneFn;
-}
+import type { Held } from './lib/held.js';
 
 const describe = (err: unknown) => (err instanceof Error ? err.toString() : String(err));
 
@@ -45,7 +40,7 @@ export default function (RED: RedApi) {
     private readonly mode: string;
     private readonly createDir: boolean;
     private readonly encoding: string;
-    private readonly queue: Job[] = [];
+    private readonly queue: Held[] = [];
     private drained: (() => void) | undefined;
 
     constructor(config: NodeConfig) {
@@ -82,7 +77,7 @@ export default function (RED: RedApi) {
       this.drained = undefined;
     }
 
-    private async process({ msg, send }: Job): Promise<void> {
+    private async process({ msg, send }: Held): Promise<void> {
       const filename = filenameOf(this, this.filename, this.filenameType, msg);
       if (filename === undefined) return;
       msg.filename = filename;

@@ -1,5 +1,6 @@
-import { Node, type Msg, type NodeConfig, type SendFn, type DoneFn } from '../runtime/node.js';
+import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
+import type { Held } from './lib/held.js';
 import { cloneMessage } from '../runtime/util/index.js';
 
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -10,11 +11,8 @@ interface LinkSource {
   node: string;
 }
 
-interface PendingCall {
-  /** The message as it entered the call, for the timeout error. */
-  msg: Msg;
-  send: SendFn;
-  done: DoneFn;
+/** `msg` is the message as it entered the call, for the timeout error. */
+interface PendingCall extends Held {
   timer: NodeJS.Timeout;
 }
 

@@ -11,6 +11,7 @@ import mustache from 'mustache';
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
 import { timerDelay, toMillis } from './lib/timing-units.js';
+import type { Held } from './lib/held.js';
 
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -67,7 +68,7 @@ export default function (RED: RedApi) {
     private readonly op1: Operand;
     private readonly op2: Operand;
     private readonly topics = new Map<string, Pending>();
-    private readonly queue: { msg: Msg; send: SendFn; done: DoneFn }[] = [];
+    private readonly queue: Held[] = [];
     private busy = false;
 
     constructor(config: NodeConfig) {

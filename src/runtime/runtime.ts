@@ -163,7 +163,7 @@ export class Runtime {
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
   deploy(req: DeployRequest): Promise<DeployResult> {
-    return this.mutex.run(() => (req.type === 'reload' ? this.reload(req.user) : this.replace(req)));
+    return this.mutex.run(() => (req.type === 'reload' ? this.reload(req) : this.replace(req)));
   }
 
   private async replace(req: DeployRequest): Promise<DeployResult> {
@@ -190,20 +190,20 @@ export class Runtime {
     }
     const restarted = await this.flowSet.apply(parsed, stop, rewired);
     this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
-    this.log.audit({ event: 'flows.set', user: req.user, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
+    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
     this.events.emit('flows:started', { config: { rev }, type: req.type });
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
     return { rev, restarted };
   }
 
   /** Re-reads flows and credentials from storage and restarts everything. */
-  private async reload(user: string | undefined): Promise<DeployResult> {
+  private async reload(req: DeployRequest): Promise<DeployResult> {
     const old = this.active.rev;
     await this.flowSet.stopAll();
     this.events.emit('flows:stopped', { config: { rev: old }, type: 'reload' });
     await this.loadFromStorage();
     const restarted = await this.flowSet.apply(this.active.parsed, 'all');
-    this.log.audit({ event: 'flows.set', user, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
+    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
     return { rev: this.active.rev, restarted };
   }
 

@@ -11,8 +11,10 @@ export interface DeployRequest {
   /** When given, the deploy only happens if the active rev still equals it. */
   rev?: string;
   type: DeploymentType;
-  /** For the audit log. */
+  /** For the audit log: who asked, from where, in which request. */
   user?: string;
+  ip?: string;
+  reqId?: string;
 }
 
 export interface DeployResult {

@@ -52,9 +52,9 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     async (request, reply) => {
       const version = apiVersion(request);
       const type = deploymentType(request);
-      const user = request.user?.username;
+      const who = { user: request.user?.username, ip: request.ip, reqId: request.id };
       if (type === 'reload') {
-        const { rev } = await runtime.deploy({ flows: [], type, user });
+        const { rev } = await runtime.deploy({ flows: [], type, ...who });
         return version === 'v1' ? reply.code(204).send() : { rev };
       }
       if (!request.headers['content-type']?.toLowerCase().startsWith('application/json')) {
@@ -88,7 +88,7 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
         }
       }
       const nodes = validateFlows(flows as unknown[]);
-      const result = await runtime.deploy({ flows: nodes, credentials, rev, type, user });
+      const result = await runtime.deploy({ flows: nodes, credentials, rev, type, ...who });
       return version === 'v1' ? reply.code(204).send() : { rev: result.rev };
     },
   );

@@ -61,7 +61,7 @@ test('revocation: own token, and an ignored attempt on another user’s token', 
   ]);
 });
 
-test('deploys of each type name the user, the type and the old and new rev', async () => {
+test('deploys of each type name the user, the client address, the type and the old and new rev', async () => {
   const token = (await tokenRequest(server.at, 'admin', ADMIN_PASSWORD)).body.access_token as string;
   const v2 = { 'runtime-api-version': 'v2' };
   const old = (await request(server.at('flows'), { headers: v2, token })).body.rev as string;
@@ -75,9 +75,9 @@ test('deploys of each type name the user, the type and the old and new rev', asy
   assert.equal((await deploy(flowsB, 'reload')).status, 200);
   const [a, b] = [hashOf(flowsA), hashOf(flowsB)];
   assert.deepEqual(auditSince(mark), [
-    { level: 45, event: 'flows.set', user: 'admin', type: 'full', rev: { old, new: a }, msg: 'flows deployed' },
-    { level: 45, event: 'flows.set', user: 'admin', type: 'nodes', rev: { old: a, new: b }, msg: 'flows deployed' },
-    { level: 45, event: 'flows.set', user: 'admin', type: 'reload', rev: { old: b, new: b }, msg: 'flows reloaded' },
+    { level: 45, event: 'flows.set', user: 'admin', ip: '127.0.0.1', type: 'full', rev: { old, new: a }, msg: 'flows deployed' },
+    { level: 45, event: 'flows.set', user: 'admin', ip: '127.0.0.1', type: 'nodes', rev: { old: a, new: b }, msg: 'flows deployed' },
+    { level: 45, event: 'flows.set', user: 'admin', ip: '127.0.0.1', type: 'reload', rev: { old: b, new: b }, msg: 'flows reloaded' },
   ]);
 });
 

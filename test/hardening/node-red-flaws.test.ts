@@ -207,7 +207,7 @@ test('§8.11 credentials are encrypted with authentication and a stretched key',
   await assert.rejects(cipher.decrypt({ ...doc.data, data: bytes.toString('base64') }));
 });
 
-test('§8.12 uploads are size-limited and the uploaded tarball does not stay behind', async () => {
+test('§8.12 multipart uploads are size-limited: 413, not an unbounded write', async () => {
   const boundary = '----flaws';
   const big = Buffer.alloc(21 * 1024 * 1024, 1);
   const body = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="tarball"; filename="m.tgz"\r\n\r\n`), big, Buffer.from(`\r\n--${boundary}--\r\n`)]);

@@ -4,7 +4,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { createRedApi } from '../../src/runtime/red-api.js';
 import type { Msg, Node, NodeConfig } from '../../src/runtime/node.js';
-import { deploy, type Conf } from './flow.js';
+import { deploy, receiver, type Conf } from './flow.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires: [wires], ...extra,
@@ -36,11 +36,7 @@ const settle = () => new Promise((r) => setTimeout(r, 50));
 describe('catch, status and complete nodes', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Msg) => {
-    const target = server.instance.runtime.engine.nodes.get(id);
-    assert.ok(target, `node ${id} is running`);
-    target.receive(msg);
-  };
+  const receive = receiver(() => server);
 
   before(async () => {
     server = await startServer();

@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, eventually, type TestServer } from '../helpers/server.js';
 import type { Msg } from '../../src/runtime/node.js';
-import { deploy, type Conf } from './flow.js';
+import { deploy, receiver, type Conf } from './flow.js';
 
 const node = (id: string, extra: Conf = {}): Conf => ({ id, type: 'debug', z: 't1', name: id, x: 100, y: 100, wires: [], ...extra });
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
@@ -11,7 +11,7 @@ describe('debug node', () => {
   let server: TestServer;
   const published: Record<string, any>[] = [];
   const statuses: { id: string; status: Record<string, unknown> }[] = [];
-  const receive = (id: string, msg: Msg) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = receiver(() => server);
   const publishedBy = (id: string) => published.filter((p) => p.id === id);
 
   before(async () => {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, type Conf } from './flow.js';
+import { node, deploy, receiver, type Conf } from './flow.js';
 
 const writer = (mode: string) => ({ filename: 'out/a.txt', filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: mode, encoding: 'none' });
 const reader = (format: string, extra: Conf = {}) => ({ filename: 'out/a.txt', filenameType: 'str', format, chunk: false, sendError: true, encoding: 'none', allProps: false, ...extra });
@@ -15,7 +15,7 @@ describe('file and file in nodes', () => {
   let server: TestServer;
   let capture: Capture;
   let dir: string;
-  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = receiver(() => server);
 
   before(async () => {
     dir = await tempDir('runnel-files-');

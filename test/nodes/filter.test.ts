@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, type Conf } from './flow.js';
+import { node, deploy, receiver, type Conf } from './flow.js';
 
 /** Lets already-queued deliveries run, so a short list means "not sent". */
 const settle = () => new Promise((r) => setTimeout(r, 50));
@@ -10,7 +10,7 @@ const settle = () => new Promise((r) => setTimeout(r, 50));
 describe('filter (rbe) node', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = receiver(() => server);
   const feed = async (id: string, msgs: Record<string, unknown>[]) => {
     for (const m of msgs) receive(id, m);
     await settle();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startServer, request, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
-import { deploy, type Conf } from './flow.js';
+import { deploy, receiver, type Conf } from './flow.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires, ...extra,
@@ -28,7 +28,7 @@ const SPINS: Record<string, string> = {
 describe('function node time limit', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Msg) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = receiver(() => server);
   const flows: Conf[] = [
     { id: 't1', type: 'tab', label: 'functions' },
     { id: 't2', type: 'tab', label: 'elsewhere' },

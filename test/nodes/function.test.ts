@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startServer, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
-import { deploy, type Conf } from './flow.js';
+import { deploy, receiver, type Conf } from './flow.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires, ...extra,
@@ -18,11 +18,7 @@ const waitPlain = async (capture: Capture, name: string, count = 1) => plain(awa
 describe('function node', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Msg) => {
-    const target = server.instance.runtime.engine.nodes.get(id);
-    assert.ok(target, `node ${id} is running`);
-    target.receive(msg);
-  };
+  const receive = receiver(() => server);
   const flows: Conf[] = [
     { id: 't1', type: 'tab', label: 'functions', env: [{ name: 'GREETING', value: 'hello', type: 'str' }] },
     { id: 't2', type: 'tab', label: 'elsewhere' },

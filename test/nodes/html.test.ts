@@ -2,14 +2,14 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, type Conf } from './flow.js';
+import { node, deploy, receiver, type Conf } from './flow.js';
 
 const PAGE = '<div><ul id="l"><li class="x" data-n="1">One <b>bold</b></li><li>Two<br></li></ul></div>';
 
 describe('html node', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = receiver(() => server);
 
   before(async () => {
     server = await startServer();

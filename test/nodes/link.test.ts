@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
-import { deploy, type Conf } from './flow.js';
+import { deploy, receiver, type Conf } from './flow.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z, x: 100, y: 100, wires: [wires], ...extra,
@@ -13,11 +13,7 @@ const cap = (id: string, z: string, wires: string[] = []) => node(id, 'test-capt
 describe('link nodes', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Msg) => {
-    const target = server.instance.runtime.engine.nodes.get(id);
-    assert.ok(target, `node ${id} is running`);
-    target.receive(msg);
-  };
+  const receive = receiver(() => server);
 
   before(async () => {
     server = await startServer();

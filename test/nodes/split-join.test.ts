@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, type Conf } from './flow.js';
+import { node, deploy, receiver, type Conf } from './flow.js';
 
 /** Strips what differs from run to run (ids) so messages can be compared exactly. */
 const shape = (m: Record<string, any>) => {
@@ -15,7 +15,7 @@ const shape = (m: Record<string, any>) => {
 describe('split and join nodes', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = receiver(() => server);
 
   before(async () => {
     server = await startServer();

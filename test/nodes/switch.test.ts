@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, type Conf } from './flow.js';
+import { node, deploy, receiver, type Conf } from './flow.js';
 
 const outputs = (id: string, n: number) => Array.from({ length: n }, (_, i) => [`${id}-${i + 1}`]);
 const caps = (id: string, n: number) => Array.from({ length: n }, (_, i) => node(`${id}-${i + 1}`, 'test-capture'));
@@ -11,7 +11,7 @@ const settle = () => new Promise((r) => setTimeout(r, 50));
 describe('switch node', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = receiver(() => server);
   /** Which outputs of `id` got each message id, as `{output: [ids]}`. */
   const routes = (id: string, n: number) =>
     Object.fromEntries(Array.from({ length: n }, (_, i) => [i + 1, capture.of(`${id}-${i + 1}`).map((m) => m._msgid)]));

@@ -2,12 +2,12 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, type Conf } from './flow.js';
+import { node, deploy, receiver, type Conf } from './flow.js';
 
 describe('template node', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = receiver(() => server);
 
   before(async () => {
     server = await startServer();

@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, type Conf } from './flow.js';
+import { node, deploy, receiver, type Conf } from './flow.js';
 
 const settle = (ms = 60) => new Promise((r) => setTimeout(r, ms));
 
@@ -15,7 +15,7 @@ const trigger = (extra: Conf): Conf => ({
 describe('trigger node', () => {
   let server: TestServer;
   let capture: Capture;
-  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = receiver(() => server);
   const payloads = (name: string) => capture.of(name).map((m) => m.payload);
 
   before(async () => {

@@ -1,10 +1,7 @@
-import type { DoneFn, Msg, SendFn } from '../../runtime/node.js';
+import type { Held } from './held.js';
 import { timerDelay } from './timing-units.js';
 
-export interface Held {
-  msg: Msg;
-  send: SendFn;
-  done: DoneFn;
+interface Waiting extends Held {
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -13,7 +10,7 @@ export interface Held {
  * delays). A Set keeps arrival order, so a flush releases the oldest first.
  */
 export class TimedHolds {
-  private readonly waiting = new Set<Held>();
+  private readonly waiting = new Set<Waiting>();
 
   constructor(private readonly released: () => void) {}
 
@@ -22,8 +19,9 @@ export class TimedHolds {
   }
 
   hold(held: Held, ms: number): void {
-    held.timer = setTimeout(() => this.release(held), timerDelay(ms));
-    this.waiting.add(held);
+    const waiting: Waiting = held;
+    waiting.timer = setTimeout(() => this.release(waiting), timerDelay(ms));
+    this.waiting.add(waiting);
   }
 
   /** Releases the oldest `count` messages now, or all of them when `count` is not a number. */
@@ -44,7 +42,7 @@ export class TimedHolds {
     this.waiting.clear();
   }
 
-  private release(held: Held): void {
+  private release(held: Waiting): void {
     clearTimeout(held.timer);
     this.waiting.delete(held);
     held.send(held.msg);
