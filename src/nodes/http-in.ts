@@ -3,8 +3,11 @@ import type { RedApi } from '../runtime/red-api.js';
 import type { RouteHandler } from '../runtime/http-types.js';
 import { generateId } from '../runtime/util/index.js';
 import { takeResponseMark } from './lib/response-mark.js';
+import type { ServerResponse } from 'node:http';
 
 const METHODS = new Set(['get', 'post', 'put', 'delete', 'patch']);
+/** How long requests in flight get to be answered after their http-in node closed. */
+const OPEN_REQUEST_GRACE_MS = 200;
 // Methods whose message carries the request body; GET carries the query instead.
 const BODY_METHODS = new Set(['post', 'put', 'delete', 'patch', 'options']);
 
@@ -50,6 +53,28 @@ export default function (RED: RedApi) {
     url: string | undefined;
     method: string;
     upload: boolean;
+    /** Requests this node received that nobody has answered yet. */
+    readonly open = new Set<ServerResponse>();
+
+    /**
+     * A redeploy can drop a request's message with the nodes that carried it (Node-RED then leaves
+     * the client hanging). Requests still unanswered shortly after this node closes get a 503.
+     */
+    private answerOpenRequests(done: () => void): void {
+      if (this.open.size === 0) return done();
+      setTimeout(() => {
+        for (const res of this.open) {
+          if (!res.headersSent) {
+            res.statusCode = 503;
+            res.setHeader('Content-Type', 'application/json');
+            res.setHeader('Retry-After', '1');
+            res.end(JSON.stringify({ code: 'flow_restarted', message: 'The flow handling this request was redeployed; retry' }));
+          }
+        }
+        this.open.clear();
+        done();
+      }, OPEN_REQUEST_GRACE_MS);
+    }
 
     constructor(config: NodeConfig) {
       super(config);
@@ -68,7 +93,14 @@ export default function (RED: RedApi) {
       this.url = url;
       const method = this.method;
       const withBody = BODY_METHODS.has(method);
+      const open = this.open;
+      // One listener per node, called with the response as `this`: no closure per request.
+      const forget = function (this: ServerResponse) {
+        open.delete(this);
+      };
       const callback: RouteHandler = (req, res) => {
+        open.add(res);
+        res.on('close', forget);
         const msg: Msg = { _msgid: generateId(), req, res: new ResponseWrapper(this, res), payload: withBody ? req.body : req.query };
         this.send(msg);
       };
@@ -80,8 +112,9 @@ export default function (RED: RedApi) {
       const middleware = (RED.settings as { httpNodeMiddleware?: unknown }).httpNodeMiddleware;
       const handlers = typeof middleware === 'function' ? [middleware as RouteHandler, callback, onError] : [callback, onError];
       app[method as 'get'](url, ...handlers);
-      this.on('close', () => {
+      this.on('close', (done: () => void) => {
         app.removeRoute(method, url);
+        this.answerOpenRequests(done);
       });
     }
   }

@@ -2,7 +2,6 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, request, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import type { Msg } from '../../src/runtime/node.js';
 import { deploy, receiver, type Conf } from './flow.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({

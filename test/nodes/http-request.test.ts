@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { startServer, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
-import { deploy, type Conf } from './flow.js';
+import { deploy, receiver, type Conf } from './flow.js';
 
 const USER = 'alice';
 const PASSWORD = 'secret "pw"';
@@ -84,11 +84,7 @@ describe('http request', () => {
   let capture: Capture;
   let target: http.Server;
   let base: string;
-  const receive = (id: string, msg: Msg) => {
-    const node = server.instance.runtime.engine.nodes.get(id);
-    assert.ok(node, `node ${id} is running`);
-    node.receive(msg);
-  };
+  const receive = receiver(() => server);
   /** Sends msg through request node `id` and returns what its capture node got. */
   const call = async (id: string, msg: Msg = {}) => {
     const seen = capture.of(id).length;
