@@ -108,7 +108,7 @@ function generate(parts: SourceParts, names: Names, guarded: boolean): string {
 }
 
 /** Names a library variable may not take: they would hide the sandbox's own. */
-export const RESERVED_NAMES = new Set([
+const RESERVED_NAMES = new Set([
   'node', 'msg', 'context', 'flow', 'global', 'env', 'setTimeout', 'clearTimeout', 'setInterval',
   'clearInterval', 'console', 'util', 'Buffer', 'Date', 'RED', 'promisify', 'process', 'require',
 ]);

@@ -11,6 +11,7 @@ import { types } from 'node:util';
 import { Node, type DoneFn, type Msg, type NodeConfig } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
 import { Guard } from './function-guard.js';
+import { NodeTimers } from './lib/node-timers.js';
 import { Sandbox, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './function-sandbox.js';
 
 type Timer = ReturnType<typeof setTimeout>;
@@ -63,8 +64,8 @@ export default function (RED: RedApi) {
     private api: NodeApi | null = null;
     private ready = false;
     private pending: { msg: Msg; done: DoneFn }[] | null = [];
-    private readonly timers = new Set<Timer>();
-    private readonly intervals = new Set<Timer>();
+    /** Made with the code's scope, on first use. */
+    private timers: NodeTimers | null = null;
     private clearStatus = false;
 
     constructor(config: NodeConfig) {
@@ -130,35 +131,16 @@ export default function (RED: RedApi) {
 
     private scope(libs: Record<string, unknown>): NodeScope {
       const ctx = this.context();
-      const set = (fn: (...a: unknown[]) => void, delay?: number, ...args: unknown[]): Timer => {
-        const timer: Timer = setTimeout(() => {
-          this.timers.delete(timer);
-          this.callback(fn, args);
-        }, delay);
-        this.timers.add(timer);
-        return timer;
-      };
-      (set as unknown as Record<symbol, unknown>)[(Symbol.for('nodejs.util.promisify.custom'))] = (after: number, value: unknown) =>
-        new Promise((resolve) => set(resolve as (...a: unknown[]) => void, after, value));
+      const timers = (this.timers = new NodeTimers((fn, args) => this.callback(fn, args)));
       return {
         context: ctx,
         flow: ctx.flow,
         global: ctx.global,
         env: { get: (name: string) => RED.util.getSetting(this, name) },
-        setTimeout: set,
-        clearTimeout: (timer: Timer) => {
-          clearTimeout(timer);
-          this.timers.delete(timer);
-        },
-        setInterval: (fn: (...a: unknown[]) => void, delay?: number, ...args: unknown[]): Timer => {
-          const timer = setInterval(() => this.callback(fn, args), delay);
-          this.intervals.add(timer);
-          return timer;
-        },
-        clearInterval: (timer: Timer) => {
-          clearInterval(timer);
-          this.intervals.delete(timer);
-        },
+        setTimeout: timers.setTimeout,
+        clearTimeout: timers.clearTimeout,
+        setInterval: timers.setInterval,
+        clearInterval: timers.clearInterval,
         libs,
         guard: this.guard,
       };
@@ -303,10 +285,7 @@ export default function (RED: RedApi) {
           this.error(hostError(err));
         }
       }
-      for (const t of this.timers) clearTimeout(t);
-      for (const t of this.intervals) clearInterval(t);
-      this.timers.clear();
-      this.intervals.clear();
+      this.timers?.clearAll();
       if (this.clearStatus) this.status({});
       if (this.key) sandbox.release(this.key);
       this.compiled = null;

@@ -32,7 +32,7 @@ import file from './file.js';
 import exec from './exec.js';
 
 /** The module name the built-in node sets are listed under in GET /nodes. */
-export const CORE_MODULE = 'runnel';
+const CORE_MODULE = 'runnel';
 
 /** Built-in node sets, each written against the same RED API contributed modules receive. */
 const CORE_SETS: Record<string, (RED: RedApi) => void> = {

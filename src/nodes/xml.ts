@@ -67,7 +67,7 @@ function toObject(children: Ordered[], attributes: Record<string, string> | unde
   return obj;
 }
 
-export function parseXml(text: string, keys: Keys): Record<string, unknown> {
+function parseXml(text: string, keys: Keys): Record<string, unknown> {
   const valid = XMLValidator.validate(text);
   if (valid !== true) throw new Error(`${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
   const root = (parser.parse(text) as Ordered[]).find((n) => !(TEXT in n) && !(CDATA in n));
@@ -119,7 +119,7 @@ function render(el: Element, obj: unknown, keys: Keys): Element {
   return el;
 }
 
-export function buildXml(value: object, keys: Keys): string {
+function buildXml(value: object, keys: Keys): string {
   let name = 'root';
   let content: unknown = value;
   const top = Object.keys(value);

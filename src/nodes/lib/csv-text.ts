@@ -78,7 +78,7 @@ export function parseCsv(text: string, sep: string): Parsed {
 }
 
 /** One cell as RFC 4180 text: quoted when it holds a quote, the separator or a line break. */
-export function formatCell(value: string, sep: string): string {
+function formatCell(value: string, sep: string): string {
   if (value.includes('"')) return `"${value.replace(/"/g, '""')}"`;
   if (value.includes(sep) || value.includes('\n') || value.includes('\r')) return `"${value}"`;
   return value;

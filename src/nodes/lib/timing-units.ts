@@ -13,7 +13,7 @@ export function toMillis(value: unknown, unit: unknown, fallback: 'ms' | 's'): n
 }
 
 /** setTimeout's limit; Node fires longer waits after 1 ms. */
-export const MAX_TIMER = 2 ** 31 - 1;
+const MAX_TIMER = 2 ** 31 - 1;
 
 export function timerDelay(ms: number): number {
   return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_TIMER) : MAX_TIMER;
