@@ -14,7 +14,6 @@ import { Guard } from './function-guard.js';
 import { NodeTimers } from './lib/node-timers.js';
 import { Sandbox, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './function-sandbox.js';
 
-type Timer = ReturnType<typeof setTimeout>;
 type NodeApi = Record<string, unknown>;
 
 /** Node-RED's test: code that calls node.done() itself completes its own messages. */

@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, request } from '../helpers/server.js';
+import { installCapture } from '../helpers/capture.js';
+
+test('${ENV} in node properties and typed env values resolve through the tab env, then process.env', async () => {
+  process.env.RUNNEL_TEST_OUTER = 'outer';
+  const server = await startServer();
+  const capture = installCapture(server);
+  try {
+    const flows = [
+      { id: 't1', type: 'tab', env: [{ name: 'GREETING', value: 'hi', type: 'str' }, { name: 'COUNT', value: '3', type: 'num' }] },
+      {
+        id: 'c', type: 'change', z: 't1', x: 1, y: 1, wires: [['out']],
+        rules: [
+          { t: 'set', p: 'payload', pt: 'msg', to: '${GREETING} from ${RUNNEL_TEST_OUTER}', tot: 'str' },
+          { t: 'set', p: 'count', pt: 'msg', to: 'COUNT', tot: 'env' },
+          { t: 'set', p: 'whole', pt: 'msg', to: '${COUNT}', tot: 'str' },
+        ],
+      },
+      { id: 'out', type: 'test-capture', name: 'out', z: 't1', x: 1, y: 1, wires: [] },
+    ];
+    assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
+    server.instance.runtime.engine.nodes.get('c')!.receive({});
+    const [msg] = await capture.waitFor('out');
+    assert.equal(msg.payload, 'hi from outer');
+    assert.equal(msg.count, 3);
+    assert.equal(msg.whole, '3', 'the str type turns the substituted number back into text, as in Node-RED');
+  } finally {
+    delete process.env.RUNNEL_TEST_OUTER;
+    await server.dispose();
+  }
+});
