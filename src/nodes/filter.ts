@@ -50,7 +50,7 @@ export default function (RED: RedApi) {
         else this.previous.clear();
       }
       const value = RED.util.getMessageProperty(msg, this.property);
-      // Messages without the property are ignored.
+      // As in Node-RED, a message without the property neither passes nor moves the reference.
       if (value === undefined) return;
       const key = this.septopics && topic ? String(topic) : NO_TOPIC;
       if (this.func === 'rbe' || this.func === 'rbei') this.byChange(msg, key, value);
