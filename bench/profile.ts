@@ -53,7 +53,10 @@ function selfTimes(profile: CpuProfile): { total: number; busy: number; rows: Se
     const frame = frameOf.get(profile.samples[i])!;
     const ms = (profile.timeDeltas[i] ?? 0) / 1000;
     total += ms;
-    if (frame.functionName === '(idle)') idle += ms;
+    if (frame.functionName === '(idle)') {
+      idle += ms;
+      continue;
+    }
     const key = `${frame.functionName || '(anonymous)'} ${where(frame)}`.trim();
     byName.set(key, (byName.get(key) ?? 0) + ms);
   }
@@ -89,8 +92,9 @@ async function main(): Promise<void> {
   } finally {
     await system.stop();
   }
-  const file = (await readdir(out)).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) throw new Error(`no .cpuprofile in ${out}: did Runnel exit cleanly on SIGTERM?`);
+  // Worker threads write their own profiles; the main thread's has thread id 0 in its name.
+  const file = (await readdir(out)).find((f) => /\.0\.\d+\.cpuprofile$/.test(f));
+  if (!file) throw new Error(`no main-thread .cpuprofile in ${out}: did Runnel exit cleanly on SIGTERM?`);
   const { total, busy, rows } = selfTimes(JSON.parse(await readFile(path.join(out, file), 'utf8')) as CpuProfile);
   process.stdout.write(`profile ${path.join(out, file)}: ${total.toFixed(0)} ms sampled, ${busy.toFixed(0)} ms not idle\n`);
   process.stdout.write('| self ms | % of busy | function |\n| ---: | ---: | --- |\n');

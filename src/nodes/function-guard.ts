@@ -24,7 +24,11 @@
  * Instrumenting inserts text at source positions and never regenerates code, and inserts no line
  * breaks, so line numbers in user stack traces are unchanged.
  */
-import { parse, type Node as AstNode } from 'acorn';
+import type * as Acorn from 'acorn';
+import type { Node as AstNode } from 'acorn';
+import { lazy } from '../lazy.js';
+
+const acorn = lazy<typeof Acorn>('acorn');
 import { performance } from 'node:perf_hooks';
 
 /** Checks between clock reads: a clock read costs about as much as 1000 bare loop iterations. */
@@ -82,7 +86,7 @@ interface Insertion {
  */
 export function instrument(source: string, prefix: string, suffix: string, guardName: string): string {
   const text = `(${prefix}${source}${suffix})`;
-  const ast = parse(text, { ecmaVersion: 'latest', sourceType: 'script', preserveParens: true }) as unknown as AnyNode;
+  const ast = acorn().parse(text, { ecmaVersion: 'latest', sourceType: 'script', preserveParens: true }) as unknown as AnyNode;
   const check = `if(++${guardName}.n>${CHECK_EVERY})${guardName}.check();`;
   const out: Insertion[] = [];
   const visit = (node: AnyNode): void => {

@@ -3,15 +3,18 @@
  * `msg.select` when the node has none) and returns each match's inner markup, text, attributes
  * or complete markup, as one array or as one message per match carrying `msg.parts`.
  */
-import * as cheerio from 'cheerio';
+import type * as Cheerio from 'cheerio';
+import { lazy } from '../lazy.js';
+
+const cheerio = lazy<typeof Cheerio>('cheerio');
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
 
-type Picker = ($: cheerio.CheerioAPI, el: any) => unknown;
+type Picker = ($: Cheerio.CheerioAPI, el: any) => unknown;
 
 /** Markup is written in cheerio's XML form, as Node-RED does (void elements self-close). */
 const PICKERS: Record<string, Picker> = {
-  html: ($, el) => cheerio.load(($(el).html() ?? '').trim(), null, false).xml(),
+  html: ($, el) => cheerio().load(($(el).html() ?? '').trim(), null, false).xml(),
   text: ($, el) => $(el).text(),
   attr: (_$, el) => ({ ...(el.attribs ?? {}) }),
   compl: ($, el) => $.xml(el),
@@ -50,7 +53,7 @@ export default function (RED: RedApi) {
 
     private select(msg: Msg, html: string, send: SendFn): void {
       const selector = this.tag || (typeof msg.select === 'string' ? msg.select : '');
-      const $ = cheerio.load(html, null, false);
+      const $ = cheerio().load(html, null, false);
       const matches = $(selector).toArray();
       const values = matches.map((el) => this.pick($, el));
       if (!this.multi) {

@@ -7,7 +7,8 @@
  * Differs from Node-RED on purpose: building uses the node's `attr`/`chr` keys too, so a
  * customised node converts its own output back.
  */
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type * as FastXml from 'fast-xml-parser';
+import { lazy } from '../lazy.js';
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
 
@@ -19,7 +20,9 @@ const TEXT = '#text';
 const CDATA = '#cdata';
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>';
 
-const parser = new XMLParser({
+const fastXml = lazy<typeof FastXml>('fast-xml-parser');
+let parser: FastXml.XMLParser | undefined;
+const parserOptions: FastXml.X2jOptions = {
   preserveOrder: true,
   ignoreAttributes: false,
   attributeNamePrefix: '',
@@ -31,7 +34,7 @@ const parser = new XMLParser({
   processEntities: true,
   htmlEntities: true,
   cdataPropName: CDATA,
-});
+};
 
 interface Keys {
   attr: string;
@@ -68,8 +71,9 @@ function toObject(children: Ordered[], attributes: Record<string, string> | unde
 }
 
 function parseXml(text: string, keys: Keys): Record<string, unknown> {
-  const valid = XMLValidator.validate(text);
+  const valid = fastXml().XMLValidator.validate(text);
   if (valid !== true) throw new Error(`${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
+  parser ??= new (fastXml().XMLParser)(parserOptions);
   const root = (parser.parse(text) as Ordered[]).find((n) => !(TEXT in n) && !(CDATA in n));
   if (!root) throw new Error('No root element');
   const name = elementName(root);

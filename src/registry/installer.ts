@@ -1,7 +1,10 @@
 import { cp, lstat, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import semver from 'semver';
+import type Semver from 'semver';
+import { lazy } from '../lazy.js';
+
+const semver = lazy<typeof Semver>('semver');
 import type { Logger } from '../log.js';
 import type { PaletteSettings } from '../settings.js';
 import { RunnelError } from '../errors.js';
@@ -25,7 +28,7 @@ export function parseInstallTarget(module: string, version: string | undefined):
   if (path.isAbsolute(module)) return { kind: 'path', dir: path.normalize(module) };
   // npm accepts names starting with '-', but such a name reads like a flag in every log and shell.
   if (!isValidPackageName(module) || /(^|\/)@?-/.test(module) || NPM_RESERVED.has(module)) throw invalid();
-  if (version !== undefined && !(semver.valid(version) || semver.validRange(version))) {
+  if (version !== undefined && !(semver().valid(version) || semver().validRange(version))) {
     throw new RunnelError('invalid_request', `Invalid version: ${version}`, 400);
   }
   return { kind: 'registry', name: module, version };

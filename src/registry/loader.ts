@@ -2,7 +2,10 @@ import { readFile, readdir, realpath } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import semver from 'semver';
+import type Semver from 'semver';
+import { lazy } from '../lazy.js';
+
+const semver = lazy<typeof Semver>('semver');
 import type { Runtime } from '../runtime/runtime.js';
 import { createRedApi, NODE_RED_COMPAT_VERSION } from '../runtime/red-api.js';
 import type { Catalogs } from '../runtime/i18n.js';
@@ -26,7 +29,7 @@ export interface LoadResult {
  */
 export async function loadModule(runtime: Runtime, dir: string, flags: SetFlags = {}): Promise<LoadResult> {
   const pkg = await readNodeModulePackage(dir);
-  if (pkg.range && !semver.satisfies(NODE_RED_COMPAT_VERSION, pkg.range, { includePrerelease: true })) {
+  if (pkg.range && !semver().satisfies(NODE_RED_COMPAT_VERSION, pkg.range, { includePrerelease: true })) {
     throw new RunnelError('version_mismatch', `${pkg.name} needs Node-RED ${pkg.range}; Runnel presents ${NODE_RED_COMPAT_VERSION}`, 400);
   }
   const registry = runtime.registry;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { list, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 import { RunnelError } from '../errors.js';
 import { parseNodeModulePackage, type NodeModulePackage } from './package.js';
 
@@ -40,6 +40,7 @@ export async function inspectTarball(file: string): Promise<NodeModulePackage> {
     }
   };
   try {
+    const { list } = await import('tar');
     await list({ file, strict: true, onReadEntry });
   } catch (err) {
     throw reject('tarball_invalid', `The upload is not a readable tar archive: ${(err as Error).message}`);

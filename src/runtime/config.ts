@@ -47,6 +47,11 @@ export interface ParsedConfig {
   orphans: string[];
   /** Referenced id -> the properties naming it (every property but id, z, wires and a group's nodes). */
   references: Map<string, Reference[]>;
+  /**
+   * Each node's compact JSON, when the deploy that produced this config serialised it anyway: two
+   * nodes with the same text cannot differ, so the diff skips the deep compare for them.
+   */
+  text?: Map<string, string>;
   /** Wire target id -> ids of the nodes wired to it. */
   wireSources: Map<string, string[]>;
   /** Subflow template id -> ids of its instances, wherever they are. */

@@ -1,10 +1,16 @@
+import { performance } from 'node:perf_hooks';
 import type { Node, Msg } from './node.js';
 
+/** How long one drain may keep delivering before it yields to I/O and timers. */
+const SLICE_MS = 1;
+
 /**
- * Asynchronous message delivery with Node-RED's ordering: a message sent now is handled after
- * the current handler returns, in send order. Instead of one setImmediate per delivery (Node-RED),
- * deliveries are queued and drained in batches; a batch only takes what was queued before it
- * started, so a message loop still yields to I/O between hops exactly as setImmediate would.
+ * Asynchronous message delivery with Node-RED's ordering: a message sent now is handled after the
+ * current handler returns, in send order (FIFO across the whole runtime). Node-RED pays one
+ * setImmediate — one event-loop turn — per delivery. Here deliveries are queued and drained in
+ * batches, and a drain keeps taking what the batch itself queued for up to SLICE_MS before it
+ * yields, so a message passing through a chain of nodes does not wait for a loop turn at every
+ * hop, while I/O and timers still get the loop at least every millisecond.
  */
 export class DeliveryQueue {
   private targets: Node[] = [];
@@ -22,11 +28,19 @@ export class DeliveryQueue {
   }
 
   private run(): void {
-    const targets = this.targets;
-    const messages = this.messages;
-    this.targets = [];
-    this.messages = [];
-    this.scheduled = false;
-    for (let i = 0; i < targets.length; i++) targets[i]._deliver(messages[i]);
+    const deadline = performance.now() + SLICE_MS;
+    try {
+      do {
+        const targets = this.targets;
+        const messages = this.messages;
+        this.targets = [];
+        this.messages = [];
+        for (let i = 0; i < targets.length; i++) targets[i]._deliver(messages[i]);
+      } while (this.targets.length > 0 && performance.now() < deadline);
+    } finally {
+      // Even if a delivery threw past the node's own error handling, the queue must keep moving.
+      this.scheduled = this.targets.length > 0;
+      if (this.scheduled) setImmediate(this.drain);
+    }
   }
 }

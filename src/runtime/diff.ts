@@ -145,6 +145,11 @@ class Differ {
         diff.added.add(id);
         continue;
       }
+      const text = this.before.text?.get(id);
+      if (text !== undefined && text === after.text?.get(id)) {
+        if (this.credentialChanges.has(id)) this.markChanged(id);
+        continue;
+      }
       if (node.d !== true && next.d === true) this.markRemoved(id);
       if (nodesDiffer(node, next) || this.credentialChanges.has(id)) {
         this.markChanged(id);

@@ -37,9 +37,11 @@ interface ActiveConfig {
   flows: FlowNodeConfig[];
   parsed: ParsedConfig;
   rev: string;
-  /** Serialised GET /flows bodies for this rev, built on first request. */
-  v1?: string;
-  v2?: string;
+  /** `JSON.stringify(flows)`, when a deploy already made it. */
+  json?: string;
+  /** Encoded GET /flows bodies for this rev, built on first request. */
+  v1?: Buffer;
+  v2?: Buffer;
 }
 
 /**
@@ -145,13 +147,15 @@ export class Runtime {
     return { flows: this.active.flows, rev: this.active.rev };
   }
 
-  /** GET /flows bodies, serialised once per rev (the 10,000-node config is megabytes of JSON). */
-  getFlowsJson(version: 'v1' | 'v2'): string {
+  /**
+   * GET /flows bodies, serialised and encoded once per rev: the 10,000-node config is megabytes of
+   * JSON, and every request would otherwise stringify and UTF-8 encode it again.
+   */
+  getFlowsJson(version: 'v1' | 'v2'): Buffer {
     const a = this.active;
-    a.v1 ??= JSON.stringify(a.flows);
-    if (version === 'v1') return a.v1;
-    a.v2 ??= `{"flows":${a.v1},"rev":${JSON.stringify(a.rev)}}`;
-    return a.v2;
+    a.json ??= JSON.stringify(a.flows);
+    if (version === 'v1') return (a.v1 ??= Buffer.from(a.json));
+    return (a.v2 ??= Buffer.from(`{"flows":${a.json},"rev":${JSON.stringify(a.rev)}}`));
   }
 
   getState(): FlowsState {
@@ -173,12 +177,15 @@ export class Runtime {
     }
     const plan = this.credentials.plan(req.flows, req.credentials);
     const parsed = parseConfig(plan.flows, this.registry.isKnownType);
+    // One serialisation serves the rev, the file, GET /flows and the diff's fast path.
+    const texts = plan.flows.map((n) => JSON.stringify(n));
+    parsed.text = new Map(plan.flows.map((n, i) => [n.id, texts[i]]));
+    const json = `[${texts.join(',')}]`;
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
-    const json = JSON.stringify(plan.flows);
     const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
-    this.active = { flows: plan.flows, parsed, rev, v1: json };
+    this.active = { flows: plan.flows, parsed, rev, json };
     let stop: Set<string> | 'all' = 'all';
     let rewired: Iterable<string> = [];
     if (req.type !== 'full') {

@@ -2,13 +2,16 @@
  * JSONata expressions as Node-RED prepares them: `$flowContext`, `$globalContext`, `$env` and
  * `$clone` bound to the evaluating node. Evaluation is callback-only, as in Node-RED 4.
  */
-import jsonata from 'jsonata';
+import type Jsonata from 'jsonata';
+import { lazy } from '../../lazy.js';
+
+const jsonata = lazy<typeof Jsonata>('jsonata');
 import { cloneMessage } from './clone.js';
 import { getSetting } from './env.js';
 import type { ContextScope, ResultCallback, UtilNode } from './types.js';
 
 /** The jsonata expression itself (modules may `assign` on it), plus what evaluation needs. */
-export type PreparedJSONata = jsonata.Expression & {
+export type PreparedJSONata = Jsonata.Expression & {
   /** The expression refers to `msg`, so it is evaluated against `{msg}` rather than the message. */
   _legacyMode: boolean;
   _node: UtilNode | null | undefined;
@@ -17,7 +20,7 @@ export type PreparedJSONata = jsonata.Expression & {
 const LEGACY_MSG_REFERENCE = /(^|[^a-zA-Z0-9_'".])msg([^a-zA-Z0-9_'"]|$)/;
 
 export function prepareJSONataExpression(value: string, node: UtilNode | null | undefined): PreparedJSONata {
-  const expr = jsonata(value) as PreparedJSONata;
+  const expr = jsonata()(value) as PreparedJSONata;
   // Promise-returning so that an asynchronous context store works the same as the memory store.
   expr.assign('flowContext', (key: string, store?: string) => contextGet(node?.context().flow, key, store));
   expr.assign('globalContext', (key: string, store?: string) => contextGet(node?.context().global, key, store));
