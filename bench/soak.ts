@@ -27,15 +27,19 @@ const DEPLOY_TYPES = ['full', 'nodes', 'flows', 'reload'] as const;
 interface Minute {
   latencies: Record<Kind, number[]>;
   errors: Map<string, number>;
-  /** http-in 404s while a full deploy or reload restarts the route's flow: Node-RED semantics, not failures. */
-  restart404: number;
+  /**
+   * http-in requests caught by a full deploy or reload restarting their flow: a 404 (the route is
+   * briefly gone, as in Node-RED) or a 503 flow_restarted (the flow carrying the request was
+   * replaced; Node-RED leaves those hanging). Answered, so not failures.
+   */
+  restarted: number;
   rss: number[];
 }
 
 const newMinute = (): Minute => ({
   latencies: { http: [], deploy: [], login: [], nodes: [] },
   errors: new Map(),
-  restart404: 0,
+  restarted: 0,
   rss: [],
 });
 
@@ -112,8 +116,9 @@ async function main() {
     const duringRestart = restarting > 0;
     try {
       const res = await call(AbortSignal.timeout(REQUEST_TIMEOUT_MS));
-      await res.arrayBuffer();
-      if (kind === 'http' && res.status === 404 && (duringRestart || restarting > 0)) current().restart404++;
+      const body = await res.text();
+      const restartAnswer = res.status === 404 || (res.status === 503 && body.includes('"flow_restarted"'));
+      if (kind === 'http' && restartAnswer && (duringRestart || restarting > 0)) current().restarted++;
       else if (!ok(res.status)) current().errors.set(`${kind} ${res.status}`, (current().errors.get(`${kind} ${res.status}`) ?? 0) + 1);
       current().latencies[kind].push(performance.now() - t0);
       return res;
@@ -212,7 +217,7 @@ function report(index: number, m: Minute): void {
   const p = KINDS.map((k) => p99(m.latencies[k]).toFixed(1)).join('/');
   console.log(`${String(index).padStart(6)}  ${String(total).padStart(8)}  ${String(errors).padStart(6)}  ${p.padEnd(30)}  ${mb(median(m.rss))}`);
   for (const [what, n] of m.errors) console.log(`        error ×${n}: ${what}`);
-  if (m.restart404) console.log(`        http 404 while a full deploy or reload restarted the route: ${m.restart404}`);
+  if (m.restarted) console.log(`        http 404/503 while a full deploy or reload restarted the route's flow: ${m.restarted}`);
 }
 
 /** Minute 1 is warm-up; RSS (per-minute median) must then stay within 10% of minute 2. */
