@@ -138,7 +138,7 @@ function toOAuthError(error: FastifyError | Error, request: FastifyRequest): OAu
   if (isOAuthError(error)) return error;
   const { status, message } = describe(error);
   if (status >= 500) {
-    request.log.error({ err: error }, 'unexpected error in the token endpoint');
+    request.log.error({ err: error, reqId: request.id }, 'unexpected error in the token endpoint');
     return new OAuthError(500, 'server_error', 'Internal error');
   }
   return new OAuthError(status, 'invalid_request', message);

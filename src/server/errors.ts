@@ -8,7 +8,7 @@ import { isRunnelError } from '../errors.js';
  */
 export function adminErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const { status, code, message } = describe(error);
-  if (status >= 500) request.log.error({ err: error }, 'unexpected error');
+  if (status >= 500) request.log.error({ err: error, reqId: request.id }, 'unexpected error');
   if (status === 401 && !reply.hasHeader('www-authenticate')) reply.header('WWW-Authenticate', 'Bearer realm="runnel"');
   void reply.code(status).type('application/json').send({ code, message });
 }
