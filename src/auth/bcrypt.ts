@@ -10,6 +10,8 @@ import type { BcryptJob } from './bcrypt-worker.js';
  */
 
 const HASH = /^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$/;
+/** Workers with nothing to do for this long are stopped (a login storm should not cost memory forever). */
+const IDLE_WORKER_MS = 10_000;
 
 interface Pending {
   resolve(value: unknown): void;
@@ -23,6 +25,7 @@ class BcryptPool {
   private readonly pending = new Map<number, Pending>();
   private readonly queue: BcryptJob[] = [];
   private nextId = 1;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   run(op: BcryptJob['op'], password: string, arg: string | number): Promise<unknown> {
     return new Promise((resolve, reject) => {
@@ -78,8 +81,19 @@ class BcryptPool {
 
   private release(worker: Worker): void {
     this.busy.delete(worker);
-    // An idle pool must not keep the process alive.
+    // An idle pool must not keep the process alive, nor hold a worker's memory once logins stop.
     worker.unref();
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.retireIdle(), IDLE_WORKER_MS);
+    this.idleTimer.unref();
+  }
+
+  private retireIdle(): void {
+    if (this.busy.size > 0 || this.queue.length > 0) return;
+    for (const worker of this.workers.splice(0)) {
+      worker.removeAllListeners('exit');
+      void worker.terminate();
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { costOf, hash, verify } from './bcrypt.js';
+import { costOf, hash, hashSync, verify } from './bcrypt.js';
 import type { UserConfig } from '../settings.js';
 
 /** A bcrypt hash for the CLI's `hash-pw`. */
@@ -20,7 +20,8 @@ export interface PasswordChecker {
 export async function createPasswordChecker(users: readonly UserConfig[]): Promise<PasswordChecker> {
   const byName = new Map(users.map((u) => [u.username, u]));
   const cost = Math.max(4, ...users.map((u) => costOf(u.password) ?? 4));
-  const dummy = await hash(randomBytes(18).toString('base64'), cost);
+  // On this thread, once at start: waking the bcrypt workers for it would keep them resident while idle.
+  const dummy = hashSync(randomBytes(18).toString('base64'), cost);
   return {
     async check(username, password) {
       const user = byName.get(username);
