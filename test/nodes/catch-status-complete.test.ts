@@ -1,10 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import type { TestServer } from '../helpers/server.js';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
 import { createRedApi } from '../../src/runtime/red-api.js';
 import type { Msg, Node, NodeConfig } from '../../src/runtime/node.js';
-import { deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite } from './flow.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires: [wires], ...extra,
@@ -34,13 +33,7 @@ function installWorker(server: TestServer): void {
 const settle = () => new Promise((r) => setTimeout(r, 50));
 
 describe('catch, status and complete nodes', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite((server) => {
     installWorker(server);
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'one' },
@@ -58,14 +51,14 @@ describe('catch, status and complete nodes', () => {
       ...['cap-scoped', 'cap-all', 'cap-uncaught', 'cap-status-scoped', 'cap-status-all', 'cap-complete'].map((id) => node(id, 'test-capture', 't1')),
       node('cap-uncaught2', 'test-capture', 't2'),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('a scoped catch and an unscoped catch both get an error from a node in scope', async () => {
     receive('w1', { _msgid: 'm1', payload: 42, fail: 'boom' });
-    const [scoped] = await capture.waitFor('cap-scoped');
-    const [all] = await capture.waitFor('cap-all');
+    const [scoped] = await t.capture.waitFor('cap-scoped');
+    const [all] = await t.capture.waitFor('cap-all');
     for (const msg of [scoped, all]) {
       assert.equal(msg._msgid, 'm1');
       assert.equal(msg.payload, 42);
@@ -73,22 +66,22 @@ describe('catch, status and complete nodes', () => {
       assert.deepEqual(msg.error.source, { id: 'w1', type: 'test-worker', name: 'w1', count: 1 });
     }
     await settle();
-    assert.equal(capture.of('cap-uncaught').length, 0, 'handled errors do not reach uncaught-only catch nodes');
+    assert.equal(t.capture.of('cap-uncaught').length, 0, 'handled errors do not reach uncaught-only catch nodes');
   });
 
   test('a catch scoped to other nodes ignores the error; the unscoped catch takes it', async () => {
     receive('w2', { payload: 'x', fail: 'other' });
-    const all = await capture.waitFor('cap-all', 2);
+    const all = await t.capture.waitFor('cap-all', 2);
     assert.equal(all[1].error.message, 'Error: other');
     assert.equal(all[1].error.source.id, 'w2');
     await settle();
-    assert.equal(capture.of('cap-scoped').length, 1);
-    assert.equal(capture.of('cap-uncaught').length, 0);
+    assert.equal(t.capture.of('cap-scoped').length, 1);
+    assert.equal(t.capture.of('cap-uncaught').length, 0);
   });
 
   test('an uncaught-only catch gets errors nobody else handles', async () => {
     receive('w3', { payload: 'y', fail: 'lonely' });
-    const [msg] = await capture.waitFor('cap-uncaught2');
+    const [msg] = await t.capture.waitFor('cap-uncaught2');
     assert.equal(msg.error.message, 'Error: lonely');
     assert.equal(msg.error.source.id, 'w3');
     assert.equal(msg.payload, 'y');
@@ -96,26 +89,26 @@ describe('catch, status and complete nodes', () => {
 
   test('status nodes receive status from the nodes in their scope', async () => {
     receive('w1', { status: { fill: 'green', shape: 'dot', text: 'ok' } });
-    const [scoped] = await capture.waitFor('cap-status-scoped');
+    const [scoped] = await t.capture.waitFor('cap-status-scoped');
     assert.deepEqual(scoped.status, { fill: 'green', shape: 'dot', text: 'ok', source: { id: 'w1', type: 'test-worker', name: 'w1' } });
-    const all = await capture.waitFor('cap-status-all');
+    const all = await t.capture.waitFor('cap-status-all');
     assert.equal(all.length, 1);
     receive('w2', { status: 'plain' });
-    const all2 = await capture.waitFor('cap-status-all', 2);
+    const all2 = await t.capture.waitFor('cap-status-all', 2);
     assert.deepEqual(all2[1].status, { text: 'plain', source: { id: 'w2', type: 'test-worker', name: 'w2' } });
     await settle();
-    assert.equal(capture.of('cap-status-scoped').length, 1, 'w2 is outside the scoped status node');
+    assert.equal(t.capture.of('cap-status-scoped').length, 1, 'w2 is outside the scoped status node');
   });
 
   test('a complete node fires when a node in its scope calls done()', async () => {
-    const already = capture.of('cap-complete').length;
+    const already = t.capture.of('cap-complete').length;
     receive('w2', { _msgid: 'not-watched', payload: 'b' });
     receive('w1', { _msgid: 'watched', payload: 'a' });
-    const done = await capture.waitFor('cap-complete', already + 1);
+    const done = await t.capture.waitFor('cap-complete', already + 1);
     const last = done[done.length - 1];
     assert.equal(last._msgid, 'watched');
     assert.equal(last.payload, 'a');
     await settle();
-    assert.deepEqual(capture.of('cap-complete').map((m) => m._msgid).filter((id) => id === 'not-watched'), []);
+    assert.deepEqual(t.capture.of('cap-complete').map((m) => m._msgid).filter((id) => id === 'not-watched'), []);
   });
 });

@@ -1,17 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { type Conf, deploy, flowSuite, node } from './flow.js';
 
 describe('change node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const rules = [
       { t: 'change', p: 'payload', pt: 'msg', from: 'cat', fromt: 'str', to: 'dog', tot: 'str' },
       { t: 'change', p: 'n', pt: 'msg', from: '5', fromt: 'num', to: '6', tot: 'num' },
@@ -39,42 +31,42 @@ describe('change node', () => {
       node('j', 'junction', {}, [['cap-j', 'cap-j2']]),
       ...['cap-rules', 'cap-legacy', 'cap-fresh', 'cap-move-up', 'cap-j', 'cap-j2'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('set, change, delete and move rules apply in order with every value type', async () => {
     receive('rules', { _msgid: 'm1', payload: 'cat and cat', n: 5, remove: 1, a: { x: 1 }, src: { v: 'copied' }, missing: 'kept' });
-    const [msg] = await capture.waitFor('cap-rules');
+    const [msg] = await t.capture.waitFor('cap-rules');
     assert.deepEqual(msg, {
       _msgid: 'm1', payload: 'dog and dog', n: 6, topic: 'CoPied', num: 7, flag: true, obj: { k: [1] },
       deep: { path: { x: 'y' } }, who: 'env-value', b: { x: 1 }, src: { v: 'copied' }, fromFlow: 'dog and dog', expr: '6!', missing: 'kept',
     });
-    assert.equal(server.instance.runtime.engine.context.getFlowContext('t1').get('stored'), 'dog and dog');
+    assert.equal(t.server.instance.runtime.engine.context.getFlowContext('t1').get('stored'), 'dog and dog');
   });
 
   test('the legacy single-rule form is migrated', async () => {
     receive('legacy', { _msgid: 'm2', payload: 'old' });
-    assert.deepEqual(await capture.waitFor('cap-legacy'), [{ _msgid: 'm2', payload: 'legacy' }]);
+    assert.deepEqual(await t.capture.waitFor('cap-legacy'), [{ _msgid: 'm2', payload: 'legacy' }]);
   });
 
   test('a JSON value is a fresh object for every message', async () => {
     receive('fresh', { _msgid: 'f1' });
-    const [first] = await capture.waitFor('cap-fresh');
+    const [first] = await t.capture.waitFor('cap-fresh');
     first.payload.list.push('mutated');
     receive('fresh', { _msgid: 'f2' });
-    const [, second] = await capture.waitFor('cap-fresh', 2);
+    const [, second] = await t.capture.waitFor('cap-fresh', 2);
     assert.deepEqual(second, { _msgid: 'f2', payload: { list: [] } });
   });
 
   test('moving a child onto its parent goes through a temporary property', async () => {
     receive('move-up', { _msgid: 'mv', payload: { inner: { v: 1 }, other: 2 } });
-    assert.deepEqual(await capture.waitFor('cap-move-up'), [{ _msgid: 'mv', payload: { v: 1 } }]);
+    assert.deepEqual(await t.capture.waitFor('cap-move-up'), [{ _msgid: 'mv', payload: { v: 1 } }]);
   });
 
   test('a junction passes messages on unchanged to every wire', async () => {
     receive('j', { _msgid: 'j1', payload: { v: 1 } });
-    assert.deepEqual(await capture.waitFor('cap-j'), [{ _msgid: 'j1', payload: { v: 1 } }]);
-    assert.deepEqual(await capture.waitFor('cap-j2'), [{ _msgid: 'j1', payload: { v: 1 } }]);
+    assert.deepEqual(await t.capture.waitFor('cap-j'), [{ _msgid: 'j1', payload: { v: 1 } }]);
+    assert.deepEqual(await t.capture.waitFor('cap-j2'), [{ _msgid: 'j1', payload: { v: 1 } }]);
   });
 });

@@ -1,19 +1,11 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite, node } from './flow.js';
 
 const defaults = { sep: ',', hdrin: '', hdrout: 'none', multi: 'one', ret: '\\n', temp: '', skip: '0', strings: true, include_empty_strings: '', include_null_values: '' };
 
 describe('csv node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'csv' },
       node('rows', 'csv', { ...defaults, hdrin: true }, [['rows-out']]),
@@ -24,13 +16,13 @@ describe('csv node', () => {
       node('lines', 'csv', { ...defaults, hdrin: true }, [['lines-out']]),
       ...['rows-out', 'array-out', 'skip-out', 'out-out', 'once-out', 'lines-out'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('a header row names columns; quotes keep separators, quotes and newlines; one message per row', async () => {
     receive('rows', { _msgid: 'in1', payload: 'name,n,note\r\n"Smith, J",42,"said ""hi""\nthen left"\r\nBob,-1.5e3,\r\n' });
-    const rows = await capture.waitFor('rows-out', 2);
+    const rows = await t.capture.waitFor('rows-out', 2);
     assert.deepEqual(rows, [
       { _msgid: 'in1', columns: 'name,n,note', payload: { name: 'Smith, J', n: 42, note: 'said "hi"\nthen left' }, parts: { id: 'in1', index: 0, count: 2 } },
       { _msgid: 'in1', columns: 'name,n,note', payload: { name: 'Bob', n: -1500 }, parts: { id: 'in1', index: 1, count: 2 } },
@@ -39,19 +31,19 @@ describe('csv node', () => {
 
   test('a template skips empty column names; strings stay strings; empty and null values are kept on request', async () => {
     receive('array', { _msgid: 'in2', payload: '1,2,"3"\n"",x,\n' });
-    const [msg] = await capture.waitFor('array-out');
+    const [msg] = await t.capture.waitFor('array-out');
     assert.deepEqual(msg, { _msgid: 'in2', columns: 'a,c', payload: [{ a: '1', c: '3' }, { a: '', c: null }] });
   });
 
   test('skipped lines, a tab separator and generated column names', async () => {
     receive('skip', { _msgid: 'in3', payload: 'title line\n1\t"a\tb"\t3\n' });
-    const [msg] = await capture.waitFor('skip-out');
+    const [msg] = await t.capture.waitFor('skip-out');
     assert.deepEqual(msg, { _msgid: 'in3', columns: 'col1,col2,col3', payload: [{ col1: 1, col2: 'a\tb', col3: 3 }] });
   });
 
   test('objects become CSV with a header, quoting what needs it, with the chosen line ending', async () => {
     receive('out', { _msgid: 'o1', payload: [{ name: 'A, B', note: 'say "x"' }, { name: 'multi\nline', note: 7 }, { name: 'only' }] });
-    const [msg] = await capture.waitFor('out-out');
+    const [msg] = await t.capture.waitFor('out-out');
     assert.deepEqual(msg, { _msgid: 'o1', columns: 'name,note', payload: 'name,note\r\n"A, B","say ""x"""\r\n"multi\nline",7\r\nonly,\r\n' });
   });
 
@@ -61,14 +53,14 @@ describe('csv node', () => {
     receive('once', { _msgid: 'h3', reset: true });
     receive('once', { _msgid: 'h5', payload: [['no', 'names']] });
     receive('once', { _msgid: 'h4', payload: [[5, 'x,y']], columns: 'a,b' });
-    const out = await capture.waitFor('once-out', 4);
+    const out = await t.capture.waitFor('once-out', 4);
     assert.deepEqual(out.map((m) => m.payload), ['a,b\n1,2\n', '3,4\n', 'no,names\n', 'a,b\n5,"x,y"\n']);
   });
 
   test('lines arriving one per message with parts: header taken from the first, counts shifted, last completes', async () => {
     const lines = ['x,y', '1,2', '3,4'];
     lines.forEach((payload, index) => receive('lines', { _msgid: `l${index}`, payload, parts: { id: 'f', index, count: 3, type: 'string', ch: '\n' } }));
-    const out = await capture.waitFor('lines-out', 2);
+    const out = await t.capture.waitFor('lines-out', 2);
     assert.deepEqual(out, [
       { _msgid: 'l1', columns: 'x,y', payload: { x: 1, y: 2 }, parts: { id: 'f', index: 0, count: 2, type: 'string', ch: '\n' } },
       { _msgid: 'l2', columns: 'x,y', payload: { x: 3, y: 4 }, parts: { id: 'f', index: 1, count: 2, type: 'string', ch: '\n' }, complete: true },

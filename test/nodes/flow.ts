@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { request, type TestServer } from '../helpers/server.js';
+import { after, before } from 'node:test';
+import { request, startServer, type TestServer } from '../helpers/server.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
 
 export type Conf = Record<string, unknown>;
 
@@ -21,3 +23,33 @@ export const receiver = (current: () => TestServer) => (id: string, msg: Record<
   assert.ok(target, `node ${id} is running`);
   target.receive(msg);
 };
+
+export interface FlowSuite {
+  readonly server: TestServer;
+  readonly capture: Capture;
+  receive(id: string, msg: Record<string, unknown>): void;
+}
+
+/**
+ * The common set-up of a node test file: a server with the capture type, the given flows deployed
+ * before the tests and the server disposed after them. Call it inside `describe`.
+ */
+export function flowSuite(flows: (server: TestServer) => Conf[], settings: Record<string, unknown> = {}): FlowSuite {
+  let server: TestServer | undefined;
+  let capture: Capture | undefined;
+  before(async () => {
+    server = await startServer(settings);
+    capture = installCapture(server);
+    await deploy(server, flows(server));
+  });
+  after(() => server?.dispose());
+  return {
+    get server() {
+      return server!;
+    },
+    get capture() {
+      return capture!;
+    },
+    receive: (id, msg) => receiver(() => server!)(id, msg),
+  };
+}

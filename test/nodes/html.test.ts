@@ -1,19 +1,11 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite, node } from './flow.js';
 
 const PAGE = '<div><ul id="l"><li class="x" data-n="1">One <b>bold</b></li><li>Two<br></li></ul></div>';
 
 describe('html node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'html' },
       node('inner', 'html', { tag: 'li', ret: 'html', as: 'single' }, [['inner-out']]),
@@ -22,18 +14,18 @@ describe('html node', () => {
       node('compl', 'html', { tag: '#l > li', ret: 'compl', as: 'single' }, [['compl-out']]),
       ...['inner-out', 'text-out', 'attr-out', 'compl-out'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('inner markup of every match, as one array', async () => {
     receive('inner', { _msgid: 'i', payload: PAGE });
-    assert.deepEqual(await capture.waitFor('inner-out'), [{ _msgid: 'i', payload: ['One <b>bold</b>', 'Two<br/>'] }]);
+    assert.deepEqual(await t.capture.waitFor('inner-out'), [{ _msgid: 'i', payload: ['One <b>bold</b>', 'Two<br/>'] }]);
   });
 
   test('text of each match as its own message with parts, selector from msg.select', async () => {
     receive('text', { _msgid: 't', payload: PAGE, select: 'li' });
-    assert.deepEqual(await capture.waitFor('text-out', 2), [
+    assert.deepEqual(await t.capture.waitFor('text-out', 2), [
       { _msgid: 't', payload: PAGE, select: 'li', found: 'One bold', parts: { id: 't', index: 0, count: 2, type: 'string', ch: '' } },
       { _msgid: 't', payload: PAGE, select: 'li', found: 'Two', parts: { id: 't', index: 1, count: 2, type: 'string', ch: '' } },
     ]);
@@ -41,8 +33,8 @@ describe('html node', () => {
 
   test('attributes and complete elements', async () => {
     receive('attr', { _msgid: 'a', page: PAGE });
-    assert.deepEqual(await capture.waitFor('attr-out'), [{ _msgid: 'a', page: [{ class: 'x', 'data-n': '1' }] }]);
+    assert.deepEqual(await t.capture.waitFor('attr-out'), [{ _msgid: 'a', page: [{ class: 'x', 'data-n': '1' }] }]);
     receive('compl', { _msgid: 'c', payload: PAGE });
-    assert.deepEqual(await capture.waitFor('compl-out'), [{ _msgid: 'c', payload: ['<li class="x" data-n="1">One <b>bold</b></li>', '<li>Two<br/></li>'] }]);
+    assert.deepEqual(await t.capture.waitFor('compl-out'), [{ _msgid: 'c', payload: ['<li class="x" data-n="1">One <b>bold</b></li>', '<li>Two<br/></li>'] }]);
   });
 });

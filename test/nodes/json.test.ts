@@ -1,17 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite, node } from './flow.js';
 
 describe('json node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'json' },
       node('toggle', 'json', { action: '', property: 'payload' }, [['cap-toggle']]),
@@ -20,16 +12,16 @@ describe('json node', () => {
       node('catch', 'catch', { scope: ['toggle'], uncaught: false }, [['cap-catch']]),
       ...['cap-toggle', 'cap-pretty', 'cap-obj', 'cap-catch'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('the default action converts each way', async () => {
     receive('toggle', { _msgid: 'a', payload: '{"a":[1,true]}' });
     receive('toggle', { _msgid: 'b', payload: { b: 'x' } });
     receive('toggle', { _msgid: 'c', payload: 5 });
     receive('toggle', { _msgid: 'd', topic: 'no payload' });
-    assert.deepEqual(await capture.waitFor('cap-toggle', 4), [
+    assert.deepEqual(await t.capture.waitFor('cap-toggle', 4), [
       { _msgid: 'a', payload: { a: [1, true] } },
       { _msgid: 'b', payload: '{"b":"x"}' },
       { _msgid: 'c', payload: '5' },
@@ -40,7 +32,7 @@ describe('json node', () => {
   test('"str" always gives a string, indented when pretty, on a nested property', async () => {
     receive('pretty', { _msgid: 'p1', data: { v: { k: 1 } } });
     receive('pretty', { _msgid: 'p2', data: { v: '{"left":"alone"}' } });
-    assert.deepEqual(await capture.waitFor('cap-pretty', 2), [
+    assert.deepEqual(await t.capture.waitFor('cap-pretty', 2), [
       { _msgid: 'p1', data: { v: '{\n    "k": 1\n}' } },
       { _msgid: 'p2', data: { v: '{"left":"alone"}' } },
     ]);
@@ -49,17 +41,17 @@ describe('json node', () => {
   test('"obj" leaves values alone and parses strings', async () => {
     receive('obj', { _msgid: 'o1', payload: { k: 1 } });
     receive('obj', { _msgid: 'o2', payload: '[1,2]' });
-    assert.deepEqual(await capture.waitFor('cap-obj', 2), [{ _msgid: 'o1', payload: { k: 1 } }, { _msgid: 'o2', payload: [1, 2] }]);
+    assert.deepEqual(await t.capture.waitFor('cap-obj', 2), [{ _msgid: 'o1', payload: { k: 1 } }, { _msgid: 'o2', payload: [1, 2] }]);
   });
 
   test('invalid JSON is an error for catch nodes and nothing is sent', async () => {
-    const before = capture.of('cap-toggle').length;
+    const before = t.capture.of('cap-toggle').length;
     receive('toggle', { _msgid: 'bad', payload: '{not json' });
-    const [msg] = await capture.waitFor('cap-catch');
+    const [msg] = await t.capture.waitFor('cap-catch');
     assert.equal(msg._msgid, 'bad');
     assert.equal(msg.payload, '{not json');
     assert.equal(msg.error.source.id, 'toggle');
     assert.match(msg.error.message, /JSON/);
-    assert.equal(capture.of('cap-toggle').length, before);
+    assert.equal(t.capture.of('cap-toggle').length, before);
   });
 });

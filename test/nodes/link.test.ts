@@ -1,8 +1,6 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite } from './flow.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z, x: 100, y: 100, wires: [wires], ...extra,
@@ -10,13 +8,7 @@ const node = (id: string, type: string, z: string, extra: Conf = {}, wires: stri
 const cap = (id: string, z: string, wires: string[] = []) => node(id, 'test-capture', z, { name: id, passthrough: wires.length > 0 }, wires);
 
 describe('link nodes', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'callers' },
       { id: 't2', type: 'tab', label: 'services' },
@@ -42,14 +34,14 @@ describe('link nodes', () => {
       node('catch-calls', 'catch', 't1', { scope: ['lc-timeout', 'lc-dyn'] }, ['caught']),
       cap('caught', 't1'),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('link out delivers to every listed link in, across tabs, each with its own copy', async () => {
     receive('lo1', { _msgid: 'l1', payload: { n: 1 } });
-    const [a] = await capture.waitFor('linked-2');
-    const [b] = await capture.waitFor('linked-3');
+    const [a] = await t.capture.waitFor('linked-2');
+    const [b] = await t.capture.waitFor('linked-3');
     assert.deepEqual(a.payload, { n: 1 });
     assert.deepEqual(b.payload, { n: 1 });
     assert.equal(a._msgid, 'l1');
@@ -59,9 +51,9 @@ describe('link nodes', () => {
 
   test('link call sends to its target and a return-mode link out answers on the call node', async () => {
     receive('lc1', { _msgid: 'c1', payload: 'question' });
-    const [seen] = await capture.waitFor('svc-seen');
+    const [seen] = await t.capture.waitFor('svc-seen');
     assert.equal(seen.payload, 'question');
-    const [result] = await capture.waitFor('call-result');
+    const [result] = await t.capture.waitFor('call-result');
     assert.equal(result._msgid, 'c1');
     assert.equal(result.payload, 'question');
     assert.equal(Object.hasOwn(result, '_linkSource'), false, 'the emptied call stack is removed');
@@ -70,13 +62,13 @@ describe('link nodes', () => {
   test('a dynamic link call finds its target by name or by id from msg.target', async () => {
     receive('lc-dyn', { payload: 'by-name', target: 'service' });
     receive('lc-dyn', { payload: 'by-id', target: 'li-svc' });
-    const results = await capture.waitFor('dyn-result', 2);
+    const results = await t.capture.waitFor('dyn-result', 2);
     assert.deepEqual(results.map((m) => m.payload).sort(), ['by-id', 'by-name']);
   });
 
   test('a dynamic link call to an unknown target is an error', async () => {
     receive('lc-dyn', { payload: 'lost', target: 'nowhere' });
-    const [caught] = await capture.waitFor('caught');
+    const [caught] = await t.capture.waitFor('caught');
     assert.equal(caught.payload, 'lost');
     assert.equal(caught.error.message, "Error: target link-in node 'nowhere' not found");
     assert.equal(caught.error.source.id, 'lc-dyn');
@@ -84,13 +76,13 @@ describe('link nodes', () => {
 
   test('a link call without an answer times out with an error', async () => {
     receive('lc-timeout', { _msgid: 't1', payload: 'hello?' });
-    await capture.waitFor('sink');
-    const caught = await capture.waitFor('caught', 2, 3000);
+    await t.capture.waitFor('sink');
+    const caught = await t.capture.waitFor('caught', 2, 3000);
     const timeout = caught[1];
     assert.equal(timeout.error.message, 'timeout');
     assert.equal(timeout.error.source.id, 'lc-timeout');
     assert.equal(timeout.payload, 'hello?');
     assert.equal(timeout._linkSource, undefined, 'the error carries the message as it entered the call');
-    assert.equal(capture.of('never').length, 0);
+    assert.equal(t.capture.of('never').length, 0);
   });
 });

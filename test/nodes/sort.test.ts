@@ -1,17 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite, node } from './flow.js';
 
 describe('sort node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'sort' },
       node('elems', 'sort', { target: 'payload', targetType: 'msg', msgKey: 'payload', msgKeyType: 'elem', order: 'ascending', as_num: false }, [['cap-elems']]),
@@ -21,31 +13,31 @@ describe('sort node', () => {
       node('seq-exp', 'sort', { targetType: 'seq', seqKey: '$length(payload)', seqKeyType: 'jsonata', order: 'descending' }, [['cap-seq-exp']]),
       ...['cap-elems', 'cap-nums', 'cap-by-exp', 'cap-seq', 'cap-seq-exp'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('an array property is sorted by its elements; non-arrays are not sent', async () => {
     receive('elems', { _msgid: 'x', payload: 'not an array' });
     receive('elems', { _msgid: 'a', payload: ['pear', 'apple', 'fig'] });
-    assert.deepEqual(await capture.waitFor('cap-elems'), [{ _msgid: 'a', payload: ['apple', 'fig', 'pear'] }]);
+    assert.deepEqual(await t.capture.waitFor('cap-elems'), [{ _msgid: 'a', payload: ['apple', 'fig', 'pear'] }]);
   });
 
   test('as_num compares as numbers, descending', async () => {
     receive('nums', { _msgid: 'n', data: ['9', '10', '1'] });
-    assert.deepEqual(await capture.waitFor('cap-nums'), [{ _msgid: 'n', data: ['10', '9', '1'] }]);
+    assert.deepEqual(await t.capture.waitFor('cap-nums'), [{ _msgid: 'n', data: ['10', '9', '1'] }]);
   });
 
   test('a JSONata key is evaluated per element', async () => {
     receive('by-exp', { _msgid: 'e', payload: [{ n: 'a', age: 30 }, { n: 'b', age: 20 }] });
-    assert.deepEqual(await capture.waitFor('cap-by-exp'), [{ _msgid: 'e', payload: [{ n: 'b', age: 20 }, { n: 'a', age: 30 }] }]);
+    assert.deepEqual(await t.capture.waitFor('cap-by-exp'), [{ _msgid: 'e', payload: [{ n: 'b', age: 20 }, { n: 'a', age: 30 }] }]);
   });
 
   test('a message sequence is collected, sorted and renumbered', async () => {
     const payloads = ['3', '10', '1'];
     payloads.forEach((payload, index) => receive('seq', { _msgid: `s${index}`, payload, parts: { id: 'g', index, count: 3 } }));
     receive('seq', { _msgid: 'loose', payload: '0' });
-    const msgs = await capture.waitFor('cap-seq', 3);
+    const msgs = await t.capture.waitFor('cap-seq', 3);
     assert.deepEqual(msgs, [
       { _msgid: 's2', payload: '1', parts: { id: 'g', index: 0, count: 3 } },
       { _msgid: 's0', payload: '3', parts: { id: 'g', index: 1, count: 3 } },
@@ -57,7 +49,7 @@ describe('sort node', () => {
     receive('seq-exp', { _msgid: 'q0', payload: 'bb', parts: { id: 'h', index: 0 } });
     receive('seq-exp', { _msgid: 'q1', payload: 'ccc', parts: { id: 'h', index: 1 } });
     receive('seq-exp', { _msgid: 'q2', payload: 'a', parts: { id: 'h', index: 2, count: 3 } });
-    const msgs = await capture.waitFor('cap-seq-exp', 3);
+    const msgs = await t.capture.waitFor('cap-seq-exp', 3);
     assert.deepEqual(msgs.map((m) => [m._msgid, m.parts.index]), [['q1', 0], ['q0', 1], ['q2', 2]]);
   });
 });

@@ -1,8 +1,6 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite, node } from './flow.js';
 
 /** Strips what differs from run to run (ids) so messages can be compared exactly. */
 const shape = (m: Record<string, any>) => {
@@ -13,13 +11,7 @@ const shape = (m: Record<string, any>) => {
 };
 
 describe('split and join nodes', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const reduce = { mode: 'reduce', reduceExp: '$A + payload', reduceInit: '0', reduceInitType: 'num', reduceFixup: '$A / $N' };
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'split-join' },
@@ -44,18 +36,18 @@ describe('split and join nodes', () => {
       ...['pieces', 'joined', 'obj-pieces', 'len-pieces', 'len-joined', 'bin-pieces', 'bin-joined', 'stream-pieces', 'count-out', 'timeout-out', 'kv-out',
         'merged-out', 'full-out', 'buf-out', 'red-out', 'right-out'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('a string splits on the separator with Node-RED parts and joins back', async () => {
     receive('rt', { payload: 'a\nb\nc', topic: 't' });
-    const pieces = await capture.waitFor('pieces', 3);
+    const pieces = await t.capture.waitFor('pieces', 3);
     assert.deepEqual(pieces.map(shape), ['a', 'b', 'c'].map((payload, index) => ({
       payload, topic: 't', parts: { id: 'string', type: 'string', ch: '\n', index, count: 3 },
     })));
     assert.equal(new Set(pieces.map((m) => m.parts.id)).size, 1);
-    const [joined] = await capture.waitFor('joined');
+    const [joined] = await t.capture.waitFor('joined');
     assert.deepEqual(shape(joined), { payload: 'a\nb\nc', topic: 't' });
   });
 
@@ -64,7 +56,7 @@ describe('split and join nodes', () => {
     receive('rt', { payload: { a: 1, b: [2, 3] } });
     receive('rt', { payload: Buffer.from('x\ny') });
     receive('rt', { payload: { outer: true }, parts: { id: 'outer', index: 4, count: 9, type: 'array' } });
-    const joined = await capture.waitFor('joined', 5);
+    const joined = await t.capture.waitFor('joined', 5);
     assert.deepEqual(joined.slice(1).map(shape), [
       { payload: [1, { x: [2] }, 'three'] },
       { payload: { a: 1, b: [2, 3] } },
@@ -75,7 +67,7 @@ describe('split and join nodes', () => {
 
   test('object pieces carry their key in parts and in the addname property', async () => {
     receive('obj', { payload: { k1: 'v1', k2: 'v2' } });
-    const pieces = await capture.waitFor('obj-pieces', 2);
+    const pieces = await t.capture.waitFor('obj-pieces', 2);
     assert.deepEqual(pieces.map(shape), [
       { payload: 'v1', topic: 'k1', parts: { id: 'string', type: 'object', key: 'k1', index: 0, count: 2 } },
       { payload: 'v2', topic: 'k2', parts: { id: 'string', type: 'object', key: 'k2', index: 1, count: 2 } },
@@ -85,78 +77,78 @@ describe('split and join nodes', () => {
   test('fixed-length pieces of strings and arrays carry len and rejoin', async () => {
     receive('len', { payload: 'abcdefg' });
     receive('len', { payload: [1, 2, 3, 4, 5] });
-    const pieces = await capture.waitFor('len-pieces', 6);
+    const pieces = await t.capture.waitFor('len-pieces', 6);
     assert.deepEqual(pieces.map(shape), [
       ...['abc', 'def', 'g'].map((payload, index) => ({ payload, parts: { id: 'string', type: 'string', ch: '', len: 3, count: 3, index } })),
       ...[[1, 2], [3, 4], [5]].map((payload, index) => ({ payload, parts: { id: 'string', type: 'array', count: 3, len: 2, index } })),
     ]);
-    const joined = await capture.waitFor('len-joined', 2);
+    const joined = await t.capture.waitFor('len-joined', 2);
     assert.deepEqual(joined.map(shape), [{ payload: 'abcdefg' }, { payload: [1, 2, 3, 4, 5] }]);
   });
 
   test('a buffer splits on a byte sequence and joins back, a trailing separator included', async () => {
     receive('bin', { payload: Buffer.from([1, 0, 2, 0]) });
-    const pieces = await capture.waitFor('bin-pieces', 3);
+    const pieces = await t.capture.waitFor('bin-pieces', 3);
     assert.deepEqual(pieces.map((m) => [m.payload, m.parts.index, m.parts.count, m.parts.ch, m.parts.type]), [
       [Buffer.from([1]), 0, 3, [0], 'buffer'],
       [Buffer.from([2]), 1, 3, [0], 'buffer'],
       [Buffer.alloc(0), 2, 3, [0], 'buffer'],
     ]);
-    const [joined] = await capture.waitFor('bin-joined');
+    const [joined] = await t.capture.waitFor('bin-joined');
     assert.deepEqual(joined.payload, Buffer.from([1, 0, 2, 0]));
   });
 
   test('stream mode carries the remainder into the next message and keeps counting', async () => {
     receive('stream', { payload: 'a,b,c' });
     receive('stream', { payload: 'd,e' });
-    const pieces = await capture.waitFor('stream-pieces', 3);
+    const pieces = await t.capture.waitFor('stream-pieces', 3);
     assert.deepEqual(pieces.map((m) => [m.payload, m.parts.index, m.parts.count]), [['a', 0, undefined], ['b', 1, undefined], ['cd', 2, undefined]]);
   });
 
   test('manual join by count builds a string with the joiner', async () => {
     for (const p of ['x', 'y', 'z']) receive('count', { payload: p, topic: p });
-    const [out] = await capture.waitFor('count-out');
+    const [out] = await t.capture.waitFor('count-out');
     assert.deepEqual(shape(out), { payload: 'x-y-z', topic: 'z' });
   });
 
   test('manual join sends what it has when the timeout expires', async () => {
     receive('timeout', { payload: 1 });
     receive('timeout', { payload: 2 });
-    const [out] = await capture.waitFor('timeout-out', 1, 3000);
+    const [out] = await t.capture.waitFor('timeout-out', 1, 3000);
     assert.deepEqual(shape(out), { payload: [1, 2] });
   });
 
   test('a key/value object, msg.complete and msg.reset', async () => {
     receive('kv', { topic: 'a', payload: 1 });
     receive('kv', { topic: 'b', payload: 2 });
-    const [first] = await capture.waitFor('kv-out');
+    const [first] = await t.capture.waitFor('kv-out');
     assert.deepEqual(shape(first), { topic: 'b', payload: { a: 1, b: 2 } });
     receive('merged', { payload: { a: 1 } });
     receive('merged', { payload: { b: 2 }, complete: true });
     receive('merged', { payload: { gone: 1 } });
     receive('merged', { reset: true });
     receive('merged', { payload: { c: 3 }, complete: true });
-    const merged = await capture.waitFor('merged-out', 2);
+    const merged = await t.capture.waitFor('merged-out', 2);
     assert.deepEqual(merged.map(shape), [{ payload: { a: 1, b: 2 } }, { payload: { c: 3 } }]);
   });
 
   test('whole messages and buffers join manually', async () => {
     receive('full', { payload: 1, topic: 'a' });
     receive('full', { payload: 2, topic: 'b' });
-    const [full] = await capture.waitFor('full-out');
+    const [full] = await t.capture.waitFor('full-out');
     assert.deepEqual(full.payload.map(shape), [{ payload: 1, topic: 'a' }, { payload: 2, topic: 'b' }]);
     receive('buf', { payload: Buffer.from('ab') });
     receive('buf', { payload: 'cd' });
-    const [buf] = await capture.waitFor('buf-out');
+    const [buf] = await t.capture.waitFor('buf-out');
     assert.deepEqual(buf.payload, Buffer.from('ab,cd'));
   });
 
   test('reduce folds a sequence with $A, $N and a fix-up, left and right', async () => {
     receive('red-split', { payload: [2, 4, 9] });
-    const [avg] = await capture.waitFor('red-out');
+    const [avg] = await t.capture.waitFor('red-out');
     assert.deepEqual(shape(avg), { payload: 5 });
     receive('right-split', { payload: ['a', 'b', 'c'] });
-    const [rev] = await capture.waitFor('right-out');
+    const [rev] = await t.capture.waitFor('right-out');
     assert.deepEqual(shape(rev), { payload: 'cba' });
   });
 });

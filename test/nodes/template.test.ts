@@ -1,17 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite, node } from './flow.js';
 
 describe('template node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite((server) => {
     const context = server.instance.runtime.engine.context;
     context.getFlowContext('t1').set('name', 'Flo');
     context.getGlobalContext().set('greeting', 'Hi');
@@ -28,52 +20,52 @@ describe('template node', () => {
       node('catch', 'catch', { scope: ['bad-json'], uncaught: false }, [['cap-catch']]),
       ...['cap-mustache', 'cap-escape', 'cap-json', 'cap-yaml', 'cap-plain', 'cap-from-msg', 'cap-to-flow', 'cap-catch'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('mustache reads the message, flow and global context and env', async () => {
     receive('mustache', { _msgid: 'm1', payload: 'world', topic: 't' });
-    assert.deepEqual(await capture.waitFor('cap-mustache'), [{ _msgid: 'm1', payload: 'Hi world (t) from Flo as env-who.', topic: 't' }]);
+    assert.deepEqual(await t.capture.waitFor('cap-mustache'), [{ _msgid: 'm1', payload: 'Hi world (t) from Flo as env-who.', topic: 't' }]);
   });
 
   test('double braces escape HTML, triple braces do not; sections iterate', async () => {
     receive('escape', { _msgid: 'e1', payload: '<b>', list: [1, 2] });
-    const [msg] = await capture.waitFor('cap-escape');
+    const [msg] = await t.capture.waitFor('cap-escape');
     assert.equal(msg.out, '&lt;b&gt; <b>[1][2]');
     assert.equal(msg.payload, '<b>');
   });
 
   test('JSON output escapes control characters and is parsed', async () => {
     receive('json', { _msgid: 'j1', payload: 'line1\nline2\t\\', n: 5 });
-    const [msg] = await capture.waitFor('cap-json');
+    const [msg] = await t.capture.waitFor('cap-json');
     assert.deepEqual(msg.payload, { text: 'line1\nline2\t\\', n: 5 });
   });
 
   test('YAML output is parsed', async () => {
     receive('yaml', { _msgid: 'y1', payload: 'box' });
-    assert.deepEqual(await capture.waitFor('cap-yaml'), [{ _msgid: 'y1', payload: { name: 'box', items: [1, 2] } }]);
+    assert.deepEqual(await t.capture.waitFor('cap-yaml'), [{ _msgid: 'y1', payload: { name: 'box', items: [1, 2] } }]);
   });
 
   test('plain syntax copies the template as it is', async () => {
     receive('plain', { _msgid: 'p1', payload: 'x' });
-    assert.deepEqual(await capture.waitFor('cap-plain'), [{ _msgid: 'p1', payload: 'raw {{payload}}' }]);
+    assert.deepEqual(await t.capture.waitFor('cap-plain'), [{ _msgid: 'p1', payload: 'raw {{payload}}' }]);
   });
 
   test('msg.template is used when the node has no template', async () => {
     receive('from-msg', { _msgid: 'f1', payload: 'v', template: 'got {{payload}} {{flow.name}}' });
-    assert.deepEqual(await capture.waitFor('cap-from-msg'), [{ _msgid: 'f1', payload: 'got v Flo', template: 'got {{payload}} {{flow.name}}' }]);
+    assert.deepEqual(await t.capture.waitFor('cap-from-msg'), [{ _msgid: 'f1', payload: 'got v Flo', template: 'got {{payload}} {{flow.name}}' }]);
   });
 
   test('output can go to flow context; the message passes unchanged', async () => {
     receive('to-flow', { _msgid: 'c1', payload: 'it' });
-    assert.deepEqual(await capture.waitFor('cap-to-flow'), [{ _msgid: 'c1', payload: 'it' }]);
-    assert.equal(server.instance.runtime.engine.context.getFlowContext('t1').get('rendered'), 'stored it');
+    assert.deepEqual(await t.capture.waitFor('cap-to-flow'), [{ _msgid: 'c1', payload: 'it' }]);
+    assert.equal(t.server.instance.runtime.engine.context.getFlowContext('t1').get('rendered'), 'stored it');
   });
 
   test('output that is not valid JSON is an error a catch node receives', async () => {
     receive('bad-json', { _msgid: 'b1', payload: 'x' });
-    const [msg] = await capture.waitFor('cap-catch');
+    const [msg] = await t.capture.waitFor('cap-catch');
     assert.equal(msg._msgid, 'b1');
     assert.equal(msg.error.source.id, 'bad-json');
     assert.match(msg.error.message, /JSON/);

@@ -1,17 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite, node } from './flow.js';
 
 describe('yaml node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'yaml' },
       node('y', 'yaml', { property: '' }, [['y-out']]),
@@ -19,15 +11,15 @@ describe('yaml node', () => {
       node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
       ...['y-out', 'prop-out', 'errors'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('YAML text becomes an object and an object becomes YAML text', async () => {
     receive('y', { _msgid: 'a', payload: 'name: runnel\nlist:\n  - 1\n  - two\nnested:\n  ok: true\n' });
     receive('y', { _msgid: 'b', payload: { name: 'runnel', list: [1, 'two'] } });
     receive('y', { _msgid: 'c' });
-    const out = await capture.waitFor('y-out', 3);
+    const out = await t.capture.waitFor('y-out', 3);
     assert.deepEqual(out, [
       { _msgid: 'a', payload: { name: 'runnel', list: [1, 'two'], nested: { ok: true } } },
       { _msgid: 'b', payload: 'name: runnel\nlist:\n  - 1\n  - two\n' },
@@ -37,9 +29,9 @@ describe('yaml node', () => {
 
   test('another property converts in place; invalid YAML is reported to catch nodes', async () => {
     receive('prop', { _msgid: 'd', data: '[1, 2]', payload: 'untouched' });
-    assert.deepEqual(await capture.waitFor('prop-out'), [{ _msgid: 'd', data: [1, 2], payload: 'untouched' }]);
+    assert.deepEqual(await t.capture.waitFor('prop-out'), [{ _msgid: 'd', data: [1, 2], payload: 'untouched' }]);
     receive('y', { _msgid: 'e', payload: 'a: [unclosed' });
-    const [err] = await capture.waitFor('errors');
+    const [err] = await t.capture.waitFor('errors');
     assert.equal(err._msgid, 'e');
     assert.equal(err.error.source.id, 'y');
     assert.match(err.error.message, /unexpected end of the stream/);
