@@ -182,4 +182,93 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
     inject(server, 'env', { payload: null });
     assert.equal((await capture.waitFor('env-out'))[0].payload, 'from-the-environment');
   });
+
+  moduleTest('node-red-contrib-counter', 'step and upper limit, msg.increment/decrement/reset; split mode sends the count on output 1', async () => {
+    await deploy(server, [
+      flowNode('single', 'counter', [['cap-single']], { init: '0', step: '2', lower: null, upper: '5', mode: 'increment', outputs: '1' }),
+      flowNode('split', 'counter', [['cap-count'], ['cap-orig']], { init: '10', step: '1', lower: null, upper: '12', mode: 'increment', outputs: '2' }),
+      captureNode('cap-single', 'counter-single'),
+      captureNode('cap-count', 'counter-count'),
+      captureNode('cap-orig', 'counter-orig'),
+    ]);
+    // A reset applies after the step, so {reset: true} lands on init whatever the count was.
+    const inputs = [{ payload: 'a' }, { payload: 'b' }, { payload: 'c' }, { reset: true }, { increment: 3 }, { decrement: 1 }, { reset: 4 }, { increment: 9 }];
+    for (const msg of inputs) inject(server, 'single', msg);
+    const single = await capture.waitFor('counter-single', inputs.length);
+    assert.deepEqual(single.map((m) => m.count), [2, 4, 5, 0, 3, 2, 4, 5]);
+    assert.deepEqual(single.map((m) => m.countUpperLimitReached ?? false), [false, false, true, false, false, false, false, true]);
+    assert.equal(single[0].payload, 'a');
+
+    for (const msg of [{ payload: 'x' }, { payload: 'y' }, { payload: 'z' }, { payload: 'r', reset: true }, { payload: 'i', increment: 2 }]) inject(server, 'split', msg);
+    const counts = await capture.waitFor('counter-count', 5);
+    const originals = await capture.waitFor('counter-orig', 5);
+    assert.deepEqual(counts.map((m) => m.payload), [11, 12, 12, 10, 12]);
+    assert.deepEqual(counts.map((m) => m.countUpperLimitReached ?? false), [false, false, true, false, false]);
+    assert.deepEqual(originals.map((m) => m.payload), ['x', 'y', 'z', 'r', 'i']);
+    assert.equal(originals[0].count, undefined);
+  });
+
+  moduleTest('node-red-contrib-stoptimer', 'sends [msg, payloadval] after 1 s; "stop" cancels, sends "stopped" on output 2, red "stopped" status', async () => {
+    await deploy(server, [
+      flowNode('timer', 'stoptimer', [['cap-1'], ['cap-2']], { units: 'Second', duration: '1', payloadtype: 'num', payloadval: '42' }),
+      captureNode('cap-1', 'timer-1'),
+      captureNode('cap-2', 'timer-2'),
+      flowNode('watch', 'status', [['cap-status']], { scope: ['timer'] }),
+      captureNode('cap-status', 'timer-status'),
+    ]);
+    inject(server, 'timer', { payload: 'go' });
+    // Timers fire in expiry order, so this one always runs before the node's 1 s timer.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(capture.of('timer-1').length, 0);
+    const [first] = await capture.waitFor('timer-1');
+    const [extra] = await capture.waitFor('timer-2');
+    assert.equal(first.payload, 'go');
+    assert.equal(first._timerpass, true);
+    assert.equal(extra.payload, 42);
+
+    inject(server, 'timer', { payload: 'again' });
+    inject(server, 'timer', { payload: 'stop' });
+    const second = await capture.waitFor('timer-2', 2);
+    assert.equal(second[1].payload, 'stopped');
+    // Past the cancelled timer's due time, output 1 still has only the first message.
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(capture.of('timer-1').length, 1);
+    assert.equal(capture.of('timer-2').length, 2);
+    const statuses = capture.of('timer-status').map(({ status: { fill, shape, text } }) => ({ fill, shape, text }));
+    const clear = { fill: undefined, shape: undefined, text: undefined };
+    const running = { fill: 'green', shape: 'dot', text: 'running' };
+    assert.deepEqual(statuses, [clear, running, clear, clear, running, clear, { fill: 'red', shape: 'ring', text: 'stopped' }]);
+  });
+
+  moduleTest('node-red-contrib-uuid', 'v4 and v5 (dns, example.com) uuids; fieldType flow stores into flow context; a missing version reaches catch', async () => {
+    const uuid = (id: string, wires: string[][], props: Record<string, unknown>) =>
+      flowNode(id, 'uuid', wires, { namespaceType: '', namespace: '', namespaceCustom: '', field: 'payload', fieldType: 'msg', ...props });
+    await deploy(server, [
+      uuid('v4', [['cap-v4']], { uuidVersion: 'v4' }),
+      uuid('v5', [['cap-v5']], { uuidVersion: 'v5', namespaceType: 'dns', namespace: 'example.com' }),
+      uuid('to-flow', [['read']], { uuidVersion: 'v5', namespaceType: 'dns', namespace: 'example.com', field: 'stored', fieldType: 'flow' }),
+      flowNode('read', 'change', [['cap-flow']], { rules: [{ t: 'set', p: 'fromFlow', pt: 'msg', to: 'stored', tot: 'flow' }] }),
+      uuid('none', [['cap-none']], { uuidVersion: '' }),
+      captureNode('cap-v4', 'uuid-v4'),
+      captureNode('cap-v5', 'uuid-v5'),
+      captureNode('cap-flow', 'uuid-flow'),
+      captureNode('cap-none', 'uuid-none'),
+      flowNode('catch', 'catch', [['cap-err']], { scope: null, uncaught: false }),
+      captureNode('cap-err', 'uuid-errors'),
+    ]);
+    inject(server, 'v4', { payload: null });
+    assert.match((await capture.waitFor('uuid-v4'))[0].payload, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    inject(server, 'v5', { payload: null });
+    assert.equal((await capture.waitFor('uuid-v5'))[0].payload, 'cfbff0d1-9375-5685-968c-48ce8b15ae17');
+    inject(server, 'to-flow', { payload: 'kept' });
+    const [stored] = await capture.waitFor('uuid-flow');
+    assert.equal(stored.payload, 'kept');
+    assert.equal(stored.fromFlow, 'cfbff0d1-9375-5685-968c-48ce8b15ae17');
+    inject(server, 'none', { payload: 'no version' });
+    const [err] = await capture.waitFor('uuid-errors');
+    assert.equal(err.error.message, 'No UUID Version was provided');
+    assert.equal(err.error.source.id, 'none');
+    assert.equal(err.payload, 'no version');
+    assert.equal(capture.of('uuid-none').length, 0);
+  });
 });
