@@ -30,6 +30,7 @@ import xml from './xml.js';
 import html from './html.js';
 import file from './file.js';
 import exec from './exec.js';
+import globalConfig from './global-config.js';
 
 /** The module name the built-in node sets are listed under in GET /nodes. */
 const CORE_MODULE = 'runnel';
@@ -65,6 +66,7 @@ const CORE_SETS: Record<string, (RED: RedApi) => void> = {
   html,
   file,
   exec,
+  'global-config': globalConfig,
 };
 
 export async function loadCoreNodes(runtime: Runtime): Promise<void> {

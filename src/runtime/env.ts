@@ -1,4 +1,6 @@
 import type { FlowNodeConfig } from '../storage/types.js';
+import { evaluateJSONataExpression, prepareJSONataExpression } from './util/jsonata.js';
+import type { UtilNode } from './util/types.js';
 
 export interface EnvEntry {
   name: string;
@@ -8,13 +10,17 @@ export interface EnvEntry {
 
 type Lookup = (name: string) => unknown;
 
-const WHOLE = /^\$\{(\S+?)\}$/;
+const WHOLE = /^\$\{(\S+)\}$/;
+const OLD_WHOLE = /^\$\((\S+)\)$/;
 const PIECE = /\$\{(\S+?)\}/g;
+const DOLLAR = 0x24;
 const SKIP = new Set(['id', 'type', 'z', 'wires', 'x', 'y', 'g']);
 
 /**
- * Node-RED's `${ENV}` substitution in node properties: a property that is exactly `${X}` takes the
- * variable's value (whatever its type); `${X}` inside a longer string is replaced by its text.
+ * Node-RED's env substitution in node properties and credentials (flows/util `mapEnvVarProperties`):
+ * a string that is exactly `${X}` (or the older `$(X)`) takes the variable's value, whatever its
+ * type; a variable that is not set leaves the text as written. Text around a `${X}` is never
+ * touched: a function node's JavaScript template literals must reach it unchanged.
  * Returns a shallow copy; nested objects are copied only where something was substituted.
  */
 export function substituteEnv(config: FlowNodeConfig, lookup: Lookup): FlowNodeConfig {
@@ -23,7 +29,7 @@ export function substituteEnv(config: FlowNodeConfig, lookup: Lookup): FlowNodeC
     if (SKIP.has(key)) continue;
     const value = copy[key];
     if (typeof value === 'string') {
-      if (value.includes('${')) copy[key] = substitute(value, lookup);
+      if (value.charCodeAt(0) === DOLLAR) copy[key] = substitute(value, lookup);
     } else if (value !== null && typeof value === 'object') {
       const next = substituteDeep(value, lookup, 0);
       if (next !== value) copy[key] = next;
@@ -33,6 +39,14 @@ export function substituteEnv(config: FlowNodeConfig, lookup: Lookup): FlowNodeC
 }
 
 function substitute(value: string, lookup: Lookup): unknown {
+  const match = WHOLE.exec(value) ?? OLD_WHOLE.exec(value);
+  if (!match) return value;
+  const v = lookup(match[1]);
+  return v === undefined ? value : v;
+}
+
+/** `${X}` inside a longer text, as an `env` typed value allows it (evaluateEnvProperty). */
+function substitutePieces(value: string, lookup: Lookup): unknown {
   const whole = WHOLE.exec(value);
   if (whole) {
     const v = lookup(whole[1]);
@@ -46,7 +60,7 @@ function substitute(value: string, lookup: Lookup): unknown {
 
 function substituteDeep(value: unknown, lookup: Lookup, depth: number): unknown {
   if (depth > 32) return value;
-  if (typeof value === 'string') return value.includes('${') ? substitute(value, lookup) : value;
+  if (typeof value === 'string') return value.charCodeAt(0) === DOLLAR ? substitute(value, lookup) : value;
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     value.forEach((item, i) => {
@@ -66,19 +80,69 @@ function substituteDeep(value: unknown, lookup: Lookup, depth: number): unknown 
   return value;
 }
 
+/** What evaluating an env list needs besides the entries. */
+export interface EnvContext {
+  /** The environment around the list: entries may refer to it (type `env`, JSONata `$env`). */
+  outside: Lookup;
+  /** Values of `cred` entries (a tab's stored credentials); without it an entry's own value is used. */
+  credentials?: Record<string, unknown>;
+  /** The node a JSONata value is evaluated for: its context gives `$flowContext` / `$globalContext`. */
+  jsonataNode?: Omit<UtilNode, '_flow'>;
+  /** Where a failing JSONata value is reported; the variable is then undefined, as in Node-RED. */
+  warn: (text: string) => void;
+}
+
+/** Whether a list has entries only an asynchronous evaluation can give (JSONata). */
+export function needsAsyncEnv(entries: unknown): boolean {
+  return Array.isArray(entries) && entries.some((e) => (e as EnvEntry | null)?.type === 'jsonata');
+}
+
 /**
- * Evaluates a tab's or subflow's `env` list (Node-RED's typed env entries). Entries may refer to
- * the outer environment (type `env`) and to earlier entries.
+ * Evaluates a tab's, group's, subflow instance's or the global-config node's `env` list (Node-RED's
+ * typed env entries), in order: an entry may refer to earlier ones and to the environment around
+ * it. Synchronous unless the list has a JSONata entry, which JSONata evaluates asynchronously; the
+ * runtime awaits those before any node of the container is constructed.
  */
-export function evaluateEnvList(entries: EnvEntry[] | undefined, outside: Lookup): Map<string, unknown> {
+export function evaluateEnvList(entries: unknown, ctx: EnvContext): Map<string, unknown> | Promise<Map<string, unknown>> {
   const env = new Map<string, unknown>();
   if (!Array.isArray(entries)) return env;
-  const lookup = (name: string) => (env.has(name) ? env.get(name) : outside(name));
-  for (const entry of entries) {
-    if (!entry || typeof entry.name !== 'string') continue;
-    env.set(entry.name, evaluateEnvValue(entry.value, entry.type, lookup));
-  }
-  return env;
+  const lookup = (name: string) => (env.has(name) ? env.get(name) : ctx.outside(name));
+  const list = entries.filter((e): e is EnvEntry => e !== null && typeof e === 'object' && typeof (e as EnvEntry).name === 'string');
+  const evaluateFrom = (start: number): Map<string, unknown> | Promise<Map<string, unknown>> => {
+    for (let i = start; i < list.length; i++) {
+      const entry = list[i];
+      if (entry.type === 'jsonata') {
+        return evaluateJSONataEnv(entry, lookup, ctx).then((value) => {
+          env.set(entry.name, value);
+          return evaluateFrom(i + 1);
+        });
+      }
+      const value = entry.type === 'cred' && ctx.credentials ? ctx.credentials[entry.name] : evaluateEnvValue(entry.value, entry.type, lookup);
+      env.set(entry.name, value);
+    }
+    return env;
+  };
+  return evaluateFrom(0);
+}
+
+function evaluateJSONataEnv(entry: EnvEntry, lookup: Lookup, ctx: EnvContext): Promise<unknown> {
+  return new Promise((resolve) => {
+    const fail = (err: unknown) => {
+      ctx.warn(`env ${entry.name}: JSONata error: ${err instanceof Error ? err.message : String(err)}`);
+      resolve(undefined);
+    };
+    try {
+      const node = { id: '', ...ctx.jsonataNode, context: ctx.jsonataNode?.context ?? noContext, _flow: { getSetting: lookup } } as UtilNode;
+      const expr = prepareJSONataExpression(String(entry.value ?? ''), node);
+      evaluateJSONataExpression(expr, {}, (err, value) => (err ? fail(err) : resolve(value)));
+    } catch (err) {
+      fail(err);
+    }
+  });
+}
+
+function noContext(): never {
+  throw new Error('no context is available here');
 }
 
 export function evaluateEnvValue(value: unknown, type: string | undefined, lookup: Lookup): unknown {
@@ -95,7 +159,7 @@ export function evaluateEnvValue(value: unknown, type: string | undefined, looku
         return text;
       }
     case 'env':
-      return text.includes('${') ? substitute(text, lookup) : lookup(text);
+      return text.includes('${') ? substitutePieces(text, lookup) : lookup(text);
     case 'bin':
       try {
         return Buffer.from(JSON.parse(text));

@@ -4,6 +4,7 @@ import { isActive, type ContainerInfo, type ParsedConfig } from './config.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import type { NodeErrorReport } from './types.js';
 import { startSubflowInstance } from './subflow.js';
+import { GlobalEnv } from './global-env.js';
 
 const GLOBAL = 'global';
 const SUBFLOW_TYPE = /^subflow:(.+)$/;
@@ -29,9 +30,13 @@ export class FlowSet {
   /** Ids of live subflow instances, nested ones included. */
   private readonly liveInstances = new Set<string>();
 
+  /** The global-config node's env: what every flow's env lookups fall back to before process.env. */
+  readonly globalEnv: GlobalEnv;
+
   constructor(engine: Engine) {
     this.engine = engine;
     this.global = new Flow(engine, GLOBAL, undefined);
+    this.globalEnv = new GlobalEnv(engine);
   }
 
   get missingTypes(): string[] {
@@ -51,7 +56,7 @@ export class FlowSet {
       const conf = next.all.get(id);
       if (node && conf) node.updateWires(conf.wires as string[][]);
     }
-    const started = this.start(next);
+    const started = await this.start(next);
     // Nested instances have derived ids the configuration does not list; their flow context stays.
     const active = new Set(next.all.keys());
     for (const id of this.liveInstances) active.add(id);
@@ -85,8 +90,10 @@ export class FlowSet {
   }
 
   /** Starts every active node of `config` that is not running; tabs using missing types wait. */
-  start(config: ParsedConfig): string[] {
+  async start(config: ParsedConfig): Promise<string[]> {
     const started: string[] = [];
+    const preparing = this.globalEnv.update(config);
+    if (preparing) await preparing;
     this.missing = this.findMissing(config);
     const missing = new Set(this.missing);
     this.waiting.clear();
@@ -104,7 +111,12 @@ export class FlowSet {
       if (!flow) {
         flow = new Flow(this.engine, tabId, tab.config);
         this.flows.set(tabId, flow);
+      } else if (this.globalEnv.changed) {
+        flow.resetEnv();
       }
+      flow.setGroups(tab.groups);
+      const flowEnv = flow.prepareEnv();
+      if (flowEnv) await flowEnv;
       this.startConfigNodes(flow, tab.configs, config, missing, started);
       for (const [id, conf] of tab.nodes) {
         if (conf.d === true || this.home.has(id)) continue;
@@ -112,7 +124,7 @@ export class FlowSet {
       }
       for (const [id, conf] of tab.subflowInstances) {
         if (conf.d === true || this.home.has(id)) continue;
-        this.createInstance(flow, conf, config, started);
+        await this.createInstance(flow, conf, config, started);
       }
     }
     if (this.waiting.size) {
@@ -133,8 +145,8 @@ export class FlowSet {
     this.engine.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${error}`);
   }
 
-  private createInstance(flow: Flow, conf: FlowNodeConfig, config: ParsedConfig, started: string[]): void {
-    const error = startSubflowInstance(flow, conf, { config, errors: this.errors, live: this.liveInstances });
+  private async createInstance(flow: Flow, conf: FlowNodeConfig, config: ParsedConfig, started: string[]): Promise<void> {
+    const error = await startSubflowInstance(flow, conf, { config, errors: this.errors, live: this.liveInstances });
     if (error === undefined) {
       this.home.set(conf.id, flow);
       started.push(conf.id);

@@ -2,7 +2,9 @@ import type { Engine } from './engine.js';
 import { FLOW, Node, type Msg, type NodeConfig, type NodeStatus } from './node.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import { cloneMessage } from './util/index.js';
-import { substituteEnv, evaluateEnvList, type EnvEntry } from './env.js';
+import { substituteEnv, type EnvContext } from './env.js';
+import { EnvScope, UNSET } from './env-scope.js';
+import { buildGroupScopes, type GroupScope } from './group.js';
 
 const MAX_ERROR_LOOP = 10;
 
@@ -25,7 +27,9 @@ export class Flow {
   readonly parent: Flow | undefined;
   config: FlowNodeConfig | undefined;
   readonly nodes = new Map<string, Node>();
-  private env: Map<string, unknown> | undefined;
+  private env: EnvScope | undefined;
+  private groupConfigs = new Map<string, FlowNodeConfig>();
+  private groups = new Map<string, GroupScope>();
   private catchers: ScopedHandler[] = [];
   private statusWatchers: ScopedHandler[] = [];
   private completers: ScopedHandler[] = [];
@@ -49,18 +53,79 @@ export class Flow {
     this.env = undefined;
   }
 
+  /** Forgets evaluated env (the environment around it changed); it is evaluated again on use. */
+  resetEnv(): void {
+    this.env = undefined;
+    this.setGroups(this.groupConfigs);
+  }
+
+  /** The container's groups, whose env nodes with a `g` read first. */
+  setGroups(configs: Map<string, FlowNodeConfig>): void {
+    this.groupConfigs = configs;
+    this.groups = buildGroupScopes(configs, this, (id, outside) => this.envContext(id, outside));
+  }
+
+  getGroupNode(id: string): GroupScope | undefined {
+    return this.groups.get(id);
+  }
+
+  /**
+   * Evaluates env lists that need asynchronous work (JSONata values): the flow's own, then its
+   * groups' outermost first. A promise only when there is such work, so plain flows start
+   * synchronously.
+   */
+  prepareEnv(): Promise<void> | undefined {
+    const pending: (() => Promise<void> | undefined)[] = [() => this.ownEnv()?.prepare()];
+    for (const group of this.groups.values()) pending.push(() => group.env.prepare());
+    for (let i = 0; i < pending.length; i++) {
+      const wait = pending[i]();
+      if (wait) return wait.then(() => chain(pending.slice(i + 1)));
+    }
+    return undefined;
+  }
+
+  /** This container's own env list, or undefined when it has none (the global scope). */
+  protected ownEnv(): EnvScope | undefined {
+    if (!this.config) return undefined;
+    this.env ??= new EnvScope(this.config.env, () => ({
+      ...this.envContext(this.id, (n) => this.lookupOutside(n)),
+      credentials: this.engine.credentialsFor(this.id, this.config?.type ?? 'tab', (n) => this.lookupOutside(n)) ?? {},
+    }));
+    return this.env;
+  }
+
+  /** What evaluating an env list of this container (its own or a group's, `id`) needs. */
+  protected envContext(id: string, outside: (name: string) => unknown): EnvContext {
+    const engine = this.engine;
+    const contextId = this.contextId;
+    return {
+      outside,
+      jsonataNode: {
+        id,
+        context: () => engine.context.getNodeContext(id, contextId),
+      },
+      warn: (text) => engine.log.warn({ flow: this.id }, text),
+    };
+  }
+
   /** Environment lookup: Node-RED's chain of flow env, parent env, global env, process.env. */
   getSetting(name: string): unknown {
     if (this.config) {
       if (name === 'NR_FLOW_NAME') return this.config.label;
       if (name === 'NR_FLOW_ID') return this.config.id;
-      this.env ??= evaluateEnvList(this.config.env as EnvEntry[] | undefined, (n) => this.lookupOutside(n));
-      if (this.env.has(name)) return this.env.get(name);
+      const value = this.ownEnv()!.lookup(name);
+      if (value !== UNSET) return value;
     }
     return this.lookupOutside(name);
   }
 
-  private lookupOutside(name: string): unknown {
+  /** A lookup as a node in group `g` (or none) sees it. */
+  settingFor(g: string | undefined, name: string): unknown {
+    const group = g === undefined ? undefined : this.groups.get(g);
+    return group ? group.getSetting(name) : this.getSetting(name);
+  }
+
+  protected lookupOutside(name: string): unknown {
     return this.parent ? this.parent.getSetting(name) : this.engine.getGlobalSetting(name);
   }
 
@@ -72,7 +137,8 @@ export class Flow {
   createNode(config: FlowNodeConfig): string | undefined {
     const ctor = this.engine.registry.getConstructor(config.type);
     if (!ctor) return `type ${config.type} is not registered`;
-    const conf = substituteEnv(config, (name) => this.getSetting(name)) as NodeConfig;
+    const g = typeof config.g === 'string' ? config.g : undefined;
+    const conf = substituteEnv(config, (name) => this.settingFor(g, name)) as NodeConfig;
     // A symbol key: invisible to JSON and Object.keys, and far cheaper than defineProperty per node.
     conf[FLOW] = this;
     try {
@@ -116,8 +182,9 @@ export class Flow {
   handleError(node: Node, err: unknown, msg: Msg, reporting: Node = node): boolean {
     this.refreshHandlers();
     const count = (msg.error?.source?.id === node.id ? msg.error.source.count ?? 0 : 0) + 1;
-    if (count > MAX_ERROR_LOOP) {
-      this.engine.log.warn({ node: { id: node.id, type: node.type } }, 'Message exceeded maximum number of catches');
+    // Catch nodes see counts 1 to 9, as in Node-RED; the tenth round is where the loop stops.
+    if (count >= MAX_ERROR_LOOP) {
+      node.warn('Message exceeded maximum number of catches');
       return false;
     }
     const id = reporting._alias ?? reporting.id;
@@ -178,6 +245,10 @@ export class Flow {
     // Scoped catch nodes get first refusal, as in Node-RED.
     this.catchers.sort((a, b) => Number(a.scope === null) - Number(b.scope === null));
   }
+}
+
+async function chain(steps: (() => Promise<void> | undefined)[]): Promise<void> {
+  for (const step of steps) await step();
 }
 
 function describeError(err: unknown, node: Node, count: number): Record<string, unknown> {

@@ -90,7 +90,7 @@ export class Runtime {
       events: this.events,
       nodes: new Map<string, Node>(),
       credentialsFor: (id, type, env) => this.credentialsFor(id, type, env),
-      getGlobalSetting: (name) => process.env[name],
+      getGlobalSetting: (name) => this.flowSet.globalEnv.getSetting(name),
     };
     this.flowSet = new FlowSet(this.engine);
     this.modules = new ModuleManager(this);
@@ -254,7 +254,7 @@ export class Runtime {
         if (!this.started) return;
         const parsed = parseConfig(this.active.flows, this.registry.isKnownType);
         this.active.parsed = parsed;
-        this.flowSet.start(parsed);
+        await this.flowSet.start(parsed);
       });
     });
   }

@@ -1,6 +1,4 @@
-import { evaluateEnvValue, type EnvEntry } from './env.js';
-
-type Lookup = (name: string) => unknown;
+import type { EnvEntry } from './env.js';
 
 /** Where a subflow instance's `cred` env values come from. */
 export interface SubflowCredentials {
@@ -35,29 +33,4 @@ export function mergeSubflowEnv(template: unknown, instance: unknown, creds: Sub
 function entries(list: unknown): EnvEntry[] {
   if (!Array.isArray(list)) return [];
   return list.filter((e): e is EnvEntry => e !== null && typeof e === 'object' && typeof (e as EnvEntry).name === 'string');
-}
-
-/**
- * Evaluates the merged entries in order, once, when the instance first needs one. An entry may
- * refer to earlier entries and to the environment around the instance; an `env` entry naming
- * itself therefore reads the outer value (Node-RED #2099).
- */
-export function evaluateSubflowEnv(list: EnvEntry[], outside: Lookup, warn: (text: string) => void): Map<string, unknown> {
-  const env = new Map<string, unknown>();
-  const lookup = (name: string) => (env.has(name) ? env.get(name) : outside(name));
-  for (const entry of list) {
-    switch (entry.type) {
-      case 'cred':
-        env.set(entry.name, entry.value);
-        break;
-      case 'jsonata':
-        // JSONata evaluates asynchronously and nodes read env while they are constructed.
-        warn(`subflow env ${entry.name}: JSONata values are not supported`);
-        env.set(entry.name, undefined);
-        break;
-      default:
-        env.set(entry.name, evaluateEnvValue(entry.value, entry.type, lookup));
-    }
-  }
-  return env;
 }

@@ -6,8 +6,8 @@ import type { FlowNodeConfig } from '../storage/types.js';
 import type { NodeErrorReport } from './types.js';
 import { SubflowInstanceNode, SubflowStatusNode } from './subflow-nodes.js';
 import { InstanceLayout, type InternalElement } from './subflow-template.js';
-import { evaluateSubflowEnv, mergeSubflowEnv } from './subflow-env.js';
-import type { EnvEntry } from './env.js';
+import { mergeSubflowEnv } from './subflow-env.js';
+import { EnvScope, UNSET } from './env-scope.js';
 
 const PARENT_PREFIX = '$parent.';
 
@@ -28,8 +28,7 @@ export interface InstanceHost {
  */
 export class SubflowFlow extends Flow {
   readonly instance: SubflowInstanceNode;
-  private readonly envList: EnvEntry[];
-  private envValues: Map<string, unknown> | undefined;
+  private readonly envScope: EnvScope;
   private readonly hasStatusPort: boolean;
 
   constructor(engine: Engine, instance: SubflowInstanceNode, instanceConf: FlowNodeConfig, template: FlowNodeConfig, parent: Flow) {
@@ -37,10 +36,19 @@ export class SubflowFlow extends Flow {
     this.instance = instance;
     this.hasStatusPort = Boolean(template.status);
     const outer = (name: string) => parent.getSetting(name);
-    this.envList = mergeSubflowEnv(template.env, instanceConf.env, {
+    const list = mergeSubflowEnv(template.env, instanceConf.env, {
       template: engine.credentialsFor(template.id, template.type, outer) ?? {},
       instance: engine.credentialsFor(instance._alias ?? instance.id, instance.type, outer) ?? {},
     });
+    // `cred` entries already carry their values; JSONata ones are evaluated for the instance node.
+    this.envScope = new EnvScope(list, () => ({
+      ...this.envContext(instance.id, outer),
+      warn: (text: string) => instance.warn(text),
+    }));
+  }
+
+  protected override ownEnv(): EnvScope {
+    return this.envScope;
   }
 
   override get path(): string {
@@ -49,8 +57,8 @@ export class SubflowFlow extends Flow {
 
   override getSetting(name: string): unknown {
     if (name.startsWith(PARENT_PREFIX)) return this.parent!.getSetting(name.slice(PARENT_PREFIX.length));
-    this.envValues ??= evaluateSubflowEnv(this.envList, (n) => this.parent!.getSetting(n), (text) => this.instance.warn(text));
-    if (this.envValues.has(name)) return this.envValues.get(name);
+    const value = this.envScope.lookup(name);
+    if (value !== UNSET) return value;
     if (name === 'NR_SUBFLOW_NAME') return this.instance.name;
     if (name === 'NR_SUBFLOW_ID') return this.instance.id;
     if (name === 'NR_SUBFLOW_PATH') return this.path;
@@ -73,7 +81,7 @@ export class SubflowFlow extends Flow {
  * template's config nodes, nodes and nested instances. Returns the error text when the instance
  * cannot start at all; failures of single internal nodes are reported in `host.errors`.
  */
-export function startSubflowInstance(parent: Flow, conf: FlowNodeConfig, host: InstanceHost, chain: string[] = []): string | undefined {
+export async function startSubflowInstance(parent: Flow, conf: FlowNodeConfig, host: InstanceHost, chain: string[] = []): Promise<string | undefined> {
   const templateId = subflowTemplateId(conf.type);
   const template = templateId === undefined ? undefined : host.config.subflows.get(templateId);
   if (!template) return `subflow template ${templateId ?? conf.type} not found`;
@@ -84,6 +92,9 @@ export function startSubflowInstance(parent: Flow, conf: FlowNodeConfig, host: I
   const flow = new SubflowFlow(engine, instance, conf, template.config, parent);
   // The instance's flow context must know its parent before any internal node asks for it.
   engine.context.getFlowContext(conf.id, parent.contextId);
+  flow.setGroups(template.groups);
+  const preparing = flow.prepareEnv();
+  if (preparing) await preparing;
   const internalConfigs = new Set<string>();
   const internalIds: string[] = [];
 
@@ -112,9 +123,7 @@ export function startSubflowInstance(parent: Flow, conf: FlowNodeConfig, host: I
     flow.adopt(status);
     internalIds.push(status.id);
   }
-  const start = (element: InternalElement, nested: boolean) => {
-    const config = { ...element.config, wires: layout.wiresFor(element, instance.wires) };
-    const error = nested ? startSubflowInstance(flow, config, host, [...chain, template.id]) : flow.createNode(config);
+  const record = (config: FlowNodeConfig, error: string | undefined) => {
     if (error !== undefined) {
       host.errors.set(config.id, { id: config.id, type: config.type, z: conf.id, error });
       engine.log.error({ node: { id: config.id, type: config.type, z: conf.id } }, `Failed to start node: ${error}`);
@@ -122,12 +131,20 @@ export function startSubflowInstance(parent: Flow, conf: FlowNodeConfig, host: I
     }
     internalIds.push(config.id);
   };
+  const configFor = (element: InternalElement) => ({ ...element.config, wires: layout.wiresFor(element, instance.wires) });
   for (const element of orderConfigs(layout.configs)) {
-    start(element, false);
-    internalConfigs.add(element.config.id);
+    const config = configFor(element);
+    record(config, flow.createNode(config));
+    internalConfigs.add(config.id);
   }
-  for (const element of layout.nodes) start(element, false);
-  for (const element of layout.instances) start(element, true);
+  for (const element of layout.nodes) {
+    const config = configFor(element);
+    record(config, flow.createNode(config));
+  }
+  for (const element of layout.instances) {
+    const config = configFor(element);
+    record(config, await startSubflowInstance(flow, config, host, [...chain, template.id]));
+  }
   return undefined;
 }
 

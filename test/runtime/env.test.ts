@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startServer, request } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 
-test('${ENV} in node properties and typed env values resolve through the tab env, then process.env', async () => {
+test('a whole ${ENV} node property and typed env values resolve through the tab env, then process.env', async () => {
   process.env.RUNNEL_TEST_OUTER = 'outer';
   const server = await startServer();
   const capture = installCapture(server);
@@ -13,7 +13,10 @@ test('${ENV} in node properties and typed env values resolve through the tab env
       {
         id: 'c', type: 'change', z: 't1', x: 1, y: 1, wires: [['out']],
         rules: [
-          { t: 'set', p: 'payload', pt: 'msg', to: '${GREETING} from ${RUNNEL_TEST_OUTER}', tot: 'str' },
+          { t: 'set', p: 'payload', pt: 'msg', to: '${GREETING}', tot: 'str' },
+          { t: 'set', p: 'outer', pt: 'msg', to: '$(RUNNEL_TEST_OUTER)', tot: 'str' },
+          { t: 'set', p: 'text', pt: 'msg', to: '${GREETING} from ${RUNNEL_TEST_OUTER}', tot: 'str' },
+          { t: 'set', p: 'unset', pt: 'msg', to: '${RUNNEL_TEST_NOT_SET}', tot: 'str' },
           { t: 'set', p: 'count', pt: 'msg', to: 'COUNT', tot: 'env' },
           { t: 'set', p: 'whole', pt: 'msg', to: '${COUNT}', tot: 'str' },
         ],
@@ -23,7 +26,10 @@ test('${ENV} in node properties and typed env values resolve through the tab env
     assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
     server.instance.runtime.engine.nodes.get('c')!.receive({});
     const [msg] = await capture.waitFor('out');
-    assert.equal(msg.payload, 'hi from outer');
+    assert.equal(msg.payload, 'hi');
+    assert.equal(msg.outer, 'outer', 'the older $(X) form');
+    assert.equal(msg.text, '${GREETING} from ${RUNNEL_TEST_OUTER}', 'only whole values are substituted, as in Node-RED');
+    assert.equal(msg.unset, '${RUNNEL_TEST_NOT_SET}', 'a variable that is not set leaves the text as written');
     assert.equal(msg.count, 3);
     assert.equal(msg.whole, '3', 'the str type turns the substituted number back into text, as in Node-RED');
   } finally {

@@ -5,6 +5,7 @@ import type { FlowSettings } from './types.js';
 export interface EnvNode {
   id?: string;
   name?: string;
+  g?: string;
   _path?: string;
   _flow?: FlowSettings;
 }
@@ -14,9 +15,9 @@ const HAS_TEMPLATE = /\${\S+}/;
 const TEMPLATES = /\${([^}]+)}/g;
 
 /**
- * The value of env variable `name` as seen by `node`. The flow (a tab or subflow instance, which
- * also answers for group env and NR_FLOW_* names) decides when there is one; otherwise the
- * process environment does.
+ * The value of env variable `name` as seen by `node`: its group's env when it is in a group (which
+ * falls back to enclosing groups), the flow's (a tab or subflow instance, which also answers
+ * NR_FLOW_* names), the global env, then the process environment.
  */
 export function getSetting(node: EnvNode | null | undefined, name: string, flow?: FlowSettings | null): unknown {
   if (node) {
@@ -25,7 +26,10 @@ export function getSetting(node: EnvNode | null | undefined, name: string, flow?
     if (name === 'NR_NODE_PATH') return node._path;
   }
   const source = flow ?? node?._flow;
-  if (source) return source.getSetting(name);
+  if (source) {
+    const group = node?.g ? source.getGroupNode?.(node.g) : undefined;
+    return (group ?? source).getSetting(name);
+  }
   return process.env[name];
 }
 

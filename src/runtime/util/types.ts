@@ -25,6 +25,8 @@ export interface NodeContext extends ContextScope {
 /** The part of a flow that env lookups need (tab, subflow and group env live behind it). */
 export interface FlowSettings {
   getSetting(name: string): unknown;
+  /** The group a node with a `g` reads its env through. */
+  getGroupNode?(id: string): FlowSettings | undefined;
 }
 
 /** The part of a node RED.util reads. */
