@@ -117,7 +117,7 @@ export class Node extends EventEmitter {
         this.error(new Error('Non-message object returned'), undefined);
         return;
       }
-      if (msg._msgid === undefined) msg._msgid = generateId();
+      if (!msg._msgid) msg._msgid = generateId();
       const targets = wires[0];
       if (!targets) return;
       for (let i = 0; i < targets.length; i++) {
@@ -130,7 +130,7 @@ export class Node extends EventEmitter {
     for (const out of msg) {
       if (out === null || out === undefined) continue;
       const first = Array.isArray(out) ? out.find((m) => m && typeof m === 'object') : out;
-      if (first && typeof first === 'object' && first._msgid !== undefined) {
+      if (first && typeof first === 'object' && first._msgid) {
         msgid = first._msgid;
         break;
       }
@@ -142,16 +142,21 @@ export class Node extends EventEmitter {
       if (out === null || out === undefined) continue;
       const targets = wires[o];
       const list = Array.isArray(out) ? out : [out];
+      const valid: Msg[] = [];
       for (const m of list) {
         if (m === null || m === undefined) continue;
         if (typeof m !== 'object') {
           this.error(new Error('Non-message object returned'), undefined);
           continue;
         }
-        if (m._msgid === undefined) m._msgid = msgid ??= generateId();
-        for (let i = 0; i < targets.length; i++) {
-          const target = engine.nodes.get(targets[i]);
-          if (!target) continue;
+        if (!m._msgid) m._msgid = msgid ??= generateId();
+        valid.push(m);
+      }
+      // Wire by wire, then message by message: the order Node-RED delivers them in.
+      for (let i = 0; i < targets.length; i++) {
+        const target = engine.nodes.get(targets[i]);
+        if (!target) continue;
+        for (const m of valid) {
           engine.queue.push(target, sent ? cloneMessage(m) : m);
           sent = true;
         }
@@ -161,8 +166,8 @@ export class Node extends EventEmitter {
 
   /** Injects a message into this node's own input handlers. */
   receive(msg?: Msg): void {
-    const m = msg ?? {};
-    if (m._msgid === undefined) m._msgid = generateId();
+    const m = msg || {};
+    if (!m._msgid) m._msgid = generateId();
     this._deliver(m);
   }
 
@@ -176,7 +181,8 @@ export class Node extends EventEmitter {
 
   private _handle(msg: Msg): void {
     const handlers = this._inputHandlers;
-    const done = this._doneHandlers > 0 ? makeDone(this, msg) : noDone;
+    // A lone handler always gets a working done, whatever it declares (`done = noop` has length 2).
+    const done = handlers.length === 1 ? makeLoneDone(this, msg) : this._doneHandlers > 0 ? makeDone(this, msg) : noDone;
     for (let i = 0; i < handlers.length; i++) {
       try {
         const result = handlers[i].call(this, msg, this._send, done);
@@ -226,6 +232,15 @@ export class Node extends EventEmitter {
     this._log('trace', message);
   }
 
+  /** Node-RED's `_path` (NR_NODE_PATH): the flow's path, then the node's template id or own id. */
+  get _path(): string {
+    return `${this._flow.path}/${this._alias ?? this.id}`;
+  }
+
+  set _path(value: string) {
+    Object.defineProperty(this, '_path', { value, writable: true, enumerable: false, configurable: true });
+  }
+
   /** Metrics are not collected; Node-RED returns false when they are off, and modules test that. */
   metric(): boolean {
     return false;
@@ -260,16 +275,23 @@ export class Node extends EventEmitter {
 
 const noDone: DoneFn = () => {};
 
+/** Node-RED's `_complete`: every call completes (or fails) the message. */
+function complete(node: Node, msg: Msg, err: unknown): void {
+  const hooks = node._flow.engine.hooks;
+  if (hooks.active.onComplete) hooks.trigger('onComplete', { msg, error: err, node: { id: node.id, node } }, () => {});
+  if (err) node.error(err, msg);
+  else node._flow.handleComplete(node, msg);
+}
+
+function makeLoneDone(node: Node, msg: Msg): DoneFn {
+  return (err?: unknown) => complete(node, msg, err);
+}
+
 function makeDone(node: Node, msg: Msg): DoneFn {
   let pending = node._doneHandlers;
   return (err?: unknown) => {
-    const hooks = node._flow.engine.hooks;
-    if (hooks.active.onComplete) hooks.trigger('onComplete', { msg, error: err, node: { id: node.id, node } }, () => {});
-    if (err) {
-      node.error(err, msg);
-      return;
-    }
-    if (--pending === 0) node._flow.handleComplete(node, msg);
+    if (err) complete(node, msg, err);
+    else if (--pending === 0) complete(node, msg, undefined);
   };
 }
 
@@ -280,8 +302,9 @@ function runCloseHandler(node: Node, handler: CloseHandler, removed: boolean): P
       resolve();
     };
     try {
-      if (handler.length >= 2) (handler as (r: boolean, d: () => void) => unknown).call(node, removed, done);
-      else if (handler.length === 1) (handler as (d: () => void) => unknown).call(node, done);
+      // Node-RED passes `removed` only to handlers declaring exactly two parameters.
+      if (handler.length === 2) (handler as (r: boolean, d: () => void) => unknown).call(node, removed, done);
+      else if (handler.length >= 1) (handler as (d: () => void) => unknown).call(node, done);
       else {
         const result = (handler as () => unknown).call(node);
         if (result && typeof (result as Promise<unknown>).then === 'function') (result as Promise<unknown>).then(() => resolve(), done);
@@ -320,8 +343,9 @@ export function initNode(node: Node, config: NodeConfig): void {
   node.type = config.type;
   if (config.z !== undefined) node.z = config.z;
   if (config.g !== undefined) node.g = config.g;
-  if (config.name !== undefined) node.name = config.name;
-  if (config._alias !== undefined) node._alias = config._alias;
+  // Truthy only, as in Node-RED: an exported `name: ""` leaves the node without a name.
+  if (config.name) node.name = config.name;
+  if (config._alias) node._alias = config._alias;
   node.wires = normaliseWires(config.wires);
   // Only _flow is hidden, as in Node-RED; the bookkeeping fields are plain properties (fast to create).
   Object.defineProperty(node, '_flow', { value: flow, writable: true, enumerable: false, configurable: true });
@@ -331,6 +355,7 @@ export function initNode(node: Node, config: NodeConfig): void {
   node._closed = false;
   node._send = (msg: Parameters<SendFn>[0]) => node.send(msg);
   // Nodes inside subflow instances keep their credentials under the template node id, as in Node-RED.
-  const credentials = flow.engine.credentialsFor(config._alias ?? config.id, config.type, (name) => flow.getSetting(name));
+  const g = config.g;
+  const credentials = flow.engine.credentialsFor(config._alias ?? config.id, config.type, (name) => flow.settingFor(g, name));
   if (credentials !== undefined) node.credentials = credentials;
 }
