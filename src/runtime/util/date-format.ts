@@ -1,35 +1,53 @@
+import { LONG_FORMATS, TOKENS, type TokenFormatter } from './date-tokens.js';
+
 /**
- * The subset of moment's format tokens that `date` typed properties use, in local time, so the
- * runtime needs no moment dependency. `[text]` is a literal, as in moment; any other character
- * is copied unchanged.
+ * `moment(date).format(format)` in moment 2.x's default English locale and local time, so `date`
+ * typed properties format like Node-RED without a moment dependency.
  */
-const TOKENS = /\[([^\]]*)\]|YYYY|YY|SSS|MM|M|DD|D|HH|H|mm|ss|Z/g;
 
-const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+// moment's own tokeniser, verbatim: how a format splits into tokens decides what a `\` escape
+// covers ("\hmm" is literal "hmm"), and its `.` skips line breaks, which moment therefore drops.
+const FORMATTING_TOKENS = /(\[[^\[]*\])|(\\)?([Hh]mm(ss)?|Mo|MM?M?M?|Do|DDDo|DD?D?D?|ddd?d?|do?|w[o|w]?|W[o|W]?|Qo?|N{1,5}|YYYYYY|YYYYY|YYYY|YY|y{2,4}|yo?|gg(ggg?)?|GG(GGG?)?|e|E|a|A|hh?|HH?|kk?|mm?|ss?|S{1,9}|x|X|zz?|ZZ?|.)/g;
+const LONG_FORMAT_TOKENS = /(\[[^\[]*\])|(\\)?(LTS|LT|LL?L?L?|l{1,4})/g;
+const DEFAULT_FORMAT = 'YYYY-MM-DDTHH:mm:ssZ';
+// Formats come from flow configuration, so a handful are live at once; the bound only guards
+// against a flow that builds format strings from message data.
+const CACHE_LIMIT = 256;
 
-function offset(date: Date): string {
-  const minutes = -date.getTimezoneOffset();
-  const sign = minutes < 0 ? '-' : '+';
-  const abs = Math.abs(minutes);
-  return `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+type Formatter = (date: Date) => string;
+const compiled = new Map<string, Formatter>();
+
+/** moment's rule for text that is not a token: `[...]` loses its brackets, otherwise `\` is dropped. */
+function literal(text: string): string {
+  if (/\[[\s\S]/.test(text)) return text.replace(/^\[|\]$/g, '');
+  return text.replace(/\\/g, '');
+}
+
+function compile(format: string): Formatter {
+  // English long formats contain no L tokens, so moment's repeated expansion settles in one pass.
+  const expanded = format.replace(LONG_FORMAT_TOKENS, (match) => LONG_FORMATS.get(match) ?? match);
+  const parts: (string | TokenFormatter)[] = [];
+  for (const [token] of expanded.matchAll(FORMATTING_TOKENS)) {
+    const part = TOKENS.get(token) ?? literal(token);
+    const previous = parts[parts.length - 1];
+    if (typeof part === 'string' && typeof previous === 'string') parts[parts.length - 1] = previous + part;
+    else parts.push(part);
+  }
+  return (date) => {
+    let out = '';
+    for (const part of parts) out += typeof part === 'string' ? part : part(date);
+    return out;
+  };
 }
 
 export function formatDate(date: Date, format: string): string {
-  return format.replace(TOKENS, (token: string, literal: string | undefined) => {
-    if (literal !== undefined) return literal;
-    switch (token) {
-      case 'YYYY': return pad(date.getFullYear(), 4);
-      case 'YY': return pad(date.getFullYear() % 100);
-      case 'SSS': return pad(date.getMilliseconds(), 3);
-      case 'MM': return pad(date.getMonth() + 1);
-      case 'M': return String(date.getMonth() + 1);
-      case 'DD': return pad(date.getDate());
-      case 'D': return String(date.getDate());
-      case 'HH': return pad(date.getHours());
-      case 'H': return String(date.getHours());
-      case 'mm': return pad(date.getMinutes());
-      case 'ss': return pad(date.getSeconds());
-      default: return offset(date);
-    }
-  });
+  if (Number.isNaN(date.getTime())) return 'Invalid date';
+  const key = format || DEFAULT_FORMAT;
+  let formatter = compiled.get(key);
+  if (!formatter) {
+    if (compiled.size >= CACHE_LIMIT) compiled.delete(compiled.keys().next().value as string);
+    formatter = compile(key);
+    compiled.set(key, formatter);
+  }
+  return formatter(date);
 }
