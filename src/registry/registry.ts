@@ -28,11 +28,23 @@ export interface ModuleInfo {
   sets: Map<string, NodeSetInfo>;
 }
 
+/** A subflow shipped as a node type (`RED.nodes.registerSubflow`): Node-RED's exported subflow JSON. */
+export interface SubflowDefinition {
+  id: string;
+  type: 'subflow';
+  env?: { name: string; type?: string; value?: unknown }[];
+  meta?: { type?: string; module?: string; version?: string };
+  /** The subflow's nodes (`z` = its id), nested subflow templates and their nodes included. */
+  flow: Record<string, unknown>[];
+  [key: string]: unknown;
+}
+
 interface TypeEntry {
   ctor: NodeConstructor;
   set: NodeSetInfo;
   credentials: CredentialDefinition | null;
   settings?: Record<string, unknown>;
+  subflow?: SubflowDefinition;
 }
 
 /**
@@ -91,6 +103,32 @@ export class Registry extends EventEmitter {
     set.loaded = true;
     this.emit('type-registered', type);
     if (replacesBuiltin) this.emit('type-replaced', type);
+  }
+
+  /**
+   * Registers a subflow module: its type is `meta.type` (else `sf:<id>`), its instances run the
+   * subflow with env taken from their properties, and its `cred` env entries are the type's
+   * password credentials. The runtime starts instances from the definition (getSubflowDefinition).
+   */
+  registerSubflow(set: NodeSetInfo, definition: unknown): string {
+    const def = definition as SubflowDefinition | null;
+    if (def === null || typeof def !== 'object' || def.type !== 'subflow' || typeof def.id !== 'string' || !Array.isArray(def.flow)) {
+      throw new Error('registerSubflow needs a subflow definition: {type: "subflow", id, flow: [...]}');
+    }
+    const type = typeof def.meta?.type === 'string' && def.meta.type ? def.meta.type : `sf:${def.id}`;
+    const credentials: CredentialDefinition = {};
+    for (const entry of Array.isArray(def.env) ? def.env : []) {
+      if (entry?.type === 'cred' && typeof entry.name === 'string') credentials[entry.name] = { type: 'password' };
+    }
+    this.registerType(set, type, SubflowModuleNode, { credentials });
+    this.types.get(type)!.subflow = def;
+    return type;
+  }
+
+  /** The definition behind a subflow module type whose set is enabled. */
+  getSubflowDefinition(type: string): SubflowDefinition | undefined {
+    const entry = this.types.get(type);
+    return entry?.subflow && entry.set.enabled ? entry.subflow : undefined;
   }
 
   /** Whether a type is provided by a built-in set, which installed modules may replace. */
@@ -161,6 +199,9 @@ export class Registry extends EventEmitter {
     return [...this.modules.values()].flatMap((m) => [...m.sets.values()]);
   }
 }
+
+/** The constructor a subflow module type is listed with; its instances are started from the definition. */
+class SubflowModuleNode extends Node {}
 
 function inheritNode(ctor: NodeConstructor): void {
   const proto = ctor.prototype as object | undefined;

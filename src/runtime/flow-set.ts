@@ -120,7 +120,8 @@ export class FlowSet {
       this.startConfigNodes(flow, tab.configs, config, missing, started);
       for (const [id, conf] of tab.nodes) {
         if (conf.d === true || this.home.has(id)) continue;
-        this.create(flow, conf, started);
+        if (this.engine.registry.getSubflowDefinition(conf.type)) await this.createInstance(flow, conf, config, started);
+        else this.create(flow, conf, started);
       }
       for (const [id, conf] of tab.subflowInstances) {
         if (conf.d === true || this.home.has(id)) continue;

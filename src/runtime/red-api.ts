@@ -80,6 +80,9 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
           }
         }
       },
+      registerSubflow(definition: unknown) {
+        registry.registerSubflow(set, definition);
+      },
       getNode(id: string) {
         return engine.nodes.get(id) ?? null;
       },

@@ -7,6 +7,7 @@ import type { NodeErrorReport } from './types.js';
 import { SubflowInstanceNode, SubflowStatusNode } from './subflow-nodes.js';
 import { InstanceLayout, type InternalElement } from './subflow-template.js';
 import { mergeSubflowEnv } from './subflow-env.js';
+import { moduleInstanceEnv, subflowModule } from './subflow-module.js';
 import { EnvScope, UNSET } from './env-scope.js';
 
 const PARENT_PREFIX = '$parent.';
@@ -81,12 +82,22 @@ export class SubflowFlow extends Flow {
  * template's config nodes, nodes and nested instances. Returns the error text when the instance
  * cannot start at all; failures of single internal nodes are reported in `host.errors`.
  */
-export async function startSubflowInstance(parent: Flow, conf: FlowNodeConfig, host: InstanceHost, chain: string[] = []): Promise<string | undefined> {
+export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeConfig, outerHost: InstanceHost, chain: string[] = []): Promise<string | undefined> {
+  const engine = parent.engine;
+  let conf = instanceConf;
+  let host = outerHost;
   const templateId = subflowTemplateId(conf.type);
-  const template = templateId === undefined ? undefined : host.config.subflows.get(templateId);
+  let template = templateId === undefined ? undefined : host.config.subflows.get(templateId);
+  const definition = templateId === undefined ? engine.registry.getSubflowDefinition(conf.type) : undefined;
+  if (definition) {
+    // A subflow module: its own parsed definition holds the template and any nested ones.
+    const module = subflowModule(definition, engine.registry.isKnownType);
+    template = module.template;
+    host = { ...outerHost, config: module.config };
+    conf = { ...conf, env: moduleInstanceEnv(definition, conf) };
+  }
   if (!template) return `subflow template ${templateId ?? conf.type} not found`;
   if (chain.includes(template.id)) return `subflow ${template.id} contains an instance of itself`;
-  const engine = parent.engine;
   const layout = new InstanceLayout(conf.id, template);
   const instance = new SubflowInstanceNode(instanceNodeConfig(conf, parent));
   const flow = new SubflowFlow(engine, instance, conf, template.config, parent);
@@ -139,7 +150,8 @@ export async function startSubflowInstance(parent: Flow, conf: FlowNodeConfig, h
   }
   for (const element of layout.nodes) {
     const config = configFor(element);
-    record(config, flow.createNode(config));
+    const isModule = engine.registry.getSubflowDefinition(config.type) !== undefined;
+    record(config, isModule ? await startSubflowInstance(flow, config, host, [...chain, template.id]) : flow.createNode(config));
   }
   for (const element of layout.instances) {
     const config = configFor(element);
