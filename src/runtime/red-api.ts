@@ -1,5 +1,5 @@
 import { types } from 'node:util';
-import { createRequire } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Runtime } from './runtime.js';
@@ -10,6 +10,7 @@ import { checkBearer } from '../auth/guard.js';
 import { settingsViewFor, type NodeSettingDefinition } from './settings-view.js';
 import { catalogsFor, createTranslator, type Catalogs } from './i18n.js';
 import type { RouteHandler } from './http-types.js';
+import { resolveImport } from '../registry/resolve-import.js';
 
 /** The Node-RED version Runnel presents to modules (`"node-red": {"version": ">=3"}` checks). */
 export const NODE_RED_COMPAT_VERSION = '4.1.15';
@@ -157,7 +158,17 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
       }
       return requireFromModule(name);
     },
-    import: (name: string) => import(name.startsWith('.') || path.isAbsolute(name) ? pathToFileURL(path.resolve(options.moduleDir ?? '.', name)).href : name),
+    /** Like `require`: the module's own dependencies first, then the user directory's. */
+    import: (name: string) => {
+      if (name.startsWith('.') || path.isAbsolute(name)) return import(pathToFileURL(path.resolve(options.moduleDir ?? '.', name)).href);
+      if (isBuiltin(name)) return import(name);
+      const dirs = options.moduleDir ? [options.moduleDir, runtime.settings.userDir] : [runtime.settings.userDir];
+      for (const dir of dirs) {
+        const file = resolveImport(name, dir);
+        if (file) return import(pathToFileURL(file).href);
+      }
+      return import(name);
+    },
     get httpNode() {
       return runtime.httpNode;
     },
