@@ -14,14 +14,17 @@ const WHOLE = /^\$\{(\S+)\}$/;
 const OLD_WHOLE = /^\$\((\S+)\)$/;
 const PIECE = /\$\{(\S+?)\}/g;
 const DOLLAR = 0x24;
+/** The deploy validation's nesting limit. */
+const MAX_DEPTH = 512;
 const SKIP = new Set(['id', 'type', 'z', 'wires', 'x', 'y', 'g']);
 
 /**
- * Node-RED's env substitution in node properties and credentials (flows/util `mapEnvVarProperties`):
+ * The configuration a node is constructed from: a deep copy, as Node-RED makes one, so a
+ * constructor changing nested values cannot change the deployed configuration or another subflow
+ * instance's. On the way it applies Node-RED's env substitution (flows/util `mapEnvVarProperties`):
  * a string that is exactly `${X}` (or the older `$(X)`) takes the variable's value, whatever its
  * type; a variable that is not set leaves the text as written. Text around a `${X}` is never
  * touched: a function node's JavaScript template literals must reach it unchanged.
- * Returns a shallow copy; nested objects are copied only where something was substituted.
  */
 export function substituteEnv(config: FlowNodeConfig, lookup: Lookup): FlowNodeConfig {
   const copy: FlowNodeConfig = { ...config };
@@ -31,8 +34,7 @@ export function substituteEnv(config: FlowNodeConfig, lookup: Lookup): FlowNodeC
     if (typeof value === 'string') {
       if (value.charCodeAt(0) === DOLLAR) copy[key] = substitute(value, lookup);
     } else if (value !== null && typeof value === 'object') {
-      const next = substituteDeep(value, lookup, 0);
-      if (next !== value) copy[key] = next;
+      copy[key] = substituteDeep(value, lookup, 0);
     }
   }
   return copy;
@@ -58,26 +60,19 @@ function substitutePieces(value: string, lookup: Lookup): unknown {
   });
 }
 
+/** Configurations are JSON, so plain objects and arrays are all there is to copy. */
 function substituteDeep(value: unknown, lookup: Lookup, depth: number): unknown {
-  if (depth > 32) return value;
   if (typeof value === 'string') return value.charCodeAt(0) === DOLLAR ? substitute(value, lookup) : value;
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return value;
   if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    value.forEach((item, i) => {
-      const next = substituteDeep(item, lookup, depth + 1);
-      if (next !== item) (out ??= value.slice())[i] = next;
-    });
-    return out ?? value;
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = substituteDeep(value[i], lookup, depth + 1);
+    return out;
   }
-  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    let out: Record<string, unknown> | undefined;
-    for (const [k, item] of Object.entries(value)) {
-      const next = substituteDeep(item, lookup, depth + 1);
-      if (next !== item) (out ??= { ...(value as Record<string, unknown>) })[k] = next;
-    }
-    return out ?? value;
-  }
-  return value;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = substituteDeep((value as Record<string, unknown>)[key], lookup, depth + 1);
+  return out;
 }
 
 /** What evaluating an env list needs besides the entries. */

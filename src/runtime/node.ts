@@ -241,6 +241,12 @@ export class Node extends EventEmitter {
     Object.defineProperty(this, '_path', { value, writable: true, enumerable: false, configurable: true });
   }
 
+  /** Node-RED's hidden `_module`: the node set providing this node's type. */
+  get _module(): { id: string; name: string; module: string; version: string; types: string[]; enabled: boolean } | undefined {
+    const set = this._flow.engine.registry.getTypeSet(this.type);
+    return set && { id: set.id, name: set.name, module: set.module, version: set.version, types: [...set.types], enabled: set.enabled };
+  }
+
   /** Metrics are not collected; Node-RED returns false when they are off, and modules test that. */
   metric(): boolean {
     return false;

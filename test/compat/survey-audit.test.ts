@@ -44,7 +44,10 @@ describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, 
     ]);
     receive('echo', {});
     const [msg] = await cap.waitFor('echo');
-    assert.deepEqual(msg.payload, { topic: '${AUDIT_DEV}/rpc', missing: '${AUDIT_UNSET_VARIABLE}', old: 'dev1', whole: 'dev1', hasName: false });
+    assert.deepEqual(msg.payload, {
+      topic: '${AUDIT_DEV}/rpc', missing: '${AUDIT_UNSET_VARIABLE}', old: 'dev1', whole: 'dev1', hasName: false,
+      module: 'node-red-contrib-audit', moduleHidden: true, path: 'compat-tab/echo',
+    });
   });
 
   it('a function node keeps JavaScript template literals in its code (no ${} substitution inside strings)', async () => {
@@ -63,6 +66,9 @@ describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, 
     assert.equal(res.status, 200, res.text);
     const flows = (Array.isArray(res.body) ? res.body : res.body.flows) as { id: string; nested?: unknown }[];
     assert.deepEqual(flows.find((n) => n.id === 'echo')!.nested, { list: ['a'] });
+    // The live configuration (what diffs compare and RED.nodes.eachNode shows) is untouched too.
+    const live = server.instance.runtime.getFlows().flows as { id: string; nested?: unknown }[];
+    assert.deepEqual(live.find((n) => n.id === 'echo')!.nested, { list: ['a'] });
   });
 
   it('copies name only when it is truthy: name "" leaves node.name unset, so Catch sees source.name undefined', async () => {
