@@ -54,6 +54,8 @@ export interface Settings {
   /** Let function nodes reach `process` and `require`. */
   functionAllowHostAccess: boolean;
   nodesDir: string[];
+  /** Process env variables flows may not read (Node-RED's `envVarExcludes`). */
+  envVarExcludes: string[];
   logging: { level: LogLevel };
   externalModules: { palette: PaletteSettings };
   /** Login throttling: failures allowed per window before 429. */
@@ -75,7 +77,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors',
+  'loginThrottle', 'httpAdminCors', 'envVarExcludes',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -204,6 +206,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   if (cors !== undefined && !(isObject(cors) && (isString(cors.origin) || isStringList(cors.origin)))) {
     throw new SettingsError('httpAdminCors must be an object with an origin string or array');
   }
+  if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
+    throw new SettingsError('envVarExcludes must be an array of variable names');
+  }
   const extra: Raw = {};
   for (const [key, value] of Object.entries(raw)) if (!KNOWN_KEYS.has(key)) extra[key] = value;
 
@@ -223,6 +228,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     functionTimeout: pick(raw, 'functionTimeout', isInt(0, 3_600_000), 'milliseconds (0 = no limit)', 10000),
     functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),
     nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),
+    envVarExcludes: (raw.envVarExcludes as string[] | undefined) ?? [],
     logging: { level },
     externalModules: { palette: parsePalette(raw.externalModules) },
     loginThrottle: {

@@ -17,6 +17,7 @@ describe('command line', () => {
         [JSON.stringify({ uiPort: 'abc' }), /uiPort/],
         [JSON.stringify({ adminAuth: { type: 'strategy' } }), /adminAuth\.type/],
         [JSON.stringify({ adminAuth: { type: 'credentials', users: [{ username: 'a', password: 'plain' }] } }), /bcrypt/],
+        [JSON.stringify({ envVarExcludes: 'SECRET' }), /envVarExcludes/],
         ['{ not json', /cannot read settings file/],
       ];
       for (const [content, pattern] of cases) {

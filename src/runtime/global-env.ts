@@ -15,8 +15,11 @@ export class GlobalEnv {
   private scope: EnvScope | undefined;
   /** Whether the last `update` took a different global-config node: flows must forget their env. */
   changed = false;
+  private readonly excluded: Set<string>;
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: Engine) {
+    this.excluded = new Set(engine.settings.envVarExcludes);
+  }
 
   /** Takes the global-config node of `config`; a promise when its env needs asynchronous work. */
   update(config: ParsedConfig): Promise<void> | undefined {
@@ -29,14 +32,16 @@ export class GlobalEnv {
     return this.scope?.prepare();
   }
 
+  /** Names in the `envVarExcludes` setting are hidden from flows, global env and process env alike. */
   getSetting(name: string): unknown {
+    if (this.excluded.has(name)) return undefined;
     const value = this.scope ? this.scope.lookup(name) : UNSET;
     return value === UNSET ? process.env[name] : value;
   }
 
   private scopeFor(node: FlowNodeConfig): EnvScope {
     const engine = this.engine;
-    const outside = (name: string) => process.env[name];
+    const outside = (name: string) => (this.excluded.has(name) ? undefined : process.env[name]);
     return new EnvScope(node.env, () => {
       const map = engine.credentialsFor(node.id, GLOBAL_CONFIG, outside)?.map;
       return {

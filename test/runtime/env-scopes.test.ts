@@ -143,3 +143,29 @@ describe('group scopes', () => {
     assert.equal(scopes.get('b')!.getSetting('A'), 'flow:A');
   });
 });
+
+describe('envVarExcludes', () => {
+  process.env.RUNNEL_TEST_HIDDEN = 'hidden';
+  const suite = flowSuite(
+    () => [
+      { id: 't1', type: 'tab', label: 'main', env: [{ name: 'VIA_TAB', value: 'RUNNEL_TEST_HIDDEN', type: 'env' }] },
+      out(),
+      reporter('reader', 't1', ['RUNNEL_TEST_HIDDEN', 'VIA_TAB']),
+      { id: 'subst', type: 'change', z: 't1', name: 'subst', ...at, wires: [['out']], rules: [{ t: 'set', p: 'payload', pt: 'msg', to: '${RUNNEL_TEST_HIDDEN}', tot: 'str' }] },
+    ],
+    { envVarExcludes: ['RUNNEL_TEST_HIDDEN'] },
+  );
+
+  it('hides the listed process env variables from flows, however they are read', async () => {
+    try {
+      suite.receive('reader', {});
+      const [reader] = await suite.capture.waitFor('out');
+      assert.deepEqual(structuredClone(reader.payload), { RUNNEL_TEST_HIDDEN: undefined, VIA_TAB: undefined });
+      suite.receive('subst', {});
+      const [, subst] = await suite.capture.waitFor('out', 2);
+      assert.equal(subst.payload, '${RUNNEL_TEST_HIDDEN}');
+    } finally {
+      delete process.env.RUNNEL_TEST_HIDDEN;
+    }
+  });
+});
