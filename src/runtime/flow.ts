@@ -119,6 +119,14 @@ export class Flow {
     return this.lookupOutside(name);
   }
 
+  /** A lookup as the node `config` sees it while it is built (Node-RED's getSetting(config, …)). */
+  private settingAs(config: FlowNodeConfig, g: string | undefined, name: string): unknown {
+    if (name === 'NR_NODE_NAME') return config.name;
+    if (name === 'NR_NODE_ID') return config.id;
+    if (name === 'NR_NODE_PATH') return `${this.path}/${config._alias ?? config.id}`;
+    return this.settingFor(g, name);
+  }
+
   /** A lookup as a node in group `g` (or none) sees it. */
   settingFor(g: string | undefined, name: string): unknown {
     const group = g === undefined ? undefined : this.groups.get(g);
@@ -138,7 +146,7 @@ export class Flow {
     const ctor = this.engine.registry.getConstructor(config.type);
     if (!ctor) return `type ${config.type} is not registered`;
     const g = typeof config.g === 'string' ? config.g : undefined;
-    const conf = substituteEnv(config, (name) => this.settingFor(g, name)) as NodeConfig;
+    const conf = substituteEnv(config, (name) => this.settingAs(config, g, name)) as NodeConfig;
     // A symbol key: invisible to JSON and Object.keys, and far cheaper than defineProperty per node.
     conf[FLOW] = this;
     try {

@@ -36,7 +36,7 @@ export class SubflowFlow extends Flow {
     super(engine, instance.id, template, parent);
     this.instance = instance;
     this.hasStatusPort = Boolean(template.status);
-    const outer = (name: string) => parent.getSetting(name);
+    const outer = (name: string) => parent.settingFor(instance.g, name);
     const list = mergeSubflowEnv(template.env, instanceConf.env, {
       template: engine.credentialsFor(template.id, template.type, outer) ?? {},
       instance: engine.credentialsFor(instance._alias ?? instance.id, instance.type, outer) ?? {},
@@ -56,14 +56,15 @@ export class SubflowFlow extends Flow {
     return `${this.parent!.path}/${this.instance._alias ?? this.instance.id}`;
   }
 
+  /** The instance's env, then what the instance node itself sees: its group's env, then its flow's. */
   override getSetting(name: string): unknown {
-    if (name.startsWith(PARENT_PREFIX)) return this.parent!.getSetting(name.slice(PARENT_PREFIX.length));
+    if (name.startsWith(PARENT_PREFIX)) return this.parent!.settingFor(this.instance.g, name.slice(PARENT_PREFIX.length));
     const value = this.envScope.lookup(name);
     if (value !== UNSET) return value;
     if (name === 'NR_SUBFLOW_NAME') return this.instance.name;
     if (name === 'NR_SUBFLOW_ID') return this.instance.id;
     if (name === 'NR_SUBFLOW_PATH') return this.path;
-    return this.parent!.getSetting(name);
+    return this.parent!.settingFor(this.instance.g, name);
   }
 
   override handleError(node: Node, err: unknown, msg: Msg, reporting: Node = node): boolean {

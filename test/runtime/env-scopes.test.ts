@@ -52,6 +52,13 @@ function flows(globalA = 'ga'): Conf[] {
     { id: 'sf-fn', type: 'function', z: 'sf', name: 'sq', ...at, outputs: 1, wires: [[]], func: 'msg.payload = { SQ: env.get("SQ"), path: env.get("NR_NODE_PATH") }; return msg;' },
     { id: 'i5', type: 'subflow:sf', z: 't1', name: 'five', ...at, wires: [['out']], env: [{ name: 'N', value: '5', type: 'num' }] },
     { id: 'i2', type: 'subflow:sf', z: 't1', name: 'two', ...at, wires: [['out']] },
+
+    // An instance inside a group reads the group's env through the instance.
+    { id: 'g3', type: 'group', z: 't1', name: 'instances', nodes: ['ig'], env: [{ name: 'IN_GROUP', value: 'yes', type: 'str' }] },
+    { id: 'sfg', type: 'subflow', name: 'grouped', in: [{ ...at, wires: [{ id: 'sfg-fn' }] }], out: [{ ...at, wires: [{ id: 'sfg-fn', port: 0 }] }] },
+    { id: 'sfg-fn', type: 'function', z: 'sfg', name: 'grouped-fn', ...at, outputs: 1, wires: [[]], func: 'msg.payload = { g: env.get("IN_GROUP"), parent: env.get("$parent.IN_GROUP") }; return msg;' },
+    { id: 'ig', type: 'subflow:sfg', z: 't1', g: 'g3', name: 'grouped instance', ...at, wires: [['out']] },
+    { id: 'own-name', type: 'change', z: 't1', name: 'my name', ...at, wires: [['out']], rules: [{ t: 'set', p: 'payload', pt: 'msg', to: '${NR_NODE_NAME}', tot: 'str' }] },
   ];
 }
 
@@ -96,6 +103,14 @@ describe('env scopes: global-config, tab, group and subflow env, with JSONata va
   it('subflow env: JSONata values per instance, with instance overrides', async () => {
     assert.deepEqual(await ask('i5'), { SQ: 35, path: 't1/i5/sf-fn' });
     assert.deepEqual(await ask('i2'), { SQ: 14, path: 't1/i2/sf-fn' });
+  });
+
+  it('a subflow instance in a group sees the group env, also through $parent.', async () => {
+    assert.deepEqual(await ask('ig'), { g: 'yes', parent: 'yes' });
+  });
+
+  it('${NR_NODE_NAME} in a property is the name of the node being built', async () => {
+    assert.equal(await ask('own-name'), 'my name');
   });
 
   it('credentials of env entries never leave the runtime', async () => {
