@@ -219,8 +219,7 @@ export class ModuleManager {
     return path.join(this.ctx.userDir, 'nodes', `${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`);
   }
 
-  private async persist(): Promise<void> {
-    const config = await this.runtime.storage.getRuntimeConfig();
-    await this.runtime.storage.saveRuntimeConfig({ ...config, [CONFIG_KEY]: this.records });
+  private persist(): Promise<void> {
+    return this.runtime.updateRuntimeConfig((config) => ({ ...config, [CONFIG_KEY]: this.records }));
   }
 }

@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
-import type { Storage, FlowNodeConfig } from '../storage/types.js';
+import type { Storage, FlowNodeConfig, RuntimeConfig } from '../storage/types.js';
+import { SerialQueue } from '../storage/serial-queue.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
 import { Registry } from '../registry/registry.js';
@@ -23,6 +24,11 @@ import type { DeployRequest, DeployResult, FlowsState } from './types.js';
 import { loadCoreNodes } from '../nodes/index.js';
 import { ModuleManager } from '../registry/modules.js';
 import { RUNNEL_VERSION } from '../version.js';
+import { settingsViewFor } from './settings-view.js';
+import { NODE_RED_COMPAT_VERSION } from './red-api.js';
+
+/** Runtime-config key of the values nodes keep through RED.settings.set. */
+const STORED_SETTINGS = 'settings';
 
 export interface RuntimeDeps {
   settings: Settings;
@@ -66,6 +72,7 @@ export class Runtime {
   credentialKey!: CredentialKey;
   private readonly flowSet: FlowSet;
   private readonly mutex = new Mutex();
+  private readonly runtimeConfigQueue = new SerialQueue();
   private active: ActiveConfig;
   private started = false;
   private restartScheduled = false;
@@ -106,6 +113,11 @@ export class Runtime {
     });
   }
 
+  /** Read-modify-write of the runtime config, one at a time (module records, RED.settings.set). */
+  updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<void> {
+    return this.runtimeConfigQueue.run(async () => this.storage.saveRuntimeConfig(change(await this.storage.getRuntimeConfig())));
+  }
+
   attachServer(server: Server): void {
     this.server = server;
   }
@@ -119,6 +131,11 @@ export class Runtime {
       log: this.log,
       storage: this.storage,
     });
+    const stored = (await this.storage.getRuntimeConfig())[STORED_SETTINGS];
+    settingsViewFor(this.settings, NODE_RED_COMPAT_VERSION).attachStore(
+      stored !== null && typeof stored === 'object' && !Array.isArray(stored) ? (stored as Record<string, unknown>) : {},
+      (values) => this.updateRuntimeConfig((config) => ({ ...config, [STORED_SETTINGS]: values })),
+    );
     await loadCoreNodes(this);
     await this.modules.loadInstalled();
     await this.mutex.run(async () => {

@@ -5,6 +5,9 @@ import { normaliseNodeTypeName } from './util/index.js';
 /** Settings nodes must never read through RED.settings. */
 const HIDDEN = new Set(['adminAuth', 'credentialSecret', 'extra', 'loginThrottle']);
 
+/** Persists the values nodes set through RED.settings.set (the runtime config, beside the file's). */
+export type SettingsSaver = (values: Record<string, unknown>) => Promise<void>;
+
 export interface NodeSettingDefinition {
   value?: unknown;
   /** Exported to clients in GET /settings. */
@@ -12,15 +15,20 @@ export interface NodeSettingDefinition {
 }
 
 /**
- * RED.settings: one read-only view per runtime with Node-RED's property names plus `get(name)`.
- * Contributed modules read `userDir` (absolute), `settingsFile`, `httpNodeRoot`, `uiHost`, keys of
- * their own from the settings file, and the node settings types register (`registerType(…,
- * {settings})`), which appear on the view as they are registered.
+ * RED.settings: one view per runtime with Node-RED's property names plus `get(name)`. Contributed
+ * modules read `userDir` (absolute), `settingsFile`, `httpNodeRoot`, `uiHost`, keys of their own
+ * from the settings file, and the node settings types register (`registerType(…, {settings})`),
+ * which appear on the view as they are registered. As in Node-RED, `set` and `delete` work for
+ * names the settings file does not set; those values are kept in the runtime config.
  */
 export class SettingsView {
   readonly view: Record<string, unknown> = {};
   private readonly values: Record<string, unknown>;
   private readonly nodeSettings = new Map<string, Record<string, NodeSettingDefinition>>();
+  /** Names the settings file (or Runnel) owns: read-only. */
+  private readonly fixed: Set<string>;
+  private readonly stored: Record<string, unknown> = {};
+  private saver: SettingsSaver | undefined;
 
   constructor(private readonly settings: Settings, version: string) {
     this.values = { ...settings.extra, version };
@@ -28,13 +36,41 @@ export class SettingsView {
     this.values.userDir = path.resolve(settings.userDir);
     if (settings.settingsFile !== undefined) this.values.settingsFile = path.resolve(settings.settingsFile);
     for (const key of Object.keys(this.values)) this.expose(key);
+    this.fixed = new Set([...Object.keys(this.values), ...HIDDEN]);
     const values = this.values;
     Object.defineProperties(this.view, {
       get: { value: (name: string) => values[name] },
-      available: { value: () => true },
-      set: { value: (name: string) => Promise.reject(new Error(`Cannot set read-only setting ${name}`)) },
-      delete: { value: (name: string) => Promise.reject(new Error(`Cannot delete read-only setting ${name}`)) },
+      available: { value: () => this.saver !== undefined },
+      set: { value: (name: string, value: unknown) => this.set(name, value) },
+      delete: { value: (name: string) => this.set(name, undefined) },
     });
+  }
+
+  /** Values stored by an earlier run, and where to store new ones; called once at start. */
+  attachStore(stored: Record<string, unknown>, saver: SettingsSaver): void {
+    for (const [name, value] of Object.entries(stored)) {
+      if (this.fixed.has(name)) continue;
+      this.stored[name] = value;
+      this.values[name] = value;
+      this.expose(name);
+    }
+    this.saver = saver;
+  }
+
+  /** Node-RED throws at once for a name the settings file sets, and resolves once the value is saved. */
+  private set(name: string, value: unknown): Promise<void> {
+    if (typeof name !== 'string' || this.fixed.has(name)) throw new Error(`Property '${String(name)}' is read-only`);
+    if (!this.saver) return Promise.reject(new Error('Runtime settings are not available yet'));
+    if (value === undefined) {
+      delete this.stored[name];
+      delete this.values[name];
+    } else {
+      const copy = structuredClone(value);
+      this.stored[name] = copy;
+      this.values[name] = copy;
+      this.expose(name);
+    }
+    return this.saver({ ...this.stored });
   }
 
   /**
