@@ -1,5 +1,5 @@
 /**
- * JSONata expressions as Node-RED prepares them: `$flowContext`, `$globalContext`, `$env` and
+ * JSONata expressions as Node-RED prepares them: `$flowContext`, `$globalContext`, `$env`, `$moment` and
  * `$clone` bound to the evaluating node. Evaluation is callback-only, as in Node-RED 4.
  */
 import type Jsonata from 'jsonata';
@@ -8,6 +8,7 @@ import { lazy } from '../../lazy.js';
 const jsonata = lazy<typeof Jsonata>('jsonata');
 import { cloneMessage } from './clone.js';
 import { getSetting } from './env.js';
+import { moment } from './jsonata-moment.js';
 import type { ContextScope, ResultCallback, UtilNode } from './types.js';
 
 /** The jsonata expression itself (modules may `assign` on it), plus what evaluation needs. */
@@ -28,6 +29,7 @@ export function prepareJSONataExpression(value: string, node: UtilNode | null | 
     const v = getSetting(node, name, node?._flow);
     return v === undefined ? '' : v;
   });
+  expr.assign('moment', moment);
   expr.registerFunction('clone', (v: unknown) => cloneMessage(v), '<(oa)-:o>');
   expr._legacyMode = LEGACY_MSG_REFERENCE.test(value);
   expr._node = node;
