@@ -11,7 +11,9 @@ import { bufferLimit } from './lib/seq-limit.js';
 import type { Held } from './lib/held.js';
 import { SequenceGroups } from './lib/sequence-groups.js';
 
-const TOO_MANY = 'Too many pending messages';
+/** Node-RED's texts, which catch nodes and flows match on. */
+const TOO_MANY = 'too many pending messages in batch node';
+const NO_PARTS = 'no parts property in message';
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 
 export default function (RED: RedApi) {
@@ -36,6 +38,13 @@ export default function (RED: RedApi) {
     for (const h of items) h.done();
   };
 
+  /** Drops held messages at the buffer limit: one error, against the message that overflowed it. */
+  const failLast = (items: Held[]) => {
+    const last = items.length - 1;
+    for (let i = 0; i < last; i++) items[i].done();
+    items[last].done(TOO_MANY);
+  };
+
   class BatchNode extends Node {
     mode: string;
     private pending: Held[] = [];
@@ -52,7 +61,7 @@ export default function (RED: RedApi) {
         const count = Number(config.count || 1);
         const overlap = Number(config.overlap || 0);
         if (count <= overlap) {
-          this.error('Invalid count and overlap: overlap must be less than count');
+          this.error('Invalid count and overlap');
           return;
         }
         this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => this.byCount(count, overlap, { msg, send, done }));
@@ -74,7 +83,7 @@ export default function (RED: RedApi) {
         const topics = (Array.isArray(config.topics) ? (config.topics as { topic?: unknown }[]) : []).map((t) => String(t?.topic));
         this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => this.concat(topics, { msg, send, done }));
       } else {
-        this.error(`unexpected mode "${this.mode}"`);
+        this.error('unexpected mode');
       }
     }
 
@@ -91,17 +100,15 @@ export default function (RED: RedApi) {
         sendSequence(queue, overlap > 0, count - overlap);
         this.pending = overlap === 0 ? [] : queue.slice(-overlap);
       } else if (limit > 0 && queue.length > limit) {
-        for (const h of queue) h.done(TOO_MANY);
         this.pending = [];
+        failLast(queue);
       }
     }
 
     private hold(held: Held): void {
       this.pending.push(held);
       if (limit > 0 && this.pending.length > limit) {
-        const last = this.pending.pop()!;
-        completeAll(this.pending);
-        last.done(TOO_MANY);
+        failLast(this.pending);
         this.pending = [];
       }
     }
@@ -129,7 +136,7 @@ export default function (RED: RedApi) {
       }
       const parts = msg.parts;
       if (!parts || typeof parts !== 'object' || !has(parts, 'id') || !has(parts, 'index') || !has(parts, 'count')) {
-        held.done('msg.parts property is missing or incomplete');
+        held.done(NO_PARTS);
         return;
       }
       let byTopic = this.topicGroups.get(msg.topic);
@@ -140,7 +147,8 @@ export default function (RED: RedApi) {
       byTopic.add(parts.id, held, parts.count);
       this.concatCount++;
       if (limit > 0 && this.concatCount > limit) {
-        for (const t of this.topicGroups.values()) for (const h of t.drain()) h.done(TOO_MANY);
+        for (const t of this.topicGroups.values()) for (const h of t.drain()) if (h !== held) h.done();
+        held.done(TOO_MANY);
         this.topicGroups.clear();
         this.concatCount = 0;
         return;

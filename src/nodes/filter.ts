@@ -49,7 +49,12 @@ export default function (RED: RedApi) {
         if (this.septopics && typeof topic === 'string' && topic !== '') this.previous.delete(topic);
         else this.previous.clear();
       }
-      const value = RED.util.getMessageProperty(msg, this.property);
+      let value: unknown;
+      try {
+        value = RED.util.getMessageProperty(msg, this.property);
+      } catch {
+        value = undefined;
+      }
       // As in Node-RED, a message without the property neither passes nor moves the reference.
       if (value === undefined) return;
       const key = this.septopics && topic ? String(topic) : NO_TOPIC;
@@ -59,10 +64,11 @@ export default function (RED: RedApi) {
 
     private byChange(msg: Msg, key: string, value: unknown): void {
       const seen = this.previous.has(key);
-      const last = this.previous.get(key);
-      const changed = typeof value === 'object' && value !== null
-        ? typeof last !== 'object' || last === null || !RED.util.compareObjects(value, last)
-        : value !== last;
+      let last = this.previous.get(key);
+      // As in Node-RED, an object (or null) is compared with {} when the last value was not an
+      // object, and {} becomes the reference: a first empty object is not a change.
+      if (typeof value === 'object' && typeof last !== 'object') this.previous.set(key, (last = {}));
+      const changed = typeof value === 'object' ? !RED.util.compareObjects(value, last) : value !== last;
       if (!changed) return;
       this.previous.set(key, RED.util.cloneMessage(value));
       if (this.func === 'rbe' || seen) this.send(msg);

@@ -1,7 +1,8 @@
 /**
  * The join node. Auto mode rebuilds what a split node took apart, reading everything from
  * `msg.parts`; manual mode builds a string, buffer, array, key/value object or merged object
- * from a count, a timeout or `msg.complete`; reduce mode folds a sequence through JSONata.
+ * from a count, a timeout (restarted by `msg.restartTimeout`) or `msg.complete`; reduce mode
+ * folds a sequence through JSONata.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
@@ -150,6 +151,7 @@ export default function (RED: RedApi) {
         return;
       }
       const group = this.inflight.get(t.id) ?? this.open(t, msg, send);
+      if (group.timeout && has(msg, 'restartTimeout')) this.restartTimer(t.id, group);
       group.dones.push(done);
       if (!this.add(group, t, msg, property, done)) return;
       Object.assign(group.msg, msg);
@@ -173,15 +175,22 @@ export default function (RED: RedApi) {
         dones: [],
       };
       this.inflight.set(t.id, group);
-      if (this.timer > 0) group.timeout = setTimeout(() => this.complete(t.id), this.timer);
+      this.restartTimer(t.id, group);
       return group;
+    }
+
+    private restartTimer(id: string, group: Group): void {
+      if (this.timer <= 0) return;
+      clearTimeout(group.timeout);
+      group.timeout = setTimeout(() => this.complete(id), this.timer);
     }
 
     /** Adds the message's property to its group; false when the message was rejected. */
     private add(group: Group, t: Target, msg: Msg, property: any, done: DoneFn): boolean {
       if (t.type === 'buffer' && property !== undefined) {
         if (!Buffer.isBuffer(property) && typeof property !== 'string' && !Array.isArray(property)) {
-          done(new Error(`Invalid type: ${typeof property}`));
+          // A string, as Node-RED reports it: the catch node's message has no "Error: " prefix.
+          done(`Cannot join ${typeof property} to buffer`);
           return false;
         }
         group.bufferLen += property.length;

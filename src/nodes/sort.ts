@@ -19,9 +19,16 @@ interface Keyed<T> {
 export default function (RED: RedApi) {
   const limit = bufferLimit(RED.settings as Record<string, unknown>);
 
+  /**
+   * Node-RED's texts, which catch nodes and flows match on. They are reported as strings, as
+   * Node-RED does, so the catch node's error.message carries no "Error: " prefix.
+   */
+  const invalidExp = (err: unknown) => `Invalid JSONata expression in sort node: ${(err as Error).message}`;
+  const TOO_MANY = 'Too many pending messages in sort node';
+
   function evaluate(exp: PreparedJSONata, input: unknown): Promise<unknown> {
     return new Promise((resolve, reject) =>
-      RED.util.evaluateJSONataExpression(exp, input, (err, value) => (err ? reject(new Error(`Invalid JSONata expression: ${err.message}`)) : resolve(value))));
+      RED.util.evaluateJSONataExpression(exp, input, (err, value) => (err ? reject(invalidExp(err)) : resolve(value))));
   }
 
   class SortNode extends Node {
@@ -47,7 +54,7 @@ export default function (RED: RedApi) {
         try {
           this.exp = RED.util.prepareJSONataExpression(String((this.targetIsProp ? config.msgKey : config.seqKey) ?? ''), this);
         } catch (err) {
-          this.error(`Invalid JSONata expression: ${(err as Error).message}`);
+          this.error(invalidExp(err));
           return;
         }
       }
@@ -116,7 +123,7 @@ export default function (RED: RedApi) {
       const items = this.pending.takeOldest();
       const last = items.length - 1;
       for (let i = 0; i < last; i++) items[i].done();
-      items[last].done('Too many pending messages');
+      items[last].done(TOO_MANY);
     }
   }
 

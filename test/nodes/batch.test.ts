@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { node, deploy, receiver, flowSuite, type Conf } from './flow.js';
 
 describe('batch node', () => {
   let server: TestServer;
@@ -59,5 +59,30 @@ describe('batch node', () => {
     receive('concat', { _msgid: 'z', topic: 'z', payload: 'ignored', parts: { id: 'gz', index: 0, count: 1 } });
     receive('concat', { _msgid: 'a1', topic: 'a', payload: 'A1', parts: { id: 'ga', index: 1, count: 2 } });
     assert.deepEqual(summary(await capture.waitFor('cap-concat', 3)), [['A0', 'a0', 0, 3], ['A1', 'a0', 1, 3], ['B0', 'a0', 2, 3]]);
+  });
+});
+
+describe('batch node errors', () => {
+  const t = flowSuite(() => [
+    { id: 't1', type: 'tab', label: 'batch errors' },
+    node('big', 'batch', { mode: 'count', count: 5, overlap: 0 }, [['cap-big']]),
+    node('cat', 'batch', { mode: 'concat', topics: [{ topic: 'a' }] }, [['cap-cat']]),
+    node('bad', 'batch', { mode: 'count', count: 2, overlap: 2 }),
+    node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
+    ...['cap-big', 'cap-cat', 'errors'].map((id) => node(id, 'test-capture')),
+  ], { nodeMessageBufferMaxLength: 2 });
+  const errorsOf = (source: string) => t.capture.of('errors').filter((m) => m.error.source.id === source).map((m) => [m.error.message, m.payload]);
+
+  test('over the buffer limit one error, Node-RED\'s text, names the message that overflowed it', async () => {
+    for (const p of [1, 2, 3]) t.receive('big', { payload: p });
+    await t.capture.waitFor('errors');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(errorsOf('big'), [['too many pending messages in batch node', 3]]);
+  });
+
+  test('concat mode reports a message without parts with Node-RED\'s text', async () => {
+    t.receive('cat', { topic: 'a', payload: 'p' });
+    await t.capture.waitFor('errors', 2);
+    assert.deepEqual(errorsOf('cat'), [['no parts property in message', 'p']]);
   });
 });

@@ -25,6 +25,7 @@ describe('filter (rbe) node', () => {
       ['rbe', rbe('rbe')],
       ['rbei', rbe('rbei')],
       ['objects', rbe('rbe')],
+      ['empty', rbe('rbe')],
       ['topics', rbe('rbe')],
       ['shared', rbe('rbe', { septopics: false })],
       ['deadband', rbe('deadband', { gap: '10' })],
@@ -53,6 +54,11 @@ describe('filter (rbe) node', () => {
 
   test('objects are compared deeply', async () => {
     assert.deepEqual(await feed('objects', [{ payload: { a: [1] } }, { payload: { a: [1] } }, { payload: { a: [2] } }]), [{ a: [1] }, { a: [2] }]);
+  });
+
+  test('a first empty object or null is no change, as Node-RED compares it with {}', async () => {
+    const out = await feed('empty', [{ payload: {} }, { payload: {} }, { payload: { a: 1 } }, { payload: 1 }, { payload: null }, { payload: null }]);
+    assert.deepEqual(out, [{ a: 1 }, 1, null]);
   });
 
   test('values are kept per topic unless septopics is false', async () => {

@@ -53,3 +53,28 @@ describe('sort node', () => {
     assert.deepEqual(msgs.map((m) => [m._msgid, m.parts.index]), [['q1', 0], ['q0', 1], ['q2', 2]]);
   });
 });
+
+describe('sort node errors', () => {
+  const t = flowSuite(() => [
+    { id: 't1', type: 'tab', label: 'sort errors' },
+    node('seq', 'sort', { targetType: 'seq', seqKey: 'payload', seqKeyType: 'msg', order: 'ascending' }, [['cap-seq']]),
+    node('exp', 'sort', { target: 'payload', targetType: 'msg', msgKey: '$number($)', msgKeyType: 'jsonata', order: 'ascending' }, [['cap-exp']]),
+    node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
+    ...['cap-seq', 'cap-exp', 'errors'].map((id) => node(id, 'test-capture')),
+  ], { nodeMessageBufferMaxLength: 2 });
+  const errorsOf = (source: string) => t.capture.of('errors').filter((m) => m.error.source.id === source);
+
+  test('over the buffer limit the oldest sequence goes, with Node-RED\'s text on its last message', async () => {
+    [0, 1, 2].forEach((index) => t.receive('seq', { payload: index, parts: { id: 'g', index, count: 5 } }));
+    await t.capture.waitFor('errors');
+    assert.deepEqual(errorsOf('seq').map((m) => [m.error.message, m.payload]), [['Too many pending messages in sort node', 2]]);
+  });
+
+  test('a failing JSONata key is reported with Node-RED\'s prefix', async () => {
+    t.receive('exp', { payload: ['1', 'x'] });
+    await t.capture.waitFor('errors', 2);
+    const [err] = errorsOf('exp');
+    assert.match(err.error.message, /^Invalid JSONata expression in sort node: \S/);
+    assert.equal(t.capture.of('cap-exp').length, 0);
+  });
+});

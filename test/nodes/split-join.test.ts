@@ -152,3 +152,38 @@ describe('split and join nodes', () => {
     assert.deepEqual(shape(rev), { payload: 'cba' });
   });
 });
+
+describe('join node timeouts and errors', () => {
+  const t = flowSuite(() => [
+    { id: 't1', type: 'tab', label: 'join errors' },
+    node('restart', 'join', { mode: 'custom', build: 'array', count: '', timeout: '0.6' }, [['restart-out']]),
+    node('buf', 'join', { mode: 'custom', build: 'buffer', joiner: '', joinerType: 'str', count: '2' }, [['buf-out']]),
+    node('red', 'join', { mode: 'reduce', reduceExp: '$A + payload', reduceInit: '0', reduceInitType: 'num' }, [['red-out']]),
+    node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
+    ...['restart-out', 'buf-out', 'red-out', 'errors'].map((id) => node(id, 'test-capture')),
+  ], { nodeMessageBufferMaxLength: 2 });
+  const errorsOf = (source: string) => t.capture.of('errors').filter((m) => m.error.source.id === source).map((m) => [m.error.message, m.payload]);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  test('msg.restartTimeout starts the group\'s timeout again', async () => {
+    t.receive('restart', { payload: 'a' });
+    await sleep(400);
+    t.receive('restart', { payload: 'b', restartTimeout: true });
+    await sleep(400);
+    assert.equal(t.capture.of('restart-out').length, 0);
+    const [out] = await t.capture.waitFor('restart-out');
+    assert.deepEqual(out.payload, ['a', 'b']);
+  });
+
+  test('a value that cannot go into a buffer is reported with Node-RED\'s text', async () => {
+    t.receive('buf', { payload: 5 });
+    await t.capture.waitFor('errors');
+    assert.deepEqual(errorsOf('buf'), [['Cannot join number to buffer', 5]]);
+  });
+
+  test('reduce mode over the buffer limit reports Node-RED\'s text', async () => {
+    [1, 2, 3].forEach((index) => t.receive('red', { payload: index, parts: { id: 'r', index, count: 9 } }));
+    await t.capture.waitFor('errors', 2);
+    assert.deepEqual(errorsOf('red'), [['too many pending messages in join node', 3]]);
+  });
+});

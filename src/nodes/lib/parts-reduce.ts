@@ -65,7 +65,8 @@ export class Reducer {
     }
     if (this.options.maxHeld > 0 && this.groups.size > this.options.maxHeld) {
       for (const h of this.groups.drain()) if (h !== held) h.done();
-      throw new Error('Too many pending messages');
+      // Node-RED's text, reported as a string as Node-RED does (no "Error: " prefix).
+      held.done('too many pending messages in join node');
     }
   }
 
