@@ -29,6 +29,15 @@ interface FromValue {
 }
 
 const SKIP = Symbol('skip');
+
+/** Runs one construction step, rethrowing its failure in Node-RED's words. */
+function invalid<T>(prefix: string, make: () => T, text?: string): T {
+  try {
+    return make();
+  } catch (err) {
+    throw new Error(text ?? prefix + (err as Error).message);
+  }
+}
 const ESCAPE = /[-[\]{}()*+?.,\\^$|#\s]/g;
 const CONTEXT_TYPES = new Set(['msg', 'flow', 'global']);
 /** Values computed at construction because they cannot change per message. */
@@ -62,10 +71,10 @@ export default function (RED: RedApi) {
     };
     if (t === 'change' && !CONTEXT_TYPES.has(fromt)) {
       const source = String(s.from);
-      s.fromRE = new RegExp(fromt === 're' ? source : source.replace(ESCAPE, '\\$&'), 'g');
+      s.fromRE = invalid('Invalid \'from\' property: ', () => new RegExp(fromt === 're' ? source : source.replace(ESCAPE, '\\$&'), 'g'));
     }
-    if (tot === 'json' || tot === 'bin') s.to = JSON.parse(String(to));
-    else if (tot === 'jsonata') s.exp = RED.util.prepareJSONataExpression(String(to), node);
+    if (tot === 'json' || tot === 'bin') s.to = invalid('', () => JSON.parse(String(to)), 'Invalid \'to\' JSON property');
+    else if (tot === 'jsonata') s.exp = invalid('Invalid JSONata expression: ', () => RED.util.prepareJSONataExpression(String(to), node));
     else if (CONSTANT.has(tot)) s.to = RED.util.evaluateNodeProperty(to, tot, node, null);
     return s;
   }
@@ -96,13 +105,17 @@ export default function (RED: RedApi) {
       super(config);
       const rules = Array.isArray(config.rules) ? (config.rules as Record<string, unknown>[]) : legacyRules(config);
       this.async = false;
-      try {
-        for (const rule of rules) this.steps.push(...expand(this, rule));
-      } catch (err) {
-        // As in Node-RED, a bad rule (invalid JSON, regex or expression) leaves the node inert.
-        this.error(`Invalid rule: ${(err as Error).message}`);
-        return;
+      let valid = true;
+      for (const rule of rules) {
+        try {
+          this.steps.push(...expand(this, rule));
+        } catch (err) {
+          // As in Node-RED, each bad rule (invalid JSON, regex or expression) is reported and the node stays inert.
+          this.error((err as Error).message);
+          valid = false;
+        }
       }
+      if (!valid) return;
       this.async = this.steps.some((s) => s.exp);
       this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
         if (this.async) return this.applyAsync(msg, send, done);

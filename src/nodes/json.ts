@@ -53,7 +53,7 @@ export default function (RED: RedApi) {
           return;
         }
         if (Buffer.isBuffer(value)) {
-          this.warn('Dropped: msg.payload is a Buffer, not an object');
+          this.warn('Ignored non-object payload');
           done();
           return;
         }
@@ -67,7 +67,7 @@ export default function (RED: RedApi) {
         done();
         return;
       }
-      this.warn(`Dropped: ${this.property} is not a string, object, number or boolean`);
+      this.warn('Ignored unsupported payload type');
       done();
     }
   }

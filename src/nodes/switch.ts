@@ -3,12 +3,14 @@
  * expressions and JSONata prepared) and run synchronously unless a JSONata expression is
  * involved; then messages go through a per-node promise chain so their order is kept.
  *
- * Not modelled: `repair` (rebuilding msg.parts per output), and buffering of a message group
- * for `tail` rules when only the group's last message carries `parts.count`.
+ * When a rule needs a group's size (`tail`) or `repair` is set, messages carrying msg.parts are
+ * held until their whole group has arrived; `repair` then gives each output's share of the group
+ * its own msg.parts (new id, index and count), as Node-RED does.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
 import type { PreparedJSONata } from '../runtime/util/index.js';
+import { bufferLimit } from './lib/seq-limit.js';
 
 /** A rule operand: a constant, the previous property value, or something read per message. */
 interface Operand {
@@ -19,8 +21,15 @@ interface Operand {
 }
 
 interface Parts {
+  id: string;
   index: number;
   count?: number;
+}
+
+/** A message group being held until its size is known and every member has arrived. */
+interface Group {
+  count: number | undefined;
+  msgs: Msg[];
 }
 
 interface Rule {
@@ -85,6 +94,8 @@ const OPERATORS: Record<string, Op> = {
 /** Types whose value depends on the message or the moment. */
 const DYNAMIC = new Set(['msg', 'flow', 'global', 'date']);
 
+const invalidExpression = (err: unknown) => `Invalid JSONata expression: ${(err as Error).message}`;
+
 const hasParts = (msg: Msg) =>
   typeof msg.parts === 'object' && msg.parts !== null && 'id' in msg.parts && 'index' in msg.parts;
 
@@ -106,8 +117,10 @@ export default function (RED: RedApi) {
     return { kind: 'const', value: v, type: vt, exp: null };
   }
 
+  /** Rejects with Node-RED's wording as a plain string, which catch nodes show as is. */
   function evaluateJSONata(exp: PreparedJSONata, msg: Msg): Promise<unknown> {
-    return new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(exp, msg, (e, v) => (e ? reject(e) : resolve(v))));
+    return new Promise((resolve, reject) =>
+      RED.util.evaluateJSONataExpression(exp, msg, (e, v) => (e ? reject(invalidExpression(e)) : resolve(v))));
   }
 
   class SwitchNode extends Node {
@@ -119,30 +132,108 @@ export default function (RED: RedApi) {
     private readonly propertyExp: PreparedJSONata | null = null;
     private readonly async: boolean = false;
     private chain: Promise<void> = Promise.resolve();
+    private readonly repair: boolean;
+    /** Whether messages with msg.parts are held per group (a `tail` rule or `repair`). */
+    private readonly grouped: boolean = false;
+    private readonly maxKept: number;
+    private groups = new Map<string, Group>();
+    private kept = 0;
 
     constructor(config: NodeConfig) {
       super(config);
       this.property = String(config.property ?? '');
       this.propertyType = typeof config.propertyType === 'string' && config.propertyType ? config.propertyType : 'msg';
       this.checkall = String(config.checkall || 'true');
+      this.repair = config.repair === true || config.repair === 'true';
+      this.maxKept = bufferLimit(RED.settings as Record<string, unknown>);
       try {
         if (this.propertyType === 'jsonata') this.propertyExp = RED.util.prepareJSONataExpression(this.property, this);
         for (const raw of Array.isArray(config.rules) ? (config.rules as Record<string, unknown>[]) : []) this.rules.push(this.compile(raw));
       } catch (err) {
         // As in Node-RED, an invalid expression leaves the node inert.
-        this.error(`Invalid expression: ${(err as Error).message}`);
+        this.error(invalidExpression(err));
         return;
       }
       this.async = this.propertyExp !== null || this.rules.some((r) => r.v.exp || r.v2.exp);
+      this.grouped = this.repair || this.rules.some((r) => r.t === 'tail');
       this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
+        if (this.grouped && hasParts(msg)) {
+          this.chain = this.chain.then(() => this.hold(msg, send, done));
+          return;
+        }
         if (!this.async) return this.route(msg, send, done);
         this.chain = this.chain.then(() => this.routeAsync(msg, send, done));
       });
+      this.on('close', () => {
+        this.groups = new Map();
+        this.kept = 0;
+      });
+    }
+
+    /** Holds a group member; the member completing the group releases them all, in order. */
+    private async hold(msg: Msg, send: SendFn, done: DoneFn): Promise<void> {
+      const parts = msg.parts as Parts;
+      let group = this.groups.get(parts.id);
+      if (!group) this.groups.set(parts.id, (group = { count: undefined, msgs: [] }));
+      group.msgs.push(msg);
+      if (parts.count !== undefined) group.count = parts.count;
+      if (this.maxKept > 0 && ++this.kept > this.maxKept) {
+        this.groups = new Map();
+        this.kept = 0;
+        done('too many pending messages in switch node');
+        return;
+      }
+      if (group.count !== group.msgs.length) {
+        done();
+        return;
+      }
+      this.groups.delete(parts.id);
+      this.kept = Math.max(0, this.kept - group.msgs.length);
+      const rows: (Msg | null)[][] = [];
+      for (const member of group.msgs) {
+        (member.parts as Parts).count = group.count;
+        const onward = await this.decideOne(member);
+        if (!onward) continue;
+        if (this.repair) rows.push(onward);
+        else send(onward);
+      }
+      if (rows.length) this.sendRepaired(rows, send);
+      done();
+    }
+
+    /** The outputs for one message, or null when it was dropped (its error already reported). */
+    private async decideOne(msg: Msg): Promise<(Msg | null)[] | null> {
+      let onward: (Msg | null)[] | null = null;
+      const keep: SendFn = (out) => {
+        onward = out as (Msg | null)[];
+      };
+      const report: DoneFn = (err) => {
+        if (err) this.error(err, msg);
+      };
+      if (this.async) await this.routeAsync(msg, keep, report);
+      else this.route(msg, keep, report);
+      return onward;
+    }
+
+    /** Each output's messages become a sequence of their own, numbered from 0. */
+    private sendRepaired(rows: (Msg | null)[][], send: SendFn): void {
+      const ports = rows[0].length;
+      const counts = new Array<number>(ports).fill(0);
+      for (const row of rows) for (let j = 0; j < ports; j++) if (row[j]) counts[j]++;
+      const ids = Array.from({ length: ports }, () => RED.util.generateId());
+      const indexes = new Array<number>(ports).fill(0);
+      for (const row of rows) {
+        send(row.map((m, j) => {
+          if (!m) return null;
+          const copy: Msg = RED.util.cloneMessage(m);
+          Object.assign(copy.parts, { id: ids[j], index: indexes[j]++, count: counts[j] });
+          return copy;
+        }));
+      }
     }
 
     private compile(raw: Record<string, unknown>): Rule {
       const t = String(raw.t);
-      if (!OPERATORS[t]) throw new Error(`unknown rule type "${t}"`);
       const v = operand(this, raw.v, raw.vt as string | undefined, true);
       const v2 = operand(this, raw.v2, raw.v2t as string | undefined, raw.v2 !== undefined);
       const ignoreCase = raw.case === true || raw.case === 'true';
@@ -215,8 +306,16 @@ export default function (RED: RedApi) {
     }
 
     private async routeAsync(msg: Msg, send: SendFn, done: DoneFn): Promise<void> {
+      let property: unknown;
       try {
-        const property = this.propertyExp ? await evaluateJSONata(this.propertyExp, msg) : this.subjectOf(msg);
+        property = this.propertyExp ? await evaluateJSONata(this.propertyExp, msg) : this.subjectOf(msg);
+      } catch (err) {
+        // Node-RED only warns when the property expression fails, so catch nodes never see it.
+        this.warn(err);
+        done();
+        return;
+      }
+      try {
         const values: [unknown, unknown][] = [];
         for (const rule of this.rules) {
           if (rule.t === 'jsonata_exp' && rule.v.exp && hasParts(msg)) {

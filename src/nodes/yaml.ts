@@ -27,7 +27,8 @@ export default function (RED: RedApi) {
             done((err as Error).message);
             return;
           }
-        } else if (typeof value === 'object' && value !== null && !Buffer.isBuffer(value)) {
+        } else if (typeof value === 'object' && !Buffer.isBuffer(value)) {
+          // null included: Node-RED dumps it as "null\n".
           try {
             out = yaml.dump(value);
           } catch {
@@ -35,7 +36,7 @@ export default function (RED: RedApi) {
             return;
           }
         } else {
-          this.warn(Buffer.isBuffer(value) ? 'Cannot convert buffer to YAML' : 'Dropped: this node only handles YAML strings or js objects.');
+          this.warn(Buffer.isBuffer(value) ? 'Ignored non-object payload' : 'Ignored unsupported payload type');
           done();
           return;
         }

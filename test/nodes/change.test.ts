@@ -27,9 +27,16 @@ describe('change node', () => {
       node('legacy', 'change', { action: 'replace', property: 'payload', to: 'legacy' }, [['cap-legacy']]),
       node('fresh', 'change', { rules: [{ t: 'set', p: 'payload', pt: 'msg', to: '{"list":[]}', tot: 'json' }] }, [['cap-fresh']]),
       node('move-up', 'change', { rules: [{ t: 'move', p: 'payload.inner', pt: 'msg', to: 'payload', tot: 'msg' }] }, [['cap-move-up']]),
+      node('bad-rules', 'change', {
+        rules: [
+          { t: 'set', p: 'payload', pt: 'msg', to: '{oops', tot: 'json' },
+          { t: 'change', p: 'payload', pt: 'msg', from: '(', fromt: 're', to: 'x', tot: 'str' },
+          { t: 'set', p: 'payload', pt: 'msg', to: '$$$(', tot: 'jsonata' },
+        ],
+      }, [['cap-bad']]),
       node('note', 'comment', { info: 'comments deploy and do nothing' }),
       node('j', 'junction', {}, [['cap-j', 'cap-j2']]),
-      ...['cap-rules', 'cap-legacy', 'cap-fresh', 'cap-move-up', 'cap-j', 'cap-j2'].map((id) => node(id, 'test-capture')),
+      ...['cap-rules', 'cap-legacy', 'cap-fresh', 'cap-move-up', 'cap-j', 'cap-j2', 'cap-bad'].map((id) => node(id, 'test-capture')),
     ];
     return flows;
   });
@@ -68,5 +75,15 @@ describe('change node', () => {
     receive('j', { _msgid: 'j1', payload: { v: 1 } });
     assert.deepEqual(await t.capture.waitFor('cap-j'), [{ _msgid: 'j1', payload: { v: 1 } }]);
     assert.deepEqual(await t.capture.waitFor('cap-j2'), [{ _msgid: 'j1', payload: { v: 1 } }]);
+  });
+
+  test('each invalid rule is reported in Node-RED\'s words and the node passes nothing', async () => {
+    const logs = t.server.logs.join('\n');
+    assert.match(logs, /Invalid 'to' JSON property/);
+    assert.match(logs, /Invalid 'from' property: Invalid regular expression/);
+    assert.match(logs, /Invalid JSONata expression: /);
+    receive('bad-rules', { _msgid: 'bad', payload: 1 });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(t.capture.of('cap-bad').length, 0);
   });
 });

@@ -54,4 +54,14 @@ describe('json node', () => {
     assert.match(msg.error.message, /JSON/);
     assert.equal(t.capture.of('cap-toggle').length, before);
   });
+
+  test('Buffers and unsupported types are dropped with Node-RED\'s warnings', async () => {
+    const before = t.capture.of('cap-toggle').length;
+    receive('toggle', { _msgid: 'buf', payload: Buffer.from('{}') });
+    receive('toggle', { _msgid: 'fn', payload: Symbol('s') });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(t.capture.of('cap-toggle').length, before);
+    assert.ok(t.server.logs.some((l) => l.includes('Ignored non-object payload')));
+    assert.ok(t.server.logs.some((l) => l.includes('Ignored unsupported payload type')));
+  });
 });

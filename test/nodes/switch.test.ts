@@ -60,6 +60,16 @@ describe('switch node', () => {
         property: 'payload.a + payload.b', propertyType: 'jsonata', checkall: 'true', outputs: 2,
         rules: [{ t: 'eq', v: '3', vt: 'num' }, { t: 'jsonata_exp', v: 'payload.a = 1', vt: 'jsonata' }],
       }, outputs('expr', 2)),
+      node('repair', 'switch', {
+        property: 'payload', checkall: 'true', repair: true, outputs: 2,
+        rules: [{ t: 'gt', v: '1', vt: 'num' }, { t: 'else' }],
+      }, outputs('repair', 2)),
+      node('tail', 'switch', { property: 'payload', outputs: 1, rules: [{ t: 'tail', v: '2', vt: 'num' }] }, outputs('tail', 1)),
+      node('bad-prop', 'switch', { property: '$error("boom")', propertyType: 'jsonata', outputs: 1, rules: [{ t: 'true' }] }, outputs('bad-prop', 1)),
+      node('bad-rule', 'switch', { property: 'payload', outputs: 1, rules: [{ t: 'jsonata_exp', v: '$error("bang")', vt: 'jsonata' }] }, outputs('bad-rule', 1)),
+      node('catch', 'catch', { scope: ['bad-prop', 'bad-rule'], uncaught: false }, [['cap-catch']]),
+      node('cap-catch', 'test-capture'),
+      ...caps('repair', 2), ...caps('tail', 1), ...caps('bad-prop', 1), ...caps('bad-rule', 1),
       ...caps('cmp', 5), ...caps('first', 2), ...caps('all', 2), ...caps('prev', 1), ...caps('kinds', 7), ...caps('parts', 3), ...caps('expr', 2),
     ];
     server.instance.runtime.engine.context.getFlowContext('t1').set('limit', 99);
@@ -117,5 +127,36 @@ describe('switch node', () => {
     await capture.waitFor('expr-1', 2);
     await settle();
     assert.deepEqual(routes('expr', 2), { 1: ['e1', 'e2'], 2: ['e1', 'e3'] });
+  });
+
+  test('repair gives each output its own sequence in msg.parts', async () => {
+    for (let i = 0; i < 4; i++) receive('repair', { _msgid: `r${i}`, payload: i, parts: { id: 'grp', index: i, count: 4, type: 'array', len: 1 } });
+    await capture.waitFor('repair-1', 2);
+    await capture.waitFor('repair-2', 2);
+    const [big, small] = [capture.of('repair-1'), capture.of('repair-2')];
+    assert.deepEqual(big.map((m) => [m.payload, m.parts.index, m.parts.count, m.parts.type, m.parts.len]), [[2, 0, 2, 'array', 1], [3, 1, 2, 'array', 1]]);
+    assert.deepEqual(small.map((m) => [m.payload, m.parts.index, m.parts.count]), [[0, 0, 2], [1, 1, 2]]);
+    assert.equal(big[0].parts.id, big[1].parts.id);
+    assert.notEqual(big[0].parts.id, small[0].parts.id);
+    assert.notEqual(big[0].parts.id, 'grp');
+  });
+
+  test('tail waits for the group when only the last message carries parts.count', async () => {
+    for (let i = 0; i < 3; i++) receive('tail', { _msgid: `t${i}`, payload: i, parts: i === 2 ? { id: 'g2', index: i, count: 3 } : { id: 'g2', index: i } });
+    await capture.waitFor('tail-1', 2);
+    await settle();
+    assert.deepEqual(capture.of('tail-1').map((m) => [m._msgid, m.parts.count]), [['t1', 3], ['t2', 3]]);
+  });
+
+  test('a failing JSONata property only warns; a failing JSONata rule is an error with Node-RED\'s text', async () => {
+    receive('bad-prop', { _msgid: 'bp', payload: 1 });
+    receive('bad-rule', { _msgid: 'br', payload: 1 });
+    const [caught] = await capture.waitFor('cap-catch');
+    await settle();
+    assert.equal(capture.of('cap-catch').length, 1);
+    assert.equal(caught._msgid, 'br');
+    assert.equal(caught.error.message, 'Invalid JSONata expression: bang');
+    assert.ok(server.logs.some((l) => l.includes('Invalid JSONata expression: boom')));
+    assert.equal(capture.of('bad-prop-1').length + capture.of('bad-rule-1').length, 0);
   });
 });

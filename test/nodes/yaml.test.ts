@@ -36,4 +36,15 @@ describe('yaml node', () => {
     assert.equal(err.error.source.id, 'y');
     assert.match(err.error.message, /unexpected end of the stream/);
   });
+
+  test('null becomes YAML text; Buffers and other types are dropped with Node-RED\'s warnings', async () => {
+    receive('y', { _msgid: 'n', payload: null });
+    receive('y', { _msgid: 'buf', payload: Buffer.from('a: 1') });
+    receive('y', { _msgid: 'num', payload: 5 });
+    const out = await t.capture.waitFor('y-out', 4);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(out.slice(3), [{ _msgid: 'n', payload: 'null\n' }]);
+    assert.ok(t.server.logs.some((l) => l.includes('Ignored non-object payload')));
+    assert.ok(t.server.logs.some((l) => l.includes('Ignored unsupported payload type')));
+  });
 });
