@@ -103,7 +103,9 @@ function generate(parts: SourceParts, names: Names, guarded: boolean): string {
     ` setTimeout = ${s}.setTimeout, clearTimeout = ${s}.clearTimeout,` +
     ` setInterval = ${s}.setInterval, clearInterval = ${s}.clearInterval;` +
     libs +
-    `return { body: ${body},\ninit: ${init},\nfin: ${fin} };\n})`
+    // Passed through a call so V8 infers no name for the body: called detached, its stack frames
+    // end in `:line:col` as Node-RED's anonymous body's do (see lib/function-error.ts).
+    `return { body: ((f) => f)(${body}),\ninit: ${init},\nfin: ${fin} };\n})`
   );
 }
 

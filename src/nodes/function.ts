@@ -12,12 +12,12 @@ import { Node, type DoneFn, type Msg, type NodeConfig } from '../runtime/node.js
 import type { RedApi } from '../runtime/red-api.js';
 import { Guard } from './function-guard.js';
 import { NodeTimers } from './lib/node-timers.js';
+import { callsDone } from './lib/function-done.js';
+import { errorText } from './lib/function-error.js';
 import { Sandbox, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './function-sandbox.js';
 
 type NodeApi = Record<string, unknown>;
 
-/** Node-RED's test: code that calls node.done() itself completes its own messages. */
-const CALLS_DONE = /node\.done\s*\(\s*\)/;
 const MENTIONS_NODE = /\bnode\b/;
 
 /** Errors thrown in the sandbox come from another realm; host code (logs, catch nodes) wants ours. */
@@ -39,10 +39,24 @@ function describeType(value: unknown): string {
 
 const isMessage = (m: unknown): m is Msg => typeof m === 'object' && m !== null && !Buffer.isBuffer(m) && !Array.isArray(m);
 
+interface LibSpec {
+  var: string;
+  module: string;
+}
+
+/** Entries without a variable name are ignored, as in Node-RED. */
+function libSpecs(raw: unknown): LibSpec[] {
+  if (!Array.isArray(raw)) return [];
+  return (raw as { var?: unknown; module?: unknown }[])
+    .filter((l) => l && typeof l === 'object' && l.var)
+    .map((l) => ({ var: l.var as string, module: typeof l.module === 'string' ? l.module : '' }));
+}
+
 export default function (RED: RedApi) {
   const settings = RED.settings as Record<string, unknown>;
   const allowHostAccess = settings.functionAllowHostAccess === true;
-  const allowModules = allowHostAccess || settings.functionExternalModules === true;
+  // Node-RED allows libs unless the setting is explicitly false.
+  const allowModules = settings.functionExternalModules !== false;
   const defaultTimeout = typeof settings.functionTimeout === 'number' ? settings.functionTimeout : 0;
   const sandbox = new Sandbox({ allowHostAccess, userDir: String(settings.userDir), redUtil: RED.util });
 
@@ -66,20 +80,23 @@ export default function (RED: RedApi) {
     /** Made with the code's scope, on first use. */
     private timers: NodeTimers | null = null;
     private clearStatus = false;
+    /** sendResults' count of messages prepared so far in the current call. */
+    private prepared = 0;
+    private cloneFirst = false;
 
     constructor(config: NodeConfig) {
       super(config);
       const func = typeof config.func === 'string' ? config.func : '';
       this.outputCount = Number(config.outputs ?? 1) || 0;
-      this.autoDone = !CALLS_DONE.test(func);
+      this.autoDone = !callsDone(func);
       this.usesNode = MENTIONS_NODE.test(func);
-      const libs = this.loadLibs(config.libs);
-      this.libs = libs;
+      const libs = this.checkLibs(libSpecs(config.libs));
+      this.libs = {};
       const parts: SourceParts = {
         func,
         initialize: typeof config.initialize === 'string' ? config.initialize.trim() : '',
         finalize: typeof config.finalize === 'string' ? config.finalize.trim() : '',
-        libVars: Object.keys(libs),
+        libVars: libs.map((l) => l.var),
       };
       this.hasInit = parts.initialize !== '';
       this.hasFin = parts.finalize !== '';
@@ -99,7 +116,8 @@ export default function (RED: RedApi) {
         this.error(hostError(err));
         return;
       }
-      this.start();
+      if (libs.length === 0) this.start();
+      else this.importLibs(libs);
     }
 
     private code(): BoundCode {
@@ -110,22 +128,40 @@ export default function (RED: RedApi) {
       return this.bound;
     }
 
-    private loadLibs(raw: unknown): Record<string, unknown> {
-      const list = Array.isArray(raw) ? (raw as { var?: unknown; module?: unknown }[]).filter((l) => l && l.var) : [];
-      const libs: Record<string, unknown> = {};
-      if (list.length === 0) return libs;
-      if (!allowModules) {
-        throw new Error('Function node libs are not allowed: set functionExternalModules (or functionAllowHostAccess) to true in settings');
+    private checkLibs(libs: LibSpec[]): LibSpec[] {
+      if (libs.length === 0) return libs;
+      if (!allowModules) throw new Error('Function node not allowed to load external modules');
+      let invalid = false;
+      for (const lib of libs) {
+        if (validLibVar(lib.var)) continue;
+        this.error(`Invalid module variable name: ${String(lib.var)}`);
+        invalid = true;
       }
-      for (const lib of list) {
-        if (!validLibVar(lib.var)) throw new Error(`Invalid module variable name: ${String(lib.var)}`);
-        try {
-          libs[lib.var] = RED.require(String(lib.module));
-        } catch (err) {
-          throw new Error(`Failed to load module ${String(lib.module)}: ${(err as Error).message}`);
-        }
-      }
+      if (invalid) throw new Error('Function node failed to load external modules');
       return libs;
+    }
+
+    /** Node-RED imports libs (so ESM-only packages work) and holds messages until they are loaded. */
+    private importLibs(libs: LibSpec[]): void {
+      const loads = libs.map(async (lib) => {
+        if (!lib.module) return;
+        try {
+          const ns = (await RED.import(lib.module)) as Record<string, unknown>;
+          this.libs[lib.var] = 'default' in ns ? ns.default : ns;
+        } catch (err) {
+          this.error(`Failed to load module ${lib.module}: ${String(err)}`);
+          throw err;
+        }
+      });
+      Promise.all(loads).then(
+        () => {
+          if (this.compiled) this.start();
+        },
+        () => {
+          this.pending = null;
+          this.error('Function node failed to load external modules');
+        },
+      );
     }
 
     private scope(libs: Record<string, unknown>): NodeScope {
@@ -167,7 +203,7 @@ export default function (RED: RedApi) {
         debug: (m: unknown) => this.debug(m),
         trace: (m: unknown) => this.trace(m),
         on: (event: string, listener: (...args: unknown[]) => void) => {
-          if (event === 'input') throw new Error('Cannot add listener to input event within Function');
+          if (event === 'input') throw new Error("Cannot add listener to 'input' event within Function");
           this.on(event, listener);
         },
         status: (status: Parameters<Node['status']>[0]) => {
@@ -209,20 +245,21 @@ export default function (RED: RedApi) {
     }
 
     private run(msg: Msg, done: DoneFn): void {
-      const code = this.code();
+      // Called detached so its stack frames carry no name (see function-sandbox.ts).
+      const body = this.code().body;
       const node = this.usesNode ? this.messageApi(msg, done) : this.api;
       let result: unknown;
       try {
         this.guard?.enter();
-        result = code.body(msg, node);
+        result = body(msg, node);
       } catch (err) {
-        done(hostError(err));
+        done(errorText(err));
         return;
       }
       if (result !== null && typeof result === 'object' && typeof (result as Promise<unknown>).then === 'function') {
         (result as Promise<unknown>).then(
           (value) => this.finish(msg, value, done),
-          (err) => done(hostError(err)),
+          (err) => done(errorText(err)),
         );
       } else {
         this.finish(msg, result, done);
@@ -234,42 +271,43 @@ export default function (RED: RedApi) {
       if (this.autoDone) done();
     }
 
-    /** Node-RED's sendResults: every message gets the input's id; node.send clones the first one. */
+    /**
+     * Node-RED's sendResults: every message gets the input's id and node.send clones the first
+     * one. A falsy value where an output's message or list belongs stands for "nothing on this
+     * output"; inside a list only null and undefined do.
+     */
     private sendResults(msgid: string, msgs: unknown, cloneFirst: boolean): void {
-      if (msgs === null || msgs === undefined) return;
-      let first = cloneFirst;
-      const prepare = (m: unknown): Msg | null => {
-        if (m === null || m === undefined) return null;
-        if (!isMessage(m)) {
-          this.error(`Function tried to send a message of type ${describeType(m)}`);
-          return null;
-        }
-        const out = first ? RED.util.cloneMessage(m) : m;
-        first = false;
-        out._msgid = msgid;
-        return out;
-      };
+      if (!msgs) return;
+      this.prepared = 0;
+      this.cloneFirst = cloneFirst;
       if (!Array.isArray(msgs)) {
-        const m = prepare(msgs);
+        const m = this.prepare(msgid, msgs);
         if (m) this.send(m);
         return;
       }
-      let count = 0;
       const outputs = msgs.map((entry: unknown) => {
-        if (!Array.isArray(entry)) {
-          const m = prepare(entry);
-          if (m) count++;
-          return m;
-        }
+        if (!entry) return null;
+        if (!Array.isArray(entry)) return this.prepare(msgid, entry);
         const list: Msg[] = [];
         for (const item of entry) {
-          const m = prepare(item);
+          if (item === null || item === undefined) continue;
+          const m = this.prepare(msgid, item);
           if (m) list.push(m);
         }
-        count += list.length;
         return list;
       });
-      if (count > 0) this.send(outputs);
+      if (this.prepared > 0) this.send(outputs);
+    }
+
+    private prepare(msgid: string, m: unknown): Msg | null {
+      if (!isMessage(m)) {
+        this.error(`Function tried to send a message of type ${describeType(m)}`);
+        return null;
+      }
+      const out = this.cloneFirst && this.prepared === 0 ? RED.util.cloneMessage(m) : m;
+      this.prepared++;
+      out._msgid = msgid;
+      return out;
     }
 
     private shutdown(): void {

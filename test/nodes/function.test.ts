@@ -40,9 +40,19 @@ describe('function node', () => {
     fn('not-a-message', 'return 5;'),
     fn('loop', 'while (true) {}', undefined, { timeout: 0.2 }),
     fn('loop-default', 'for (;;) {}'),
+    fn('done-comment', '// node.done() is called for us\nreturn msg;'),
+    node('complete-done', 'complete', 't1', { scope: ['done-comment'] }, [['cap-complete']]),
+    fn('falsy', 'if (msg.payload === 1) return false;\nif (msg.payload === 2) return [0, msg];\nreturn [[0]];', [['cap-falsy-1'], ['cap-falsy-2']]),
+    fn('reference', 'msg.payload = 1;\n  missing.value = 2;\nreturn msg;'),
+    fn('nested-reference', 'function inner() { return missing; }\nreturn inner();'),
+    fn('throw-string', 'throw "plain text";'),
+    fn('throw-object', 'throw { code: 42 };'),
+    fn('listener', 'node.on("input", () => {});\nreturn msg;'),
+    node('catch-errors', 'catch', 't1', { scope: ['reference', 'nested-reference', 'throw-string', 'throw-object', 'listener'], uncaught: false }, [['cap-errors']]),
     node('tick', 'inject', 't2', { props: [{ p: 'payload', v: 'tick', vt: 'str' }], repeat: '0.05', once: false }, [['cap-tick']]),
     ...['cap-multi-1', 'cap-multi-2', 'cap-skip-1', 'cap-skip-2', 'cap-later', 'cap-await', 'cap-promise', 'cap-init', 'cap-catch', 'cap-sandbox',
-      'cap-twin-a', 'cap-twin-b', 'cap-context', 'cap-not-a-message', 'cap-loop', 'cap-loop-default'].map((id) => cap(id)),
+      'cap-twin-a', 'cap-twin-b', 'cap-context', 'cap-not-a-message', 'cap-loop', 'cap-loop-default', 'cap-complete',
+      'cap-falsy-1', 'cap-falsy-2', 'cap-errors'].map((id) => cap(id)),
     cap('cap-tick', 't2'),
   ];
 
@@ -111,6 +121,37 @@ describe('function node', () => {
     assert.deepEqual(capture.of('cap-not-a-message'), []);
   });
 
+  test('node.done() mentioned only in a comment leaves completion to the node', async () => {
+    receive('done-comment', { _msgid: 'm-done', payload: 'x' });
+    assert.deepEqual(await waitPlain(capture, 'cap-complete'), [{ _msgid: 'm-done', payload: 'x' }]);
+  });
+
+  test('a falsy value in an output slot sends nothing there; inside a list it is an error', async () => {
+    receive('falsy', { _msgid: 'f1', payload: 1 });
+    receive('falsy', { _msgid: 'f2', payload: 2 });
+    assert.deepEqual(await waitPlain(capture, 'cap-falsy-2'), [{ _msgid: 'f2', payload: 2 }]);
+    receive('falsy', { _msgid: 'f3', payload: 3 });
+    const fromFalsy = () => server.logs.filter((l) => l.includes('"name":"falsy"'));
+    await eventually(() => fromFalsy().length > 0);
+    assert.equal(fromFalsy().length, 1);
+    assert.ok(fromFalsy()[0].includes('"msg":"Function tried to send a message of type number"'));
+    assert.deepEqual(capture.of('cap-falsy-1'), []);
+  });
+
+  test('errors reach catch nodes as Node-RED words them', async () => {
+    const cases: [string, string][] = [
+      ['reference', 'ReferenceError: missing is not defined (line 2, col 3)'],
+      ['nested-reference', 'ReferenceError: missing is not defined'],
+      ['throw-string', 'plain text'],
+      ['throw-object', '{"code":42}'],
+      ['listener', "Error: Cannot add listener to 'input' event within Function"],
+    ];
+    for (const [id] of cases) receive(id, { _msgid: `e-${id}` });
+    const caught = await capture.waitFor('cap-errors', cases.length);
+    const byId = new Map(caught.map((m) => [m._msgid, m.error.message]));
+    for (const [id, message] of cases) assert.equal(byId.get(`e-${id}`), message, id);
+  });
+
   test('an infinite loop is stopped (node timeout and global functionTimeout) while other flows keep running', async () => {
     await capture.waitFor('cap-tick', 2);
     receive('loop', { _msgid: 'm-loop' });
@@ -134,23 +175,23 @@ describe('function node', () => {
 });
 
 describe('function node external modules', () => {
-  test('libs are refused unless functionExternalModules allows them', async () => {
-    const server = await startServer();
+  test('libs are refused when functionExternalModules is false', async () => {
+    const server = await startServer({ functionExternalModules: false });
     try {
       installCapture(server);
       await deploy(server, [
         { id: 't1', type: 'tab', label: 'x' },
         fn('libs', 'return msg;', [[]], { libs: [{ var: 'os', module: 'os' }] }),
       ]);
-      await eventually(() => server.logs.some((l) => l.includes('Failed to start node') && l.includes('functionExternalModules')));
+      await eventually(() => server.logs.some((l) => l.includes('Failed to start node') && l.includes('Function node not allowed to load external modules')));
       assert.equal(server.instance.runtime.engine.nodes.get('libs'), undefined);
     } finally {
       await server.dispose();
     }
   });
 
-  test('allowed libs are bound to their variable', async () => {
-    const server = await startServer({ functionExternalModules: true });
+  test('libs are imported by default and bound to their variable before the first message', async () => {
+    const server = await startServer();
     try {
       const capture = installCapture(server);
       await deploy(server, [
@@ -160,6 +201,24 @@ describe('function node external modules', () => {
       ]);
       server.instance.runtime.engine.nodes.get('libs')!.receive({ _msgid: 'l' });
       assert.deepEqual(await waitPlain(capture, 'cap-libs'), [{ _msgid: 'l', payload: 'function' }]);
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  test('a lib that cannot be loaded is reported and the node handles no messages', async () => {
+    const server = await startServer();
+    try {
+      const capture = installCapture(server);
+      await deploy(server, [
+        { id: 't1', type: 'tab', label: 'x' },
+        fn('broken', 'return msg;', [['cap-broken']], { libs: [{ var: 'nope', module: 'runnel-no-such-module' }] }),
+        cap('cap-broken'),
+      ]);
+      server.instance.runtime.engine.nodes.get('broken')!.receive({ _msgid: 'b' });
+      await eventually(() => server.logs.some((l) => l.includes('"msg":"Function node failed to load external modules"')));
+      assert.ok(server.logs.some((l) => l.includes('"msg":"Failed to load module runnel-no-such-module: Error')));
+      assert.deepEqual(capture.of('cap-broken'), []);
     } finally {
       await server.dispose();
     }
