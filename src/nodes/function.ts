@@ -86,6 +86,8 @@ export default function (RED: RedApi) {
 
     constructor(config: NodeConfig) {
       super(config);
+      // Node-RED's function node keeps its name even when empty (catch nodes see source.name "").
+      this.name = config.name;
       const func = typeof config.func === 'string' ? config.func : '';
       this.outputCount = Number(config.outputs ?? 1) || 0;
       this.autoDone = !callsDone(func);
@@ -253,17 +255,23 @@ export default function (RED: RedApi) {
         this.guard?.enter();
         result = body(msg, node);
       } catch (err) {
-        done(errorText(err));
+        this.fail(msg, err, done);
         return;
       }
       if (result !== null && typeof result === 'object' && typeof (result as Promise<unknown>).then === 'function') {
         (result as Promise<unknown>).then(
           (value) => this.finish(msg, value, done),
-          (err) => done(errorText(err)),
+          (err) => this.fail(msg, err, done),
         );
       } else {
         this.finish(msg, result, done);
       }
+    }
+
+    /** As Node-RED, a thrown Error is left on msg.error (catch nodes then see it as msg._error). */
+    private fail(msg: Msg, err: unknown, done: DoneFn): void {
+      if (err !== null && typeof err === 'object' && Object.hasOwn(err, 'stack')) msg.error = err;
+      done(errorText(err));
     }
 
     private finish(msg: Msg, result: unknown, done: DoneFn): void {

@@ -53,8 +53,11 @@ export default function (RED: RedApi) {
   class LinkOutNode extends Node {
     constructor(config: NodeConfig) {
       super(config);
+      // Node-RED marks every message a link out passes on with the event it was sent under.
+      const event = `node:${this.id}`;
       if (config.mode === 'return') {
         this.on('input', (msg, _send, done) => {
+          msg._event = event;
           this.returnToCaller(msg);
           done();
         });
@@ -63,6 +66,7 @@ export default function (RED: RedApi) {
       // Targets are looked up per message: they may live on another tab that was redeployed.
       const links = idList(config.links);
       this.on('input', (msg, _send, done) => {
+        msg._event = event;
         const queue = this._flow.engine.queue;
         let first = true;
         for (const id of links) {

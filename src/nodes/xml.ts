@@ -3,9 +3,8 @@
  * Node-RED flows expect: root element as the only key, child elements always in arrays,
  * attributes under `attr` ("$"), text beside child elements or attributes under `chr` ("_")), and
  * such an object becomes XML text as xml2js's Builder writes it (declaration, no indentation).
- *
- * Differs from Node-RED on purpose: building uses the node's `attr`/`chr` keys too, so a
- * customised node converts its own output back.
+ * As in Node-RED, the node's `attr`/`chr` keys apply to parsing only: building always reads `$` and
+ * `_`, which is what objects built for a Node-RED flow use.
  */
 import type * as FastXml from 'fast-xml-parser';
 import { lazy } from '../lazy.js';
@@ -134,6 +133,8 @@ function buildXml(value: object, keys: Keys): string {
   return DECLARATION + render(new Element(name), content, keys).toString();
 }
 
+const BUILD_KEYS: Keys = { attr: '$', chr: '_' };
+
 export default function (RED: RedApi) {
   class XmlNode extends Node {
     private readonly keys: Keys;
@@ -157,7 +158,7 @@ export default function (RED: RedApi) {
         }
         let out: unknown;
         try {
-          out = typeof value === 'string' ? parseXml(value, this.keys) : buildXml(value, this.keys);
+          out = typeof value === 'string' ? parseXml(value, this.keys) : buildXml(value, BUILD_KEYS);
         } catch (err) {
           done(err);
           return;

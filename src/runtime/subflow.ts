@@ -31,11 +31,13 @@ export class SubflowFlow extends Flow {
   readonly instance: SubflowInstanceNode;
   private readonly envScope: EnvScope;
   private readonly hasStatusPort: boolean;
+  private readonly instanceName: unknown;
 
   constructor(engine: Engine, instance: SubflowInstanceNode, instanceConf: FlowNodeConfig, template: FlowNodeConfig, parent: Flow) {
     super(engine, instance.id, template, parent);
     this.instance = instance;
     this.hasStatusPort = Boolean(template.status);
+    this.instanceName = instanceConf.name;
     const outer = (name: string) => parent.settingFor(instance.g, name);
     const list = mergeSubflowEnv(template.env, instanceConf.env, {
       template: engine.credentialsFor(template.id, template.type, outer) ?? {},
@@ -61,7 +63,8 @@ export class SubflowFlow extends Flow {
     if (name.startsWith(PARENT_PREFIX)) return this.parent!.settingFor(this.instance.g, name.slice(PARENT_PREFIX.length));
     const value = this.envScope.lookup(name);
     if (value !== UNSET) return value;
-    if (name === 'NR_SUBFLOW_NAME') return this.instance.name;
+    // The saved name, "" included (the instance node itself keeps only a truthy one).
+    if (name === 'NR_SUBFLOW_NAME') return this.instanceName;
     if (name === 'NR_SUBFLOW_ID') return this.instance.id;
     if (name === 'NR_SUBFLOW_PATH') return this.path;
     return this.parent!.settingFor(this.instance.g, name);

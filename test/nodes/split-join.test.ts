@@ -146,10 +146,11 @@ describe('split and join nodes', () => {
   test('reduce folds a sequence with $A, $N and a fix-up, left and right', async () => {
     receive('red-split', { payload: [2, 4, 9] });
     const [avg] = await t.capture.waitFor('red-out');
-    assert.deepEqual(shape(avg), { payload: 5 });
+    // As Node-RED, the result leaves on the last message in fold order (its parts, msg.res… kept).
+    assert.deepEqual(shape(avg), { payload: 5, parts: { id: 'string', type: 'array', count: 3, len: 1, index: 2 } });
     receive('right-split', { payload: ['a', 'b', 'c'] });
     const [rev] = await t.capture.waitFor('right-out');
-    assert.deepEqual(shape(rev), { payload: 'cba' });
+    assert.deepEqual(shape(rev), { payload: 'cba', parts: { id: 'string', type: 'array', count: 3, len: 1, index: 0 } });
   });
 });
 

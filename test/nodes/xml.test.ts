@@ -35,13 +35,13 @@ describe('xml node', () => {
     assert.deepEqual(root, { _msgid: 'r', payload: `${DECL}<root><a>1</a><b>two</b></root>` });
   });
 
-  test('custom attribute and text keys work both ways', async () => {
+  test('custom attribute and text keys apply to parsing; building reads $ and _ as Node-RED does', async () => {
     receive('keys', { _msgid: 'k', doc: '<a x="1">t<b>u</b></a>' });
     const [parsed] = await t.capture.waitFor('keys-out');
     assert.deepEqual(parsed, { _msgid: 'k', doc: { a: { '#': 't', '@': { x: '1' }, b: ['u'] } } });
-    receive('keys', parsed);
+    receive('keys', { _msgid: 'k2', doc: { a: { $: { x: '1' }, _: 't', b: ['u'] } } });
     const [, back] = await t.capture.waitFor('keys-out', 2);
-    assert.deepEqual(back, { _msgid: 'k', doc: `${DECL}<a x="1">t<b>u</b></a>` });
+    assert.deepEqual(back, { _msgid: 'k2', doc: `${DECL}<a x="1">t<b>u</b></a>` });
   });
 
   test('malformed XML is reported to catch nodes', async () => {

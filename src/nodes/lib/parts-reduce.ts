@@ -89,7 +89,11 @@ export class Reducer {
         fixup.assign('A', acc);
         acc = await this.evaluate(fixup, {});
       }
-      current.send({ payload: acc });
+      // Node-RED sends the last message in fold order with the result as its payload: it keeps
+      // msg.res of an http-in request, msg.parts and everything else the flow relies on.
+      const last = held[held.length - 1];
+      last.msg.payload = acc;
+      last.send(last.msg);
     } catch (err) {
       // The error is reported against the message that completed the group; the others complete.
       for (const h of group) if (h !== current) h.done();

@@ -1,0 +1,48 @@
+/**
+ * Differential compatibility: the same flows deployed unchanged on real Node-RED (the bench's
+ * peer, installed once from npm) and on Runnel, the same requests sent to both, and their answers
+ * (status, content-type, body) compared case by case. The corpus is in ./differential/.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { cases, corpusFlows, PROCESS_ENV } from './differential/index.js';
+import { ask, deployTo, startPeer, systemEnv, type Answer, type Peer } from './differential/peers.js';
+
+/** Installing the peer can take a couple of minutes the first time. */
+const SETUP_TIMEOUT_MS = 600_000;
+
+function show(a: Answer): string {
+  return JSON.stringify(a, null, 2);
+}
+
+describe('differential: Node-RED and Runnel answer the same flows alike', { timeout: 900_000 }, () => {
+  let red: Peer | undefined;
+  let runnel: Peer | undefined;
+
+  before(async () => {
+    // Children inherit the environment; ${VAR} substitution and env-typed values read these.
+    Object.assign(process.env, PROCESS_ENV);
+    const env = await systemEnv((line) => console.log(line));
+    [red, runnel] = await Promise.all([startPeer('node-red', env), startPeer('runnel', env)]);
+    const flows = corpusFlows();
+    await Promise.all([deployTo(red, flows), deployTo(runnel, flows)]);
+  }, { timeout: SETUP_TIMEOUT_MS });
+
+  after(async () => {
+    await Promise.all([red?.system.stop(), runnel?.system.stop()]);
+  });
+
+  for (const c of cases) {
+    it(`${c.name}: ${c.about}`, { timeout: 60_000 }, async () => {
+      for (const [i, req] of c.requests.entries()) {
+        // Both at once: requests within a case stay in order, and each system sees the same order.
+        const [expected, actual] = await Promise.all([ask(red!, c.name, req, c.headers), ask(runnel!, c.name, req, c.headers)]);
+        const where = `${c.name}, request ${i + 1} of ${c.requests.length}: ${JSON.stringify(req)}`;
+        assert.notEqual(expected.status, 'no answer', `the case itself is broken: Node-RED did not answer (${where})`);
+        const wanted = c.deviation ? c.deviation.runnel(expected) : expected;
+        const note = c.deviation ? `\ndeliberate difference: ${c.deviation.why}` : '';
+        assert.deepStrictEqual(actual, wanted, `${where}${note}\nNode-RED: ${show(expected)}\nRunnel:   ${show(actual)}`);
+      }
+    });
+  }
+});

@@ -1,0 +1,25 @@
+/** The whole corpus, and the flows that deploy it. */
+import type { FlowNode } from '../../bench/flows.js';
+import { changeCases, switchCases } from './cases-change-switch.js';
+import { envCases, functionCases, httpCases, linkCases, subflowCases } from './cases-flow.js';
+import { filterDelayCases, sortBatchCases, splitJoinCases } from './cases-sequence.js';
+import { csvCases, htmlCases, parserCases, rangeCases, templateCases } from './cases-transform.js';
+import { caseFlows, readyFlow, type DiffCase } from './harness.js';
+
+export const cases: DiffCase[] = [
+  ...changeCases, ...switchCases, ...templateCases, ...rangeCases, ...parserCases, ...htmlCases, ...csvCases,
+  ...splitJoinCases, ...sortBatchCases, ...filterDelayCases, ...functionCases, ...linkCases, ...httpCases,
+  ...envCases, ...subflowCases,
+];
+
+/** Process environment both systems start with (whole-value ${VAR} and env-typed values read it). */
+export const PROCESS_ENV = { DIFF_NAME: 'alpha', DIFF_NUM: '42' };
+
+export function corpusFlows(): FlowNode[] {
+  const names = new Set<string>();
+  for (const c of cases) {
+    if (names.has(c.name)) throw new Error(`duplicate case ${c.name}`);
+    names.add(c.name);
+  }
+  return [...readyFlow(), ...cases.flatMap(caseFlows)];
+}
