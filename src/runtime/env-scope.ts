@@ -19,9 +19,14 @@ export class EnvScope {
     private readonly context: () => EnvContext,
   ) {}
 
+  /** Whether `prepare` has asynchronous work to do. */
+  get needsPreparing(): boolean {
+    return !this.values && needsAsyncEnv(this.entries);
+  }
+
   /** A promise only when there is asynchronous work to wait for. */
   prepare(): Promise<void> | undefined {
-    if (this.values || !needsAsyncEnv(this.entries)) return undefined;
+    if (!this.needsPreparing) return undefined;
     return Promise.resolve(evaluateEnvList(this.entries, this.context())).then((values) => {
       this.values = values;
     });

@@ -75,13 +75,11 @@ export class Flow {
    * synchronously.
    */
   prepareEnv(): Promise<void> | undefined {
-    const pending: (() => Promise<void> | undefined)[] = [() => this.ownEnv()?.prepare()];
-    for (const group of this.groups.values()) pending.push(() => group.env.prepare());
-    for (let i = 0; i < pending.length; i++) {
-      const wait = pending[i]();
-      if (wait) return wait.then(() => chain(pending.slice(i + 1)));
-    }
-    return undefined;
+    const scopes = [this.ownEnv(), ...[...this.groups.values()].map((g) => g.env)];
+    if (!scopes.some((scope) => scope?.needsPreparing)) return undefined;
+    return (async () => {
+      for (const scope of scopes) await scope?.prepare();
+    })();
   }
 
   /** This container's own env list, or undefined when it has none (the global scope). */
@@ -253,10 +251,6 @@ export class Flow {
     // Scoped catch nodes get first refusal, as in Node-RED.
     this.catchers.sort((a, b) => Number(a.scope === null) - Number(b.scope === null));
   }
-}
-
-async function chain(steps: (() => Promise<void> | undefined)[]): Promise<void> {
-  for (const step of steps) await step();
 }
 
 function describeError(err: unknown, node: Node, count: number): Record<string, unknown> {
