@@ -4,12 +4,13 @@ import { changeCases, switchCases } from './cases-change-switch.js';
 import { envCases, functionCases, httpCases, linkCases, subflowCases } from './cases-flow.js';
 import { filterDelayCases, sortBatchCases, splitJoinCases } from './cases-sequence.js';
 import { csvCases, htmlCases, parserCases, rangeCases, templateCases } from './cases-transform.js';
+import { jsonSchemaCases, xmlOptionCases } from './cases-parsers.js';
 import { caseFlows, readyFlow, type DiffCase } from './harness.js';
 
 export const cases: DiffCase[] = [
   ...changeCases, ...switchCases, ...templateCases, ...rangeCases, ...parserCases, ...htmlCases, ...csvCases,
   ...splitJoinCases, ...sortBatchCases, ...filterDelayCases, ...functionCases, ...linkCases, ...httpCases,
-  ...envCases, ...subflowCases,
+  ...envCases, ...subflowCases, ...jsonSchemaCases, ...xmlOptionCases,
 ];
 
 /** Process environment both systems start with (whole-value ${VAR} and env-typed values read it). */

@@ -55,13 +55,67 @@ describe('json node', () => {
     assert.equal(t.capture.of('cap-toggle').length, before);
   });
 
-  test('Buffers and unsupported types are dropped with Node-RED\'s warnings', async () => {
+  test('a Buffer is parsed like a string; unsupported types are dropped with Node-RED\'s warning', async () => {
     const before = t.capture.of('cap-toggle').length;
-    receive('toggle', { _msgid: 'buf', payload: Buffer.from('{}') });
     receive('toggle', { _msgid: 'fn', payload: Symbol('s') });
-    await new Promise((r) => setTimeout(r, 50));
-    assert.equal(t.capture.of('cap-toggle').length, before);
-    assert.ok(t.server.logs.some((l) => l.includes('Ignored non-object payload')));
+    receive('toggle', { _msgid: 'buf', payload: Buffer.from('{"b":1}') });
+    const got = await t.capture.waitFor('cap-toggle', before + 1);
+    assert.deepEqual(got.slice(before), [{ _msgid: 'buf', payload: { b: 1 } }]);
     assert.ok(t.server.logs.some((l) => l.includes('Ignored unsupported payload type')));
+  });
+});
+
+const SCHEMA = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'string', maxLength: 2 } }, required: ['a'] };
+
+describe('json node with msg.schema', () => {
+  const t = flowSuite(() => [
+    { id: 't1', type: 'tab', label: 'json schema' },
+    node('toggle', 'json', { action: '', property: 'payload' }, [['out']]),
+    node('str', 'json', { action: 'str', property: 'payload' }, [['out']]),
+    node('obj', 'json', { action: 'obj', property: 'payload' }, [['out']]),
+    node('catch', 'catch', { scope: null, uncaught: false }, [['out']]),
+    node('out', 'test-capture'),
+  ]);
+
+  /** Sends `msg` to node `id` and returns what reached `out`: the message sent or the error caught. */
+  async function through(id: string, msg: Record<string, unknown>): Promise<Record<string, any>> {
+    const n = t.capture.of('out').length;
+    t.receive(id, msg);
+    return (await t.capture.waitFor('out', n + 1))[n];
+  }
+
+  test('a valid message is converted and leaves without msg.schema, in every direction', async () => {
+    assert.deepEqual(await through('toggle', { _msgid: 'v1', payload: '{"a":1,"b":"ok"}', schema: SCHEMA }), { _msgid: 'v1', payload: { a: 1, b: 'ok' } });
+    assert.deepEqual(await through('toggle', { _msgid: 'v2', payload: { a: 2 }, schema: SCHEMA }), { _msgid: 'v2', payload: '{"a":2}' });
+    assert.deepEqual(await through('str', { _msgid: 'v3', payload: '{"a":3}', schema: SCHEMA }), { _msgid: 'v3', payload: '{"a":3}' });
+    assert.deepEqual(await through('obj', { _msgid: 'v4', payload: { a: 4 }, schema: SCHEMA }), { _msgid: 'v4', payload: { a: 4 } });
+  });
+
+  test('an invalid message fails with ajv\'s error text and keeps its errors in msg.schemaError', async () => {
+    const msg = await through('toggle', { _msgid: 'i1', payload: '{"a":"x","b":"long"}', schema: SCHEMA });
+    assert.equal(msg.error.message, 'JSON Schema error: data/a must be number, data/b must NOT have more than 2 characters');
+    assert.deepEqual(msg.payload, { a: 'x', b: 'long' });
+    assert.deepEqual(msg.schema, SCHEMA);
+    assert.deepEqual(msg.schemaError, [
+      { instancePath: '/a', schemaPath: '#/properties/a/type', keyword: 'type', params: { type: 'number' }, message: 'must be number' },
+      { instancePath: '/b', schemaPath: '#/properties/b/maxLength', keyword: 'maxLength', params: { limit: 2 }, message: 'must NOT have more than 2 characters' },
+    ]);
+    const str = await through('str', { _msgid: 'i2', payload: { b: 7 }, schema: SCHEMA });
+    assert.equal(str.error.message, "JSON Schema error: data must have required property 'a', data/b must be string");
+    assert.deepEqual(str.payload, { b: 7 });
+  });
+
+  test('a draft-06 schema validates; a schema ajv cannot compile is an error', async () => {
+    const draft06 = { $schema: 'http://json-schema.org/draft-06/schema#', type: 'array', contains: { const: 3 } };
+    assert.deepEqual(await through('obj', { _msgid: 'd1', payload: [1, 3], schema: draft06 }), { _msgid: 'd1', payload: [1, 3] });
+    const bad = await through('obj', { _msgid: 'd2', payload: [1], schema: { type: 'nonsense' } });
+    assert.equal(bad.error.message, 'JSON Schema error: failed to compile schema');
+    assert.equal(bad.schemaError, undefined);
+  });
+
+  test('a schema is compiled once per JSON text, so an $id schema sent again as a new object still works', async () => {
+    const withId = () => ({ $id: 'urn:runnel:test', type: 'integer' });
+    assert.deepEqual(await through('toggle', { _msgid: 'c1', payload: '5', schema: withId() }), { _msgid: 'c1', payload: 5 });
+    assert.deepEqual(await through('toggle', { _msgid: 'c2', payload: '6', schema: withId() }), { _msgid: 'c2', payload: 6 });
   });
 });

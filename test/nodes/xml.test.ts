@@ -1,5 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { eventually } from '../helpers/server.js';
 import { type Conf, flowSuite, node } from './flow.js';
 
 const DECL = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>';
@@ -44,9 +45,100 @@ describe('xml node', () => {
     assert.deepEqual(back, { _msgid: 'k2', doc: `${DECL}<a x="1">t<b>u</b></a>` });
   });
 
+  /** Sends `msg` to the default-keys node and returns what it sent or the error it reported. */
+  async function through(msg: Record<string, unknown>): Promise<Record<string, any>> {
+    const outs = t.capture.of('x-out').length;
+    const errs = t.capture.of('errors').length;
+    receive('x', msg);
+    await eventually(() => t.capture.of('x-out').length > outs || t.capture.of('errors').length > errs);
+    return t.capture.of('x-out')[outs] ?? t.capture.of('errors')[errs];
+  }
+
+  test('msg.options shape the parse as xml2js options do, and Node-RED writes its keys into them', async () => {
+    const doc = '<Order id="7">\n  <Item sku="a">  two   words  </Item>\n  <item>plain</item>\n  <empty/>\n  <mixed>a<b>c</b>d</mixed>\n</Order>';
+    const merged = await through({ _msgid: 'o1', payload: doc, options: { explicitArray: false, mergeAttrs: true } });
+    assert.deepEqual(merged, {
+      _msgid: 'o1',
+      payload: { Order: { id: '7', Item: { _: '  two   words  ', sku: 'a' }, item: 'plain', empty: '', mixed: { _: 'ad', b: 'c' } } },
+      options: { explicitArray: false, mergeAttrs: true, async: true, attrkey: '$', charkey: '_' },
+    });
+    const bare = await through({ _msgid: 'o2', payload: doc, options: { explicitRoot: false, ignoreAttrs: true, trim: true, normalize: true } });
+    assert.deepEqual(bare.payload, { Item: ['two words'], item: ['plain'], empty: [''], mixed: [{ _: 'ad', b: ['c'] }] });
+    const tags = await through({ _msgid: 'o3', payload: doc, options: { normalizeTags: true, explicitCharkey: true, emptyTag: 'E', attrkey: 'A' } });
+    assert.deepEqual(tags.payload, {
+      order: { A: { id: '7' }, item: [{ _: '  two   words  ', A: { sku: 'a' } }, { _: 'plain' }], empty: ['E'], mixed: [{ _: 'ad', b: [{ _: 'c' }] }] },
+    });
+    assert.deepEqual(tags.options, { normalizeTags: true, explicitCharkey: true, emptyTag: 'E', attrkey: 'A', async: true, charkey: '_' });
+    const whitespace = await through({ _msgid: 'o4', payload: '<r><k> a \n\n b </k><e/><w> </w></r>', options: { explicitRoot: false, trim: true, normalize: true, emptyTag: {} } });
+    assert.deepEqual(whitespace.payload, { k: ['a b'], e: [{}], w: [{}] });
+    const blank = await through({ _msgid: 'o5', payload: '  ', options: {} });
+    assert.equal(blank.payload, null);
+  });
+
+  test('explicitChildren gathers children under childkey; charsAsChildren moves the text there too', async () => {
+    const doc = '<r id="1">t<Sub>u</Sub><e/></r>';
+    const children = await through({ _msgid: 'c1', payload: doc, options: { explicitChildren: true, normalizeTags: true } });
+    assert.deepEqual(children.payload, { r: { $: { id: '1' }, _: 't', $$: { sub: ['u'], e: [''] } } });
+    const chars = await through({ _msgid: 'c2', payload: doc, options: { explicitChildren: true, charsAsChildren: true, childkey: 'kids' } });
+    assert.deepEqual(chars.payload, { r: { $: { id: '1' }, kids: { _: 't', Sub: ['u'], e: [''] } } });
+  });
+
+  test('name and value processors given by a function node apply as in xml2js', async () => {
+    const stripPrefix = (name: string) => name.replace(/(?!xmlns)^.*:/, '');
+    const parseNumbers = (v: string) => (Number.isNaN(Number(v)) ? v : Number(v));
+    const parseBooleans = (v: string) => (/^(?:true|false)$/i.test(v) ? v.toLowerCase() === 'true' : v);
+    const msg = await through({
+      _msgid: 'p1', payload: '<s:Env xmlns:s="u"><s:Body a:x="TRUE">42</s:Body></s:Env>',
+      options: { tagNameProcessors: [stripPrefix], attrNameProcessors: [stripPrefix], attrValueProcessors: [parseBooleans], valueProcessors: [parseNumbers] },
+    });
+    assert.deepEqual(msg.payload, { Env: { $: { 'xmlns:s': 'u' }, Body: [{ _: 42, $: { x: true } }] } });
+  });
+
+  test('strict false reads names in upper case, as sax does in its loose mode', async () => {
+    const msg = await through({ _msgid: 's1', payload: '<A x="1"><b>t</b><b/><c>  </c></A>', options: { strict: false } });
+    assert.deepEqual(msg.payload, { A: { $: { X: '1' }, B: ['t', ''], C: ['  '] } });
+  });
+
+  test('msg.options shape the XML the Builder writes; given options mean pretty printing by default', async () => {
+    const pretty = await through({ _msgid: 'b1', payload: { a: { $: { k: 'v' }, b: ['u', { _: 't', c: 1 }], e: '' } }, options: {} });
+    assert.deepEqual(pretty, {
+      _msgid: 'b1',
+      payload: `${DECL}\n<a k="v">\n  <b>u</b>\n  <b>\n    t\n    <c>1</c>\n  </b>\n  <e/>\n</a>`,
+      options: { async: false },
+    });
+    const headless = await through({ _msgid: 'b2', payload: { a: '1' }, options: { headless: true, rootName: 'doc', renderOpts: { pretty: true, indent: '\t', newline: '\r\n' } } });
+    assert.equal(headless.payload, '<doc>\r\n\t<a>1</a>\r\n</doc>');
+    const cdata = await through({
+      _msgid: 'b3', payload: { a: { _: 'x<y]]>z', b: 'ok' } },
+      options: { xmldec: { version: '1.1', encoding: 'ISO-8859-1', standalone: false }, cdata: true, renderOpts: { pretty: false }, doctype: { sysID: 'd.dtd' } },
+    });
+    assert.equal(cdata.payload, '<?xml version="1.1" encoding="ISO-8859-1" standalone="no"?><!DOCTYPE a SYSTEM "d.dtd"><a><![CDATA[x<y]]]]><![CDATA[>z]]><b>ok</b></a>');
+    const empty = await through({
+      _msgid: 'b4', payload: { a: { b: '' } },
+      options: { xmldec: { version: '1.0' }, renderOpts: { pretty: true, allowEmpty: true, spaceBeforeSlash: true }, doctype: { pubID: 'p', sysID: 's' } },
+    });
+    assert.equal(empty.payload, '<?xml version="1.0" ?>\n<!DOCTYPE a PUBLIC "p" "s" >\n<a>\n  <b></b>\n</a>');
+    const text = await through({ _msgid: 'b5', payload: { a: { _: 't', b: ['u', 'v'], c: { d: '' } } }, options: { renderOpts: { pretty: true, dontPrettyTextNodes: true, offset: 1 } } });
+    assert.equal(text.payload, `  ${DECL}\n  <a>t<b>u</b><b>v</b><c><d/></c></a>`);
+    const keys = await through({ _msgid: 'b6', payload: { a: { A: { k: 'v' }, C: 'text' } }, options: { attrkey: 'A', charkey: 'C', renderOpts: { pretty: false } } });
+    assert.equal(keys.payload, `${DECL}<a k="v">text</a>`);
+  });
+
+  test('what xmlbuilder refuses is an error: bad names, versions and missing text', async () => {
+    const cases: [unknown, unknown, string][] = [
+      [{ 'bad name': 1 }, {}, 'Invalid character in name'],
+      [[{ a: 1 }], undefined, 'Invalid character in name'],
+      [{ a: 1 }, { xmldec: { version: '2.0' } }, 'Invalid version number: 2.0'],
+      [{ a: { _: null } }, {}, 'Missing element text. parent: <a>'],
+    ];
+    for (const [i, [payload, options, message]] of cases.entries()) {
+      const msg = await through(options === undefined ? { _msgid: `e${i}`, payload } : { _msgid: `e${i}`, payload, options });
+      assert.equal(msg.error?.message, `Error: ${message}`);
+    }
+  });
+
   test('malformed XML is reported to catch nodes', async () => {
-    receive('x', { _msgid: 'bad', payload: '<a><b></a>' });
-    const [err] = await t.capture.waitFor('errors');
+    const err = await through({ _msgid: 'bad', payload: '<a><b></a>' });
     assert.equal(err._msgid, 'bad');
     assert.match(err.error.message, /Expected closing tag 'b'/);
   });
