@@ -15,6 +15,7 @@ const hasOwn = (o: unknown, k: string) => typeof o === 'object' && o !== null &&
  */
 export default function (RED: RedApi) {
   const maxLength = typeof RED.settings.debugMaxLength === 'number' ? RED.settings.debugMaxLength : 1000;
+  const statusLength = Number(RED.settings.debugStatusLength) || STATUS_LENGTH;
 
   function evaluate(exp: PreparedJSONata, msg: Msg): Promise<unknown> {
     return new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(exp, msg, (err, v) => (err ? reject(err) : resolve(v))));
@@ -32,6 +33,13 @@ export default function (RED: RedApi) {
     statusVal: string;
     private readonly expression: PreparedJSONata | null = null;
     private readonly statusExpression: PreparedJSONata | null = null;
+    private readonly invalidExpression: string;
+    /** The last status shown, as JSON: Node-RED only sends a status that changed. */
+    private lastStatus = '{}';
+    /** statusType "counter": messages seen, and when the last one came. */
+    private counter = 0;
+    private lastCount = Date.now();
+    private counterTimer: ReturnType<typeof setTimeout> | undefined;
 
     constructor(config: NodeConfig) {
       super(config);
@@ -46,37 +54,69 @@ export default function (RED: RedApi) {
       this.statusVal = typeof config.statusVal === 'string' && config.statusVal ? config.statusVal : complete;
       this.tosidebar = config.tosidebar === undefined ? true : config.tosidebar === true || config.tosidebar === 'true';
       this.active = config.active === null || config.active === undefined || config.active === true || config.active === 'true';
-      if (jsonataTarget) this.expression = RED.util.prepareJSONataExpression(complete, this);
-      if (this.tostatus && this.statusType === 'jsonata') this.statusExpression = RED.util.prepareJSONataExpression(this.statusVal, this);
+      // Node-RED names the target expression in every JSONata failure, the status one's included.
+      this.invalidExpression = `Invalid JSONata expression: ${jsonataTarget ? complete : null}`;
+      try {
+        if (jsonataTarget) this.expression = RED.util.prepareJSONataExpression(complete, this);
+        if (this.statusType === 'jsonata') this.statusExpression = RED.util.prepareJSONataExpression(this.statusVal, this);
+      } catch {
+        // Node-RED then leaves the node without an input handler.
+        this.error(this.invalidExpression);
+        return;
+      }
+      if (this.statusType === 'counter') this.showCount();
       this.on('input', (msg: Msg, _send: SendFn, done: DoneFn) => this.handle(msg, done));
+      this.on('close', () => {
+        clearTimeout(this.counterTimer);
+        if (this.tostatus) this.status({});
+      });
     }
 
+    /** An inactive node still shows status and writes to the console; only the sidebar is off. */
     private handle(msg: Msg, done: DoneFn): void | Promise<void> {
       // A status node watching this debug node must not feed it its own status forever.
-      if (!this.active || (hasOwn(msg, 'status') && (msg.status as { source?: { id?: string } }).source?.id === this.id)) {
+      if (hasOwn(msg, 'status') && (msg.status as { source?: { id?: string } }).source?.id === this.id) {
         done();
         return;
       }
       if (this.expression || this.statusExpression) return this.handleAsync(msg, done);
       const property = this.complete === 'true' ? undefined : (this.complete as string);
       const value = property === undefined ? msg : this.read(msg, property);
-      if (this.tostatus) this.showStatus(msg, this.statusValue(msg, value));
+      if (this.tostatus) {
+        if (this.statusType === 'counter') this.count();
+        else this.showStatus(msg, this.statusValue(msg, value));
+      }
       this.output(msg, property, value);
       done();
     }
 
     private async handleAsync(msg: Msg, done: DoneFn): Promise<void> {
+      const property = this.expression ? undefined : this.complete === 'true' ? undefined : (this.complete as string);
+      let value: unknown;
+      let failed = false;
       try {
-        const property = this.expression ? undefined : this.complete === 'true' ? undefined : (this.complete as string);
-        const value = this.expression ? await evaluate(this.expression, msg) : property === undefined ? msg : this.read(msg, property);
-        if (this.tostatus) {
-          this.showStatus(msg, this.statusExpression ? await evaluate(this.statusExpression, msg) : this.statusValue(msg, value));
-        }
-        this.output(msg, property, value);
-        done();
-      } catch (err) {
-        done(err);
+        value = this.expression ? await evaluate(this.expression, msg) : property === undefined ? msg : this.read(msg, property);
+      } catch {
+        failed = true;
       }
+      if (this.tostatus) {
+        if (this.statusType === 'counter') this.count();
+        else if (this.statusType === 'auto' && failed) this.error(this.invalidExpression);
+        else {
+          try {
+            this.showStatus(msg, this.statusExpression ? await evaluate(this.statusExpression, msg) : this.statusValue(msg, value));
+          } catch {
+            this.error(this.invalidExpression);
+          }
+        }
+      }
+      if (failed) {
+        // Node-RED reports it and leaves the message undone.
+        this.error(this.invalidExpression);
+        return;
+      }
+      this.output(msg, property, value);
+      done();
     }
 
     private read(msg: Msg, property: string): unknown {
@@ -92,28 +132,50 @@ export default function (RED: RedApi) {
       return this.read(msg, this.statusVal);
     }
 
+    /** Counts messages; bursts closer than 100 ms update the status once they pause for 200 ms. */
+    private count(): void {
+      const now = Date.now();
+      const gap = now - this.lastCount;
+      this.lastCount = now;
+      this.counter++;
+      clearTimeout(this.counterTimer);
+      this.counterTimer = undefined;
+      if (gap > 100) this.showCount();
+      else this.counterTimer = setTimeout(() => this.showCount(), 200);
+    }
+
+    /** The count as a number, as Node-RED shows it. */
+    private showCount(): void {
+      this.status({ fill: 'blue', shape: 'ring', text: this.counter as unknown as string });
+    }
+
     private showStatus(msg: Msg, value: unknown): void {
-      const status: NodeStatus = { fill: 'grey', shape: 'dot' };
+      let fill = 'grey';
+      let shape = 'dot';
       let text = typeof value === 'string' ? value : inspect(value);
-      if (hasOwn(value, 'fill') && hasOwn(value, 'shape') && hasOwn(value, 'text')) {
-        const v = value as NodeStatus;
-        status.fill = v.fill;
-        status.shape = v.shape;
+      const v = value as NodeStatus | null;
+      if (typeof value === 'object' && v?.fill && v.shape && v.text) {
+        fill = v.fill;
+        shape = v.shape;
         text = String(v.text);
       }
       if (this.statusType === 'auto') {
         if (hasOwn(msg, 'error')) {
-          status.fill = 'red';
+          fill = 'red';
           text = String((msg.error as { message?: unknown })?.message ?? msg.error);
         }
-        const s = msg.status as NodeStatus | undefined;
-        if (hasOwn(s, 'fill') && hasOwn(s, 'shape') && hasOwn(s, 'text')) {
-          status.fill = s!.fill;
-          status.shape = s!.shape;
-          text = String(s!.text);
+        if (hasOwn(msg, 'status')) {
+          const s = (msg.status ?? {}) as NodeStatus;
+          fill = s.fill || 'grey';
+          shape = s.shape || 'ring';
+          text = String(s.text || '');
         }
       }
-      status.text = text.length > STATUS_LENGTH ? `${text.substring(0, STATUS_LENGTH)}...` : text;
+      if (text.length > statusLength) text = `${text.substring(0, statusLength)}...`;
+      const status = { fill, shape, text } as NodeStatus;
+      const json = JSON.stringify(status);
+      if (json === this.lastStatus) return;
+      this.lastStatus = json;
       this.status(status);
     }
 
@@ -121,7 +183,7 @@ export default function (RED: RedApi) {
       if (this.console === 'true') {
         this.log(typeof value === 'string' ? (value.includes('\n') ? `\n${value}` : value) : `${typeof value === 'object' ? '\n' : ''}${inspect(value, { depth: 10 })}`);
       }
-      if (!this.tosidebar) return;
+      if (!this.active || !this.tosidebar) return;
       const entry: Record<string, unknown> = {
         id: this.id, z: this.z, _alias: this._alias, path: this._flow.path, name: this.name, topic: msg.topic,
       };

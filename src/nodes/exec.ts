@@ -185,7 +185,8 @@ export default function (RED: RedApi) {
       };
       child.stdout.on('data', forward(0));
       child.stderr.on('data', forward(1));
-      child.on('error', (err) => this.error(err, RED.util.cloneMessage(msg)));
+      // Node-RED reports a failed start (an unknown command) only by the return code that follows.
+      child.on('error', () => {});
       child.on('close', (code, signal) => {
         this.untrack(child);
         const m: Msg = RED.util.cloneMessage(msg);
@@ -194,8 +195,8 @@ export default function (RED: RedApi) {
           m.payload = { code };
           if (signal) m.payload.signal = signal;
         }
-        if (code === 0) this.status({});
-        else if (code === null) this.status({ fill: 'red', shape: 'dot', text: 'killed' });
+        // Node-RED's status for a clean exit is "rc:0" in yellow, like any other code.
+        if (code === null) this.status({ fill: 'red', shape: 'dot', text: 'killed' });
         else this.status({ fill: code < 0 ? 'red' : 'yellow', shape: 'dot', text: `rc:${code}` });
         send([null, null, m]);
         done();

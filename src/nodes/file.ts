@@ -121,7 +121,8 @@ export default function (RED: RedApi) {
       let data = msg.payload;
       if (typeof data === 'object' && data !== null && !Buffer.isBuffer(data)) data = JSON.stringify(data);
       else if (!Buffer.isBuffer(data)) data = String(data);
-      if (this.appendNewline && !Buffer.isBuffer(data)) data += os.EOL;
+      // The last part of a split string already ended where its separator was: no newline after it.
+      if (this.appendNewline && !Buffer.isBuffer(data) && !endsStringSequence(msg.parts)) data += os.EOL;
       const encoding = this.encoding === 'setbymsg' ? (msg.encoding as string) || 'none' : this.encoding;
       return encodeText(data, encoding);
     }
@@ -189,7 +190,7 @@ export default function (RED: RedApi) {
         stream.on('end', () => {
           if (lines) lines.end();
           else if (this.format === 'stream') {
-            if (held) send(this.piece(msg, held, { index, count: index + 1, ch: '', type: 'buffer', id: msg._msgid }));
+            if (held) send(this.piece(msg, held, { index, ch: '', type: 'buffer', id: msg._msgid, count: index + 1 }));
           } else {
             const data = Buffer.concat(chunks);
             if (this.format === 'utf8') {
@@ -228,8 +229,8 @@ export default function (RED: RedApi) {
       let m: Msg;
       if (this.allProps) m = RED.util.cloneMessage({ ...msg, payload: undefined });
       else {
-        m = { filename: msg.filename };
-        if (msg.topic !== undefined) m.topic = msg.topic;
+        // Node-RED's shape and key order: topic (even when undefined), filename, payload, parts.
+        m = { topic: msg.topic, filename: msg.filename };
       }
       m.payload = payload;
       m.parts = parts;
@@ -239,4 +240,9 @@ export default function (RED: RedApi) {
 
   RED.nodes.registerType('file', FileNode);
   RED.nodes.registerType('file in', FileInNode);
+}
+
+function endsStringSequence(parts: unknown): boolean {
+  const p = parts as { type?: unknown; count?: unknown; index?: unknown } | undefined;
+  return !!p && p.type === 'string' && p.count === (p.index as number) + 1;
 }

@@ -80,6 +80,10 @@ export default function (RED: RedApi) {
       super(config);
       this.method = String(config.method ?? 'get').toLowerCase();
       this.upload = config.upload === true;
+      if ((RED.settings as { httpNodeRoot?: unknown }).httpNodeRoot === false) {
+        this.warn('Cannot create http-in node when httpNodeRoot set to false');
+        return;
+      }
       if (!config.url || typeof config.url !== 'string') {
         this.warn('missing path');
         return;
@@ -110,7 +114,9 @@ export default function (RED: RedApi) {
       }) as unknown as RouteHandler;
       const app = RED.httpNode;
       const middleware = (RED.settings as { httpNodeMiddleware?: unknown }).httpNodeMiddleware;
-      const handlers = typeof middleware === 'function' ? [middleware as RouteHandler, callback, onError] : [callback, onError];
+      // Node-RED takes one middleware function or an array of them.
+      const before = typeof middleware === 'function' ? [middleware as RouteHandler] : Array.isArray(middleware) ? (middleware as RouteHandler[]) : [];
+      const handlers = [...before, callback, onError];
       app[method as 'get'](url, ...handlers);
       this.on('close', (done: () => void) => {
         app.removeRoute(method, url);
@@ -124,7 +130,7 @@ export default function (RED: RedApi) {
       super(config);
       const configured = config.headers && typeof config.headers === 'object' ? (config.headers as Record<string, unknown>) : {};
       const headers = Object.keys(configured).length > 0 ? configured : undefined;
-      const statusCode = Number(config.statusCode) || undefined;
+      const statusCode = parseInt(String(config.statusCode), 10) || undefined;
       // Node-RED's handler takes no done callback; keeping that arity spares a closure per response.
       this.on('input', (msg: Msg) => {
         const res = msg.res?._res;
@@ -135,7 +141,7 @@ export default function (RED: RedApi) {
         const merged = mergeHeaders(headers, msg.headers);
         if (merged) res.set(merged);
         if (msg.cookies) applyCookies(res, msg.cookies);
-        res.status(statusCode ?? (Number(msg.statusCode) || 200));
+        res.status(statusCode ?? (parseInt(msg.statusCode, 10) || 200));
         const payload = msg.payload;
         if (typeof payload === 'object' && !Buffer.isBuffer(payload)) res.jsonp(payload);
         else if (typeof payload === 'number') res.send(String(payload));

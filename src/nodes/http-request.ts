@@ -21,13 +21,6 @@ interface HeaderRule {
   valueValue?: string;
 }
 
-class HTTPError extends Error {
-  constructor(status: number, reason: string) {
-    super(`Response code ${status} (${reason})`);
-    this.name = 'HTTPError';
-  }
-}
-
 export default function (RED: RedApi) {
   const settingTimeout = parseInt(String((RED.settings as { httpRequestTimeout?: unknown }).httpRequestTimeout ?? ''), 10);
   const defaultTimeout = settingTimeout > 0 ? settingTimeout : DEFAULT_TIMEOUT_MS;
@@ -42,6 +35,7 @@ export default function (RED: RedApi) {
       const paytoqs = config.paytoqs === true || config.paytoqs === 'query' ? 'query' : config.paytoqs === 'body' ? 'body' : 'ignore';
       const ret = config.ret === 'bin' || config.ret === 'obj' ? config.ret : 'txt';
       const authType = typeof config.authType === 'string' && config.authType ? config.authType : 'basic';
+      // senderr only keeps failed requests off the output: a non-2xx answer is an ordinary response.
       const senderr = config.senderr === true;
       const rules = Array.isArray(config.headers) ? (config.headers as HeaderRule[]) : [];
       if (config.proxy) this.warn('http proxy configuration is not supported: requests are sent directly');
@@ -63,7 +57,8 @@ export default function (RED: RedApi) {
           return;
         }
         if (!url.startsWith('http://') && !url.startsWith('https://')) url = `http://${url}`;
-        if (msg.method && nodeMethod !== 'use') this.warn(NO_OVERRIDE);
+        // Node-RED warns only when the node itself names a method other than "use".
+        if (msg.method && config.method && nodeMethod !== 'use') this.warn(NO_OVERRIDE);
         const method = (nodeMethod === 'use' ? String(msg.method ?? 'GET') : nodeMethod).toUpperCase();
 
         let timeout = defaultTimeout;
@@ -107,9 +102,6 @@ export default function (RED: RedApi) {
             method, url, headers, body, timeout, digest,
             followRedirects: msg.followRedirects !== false,
           });
-          if (senderr && (response.statusCode < 200 || response.statusCode > 299)) {
-            throw Object.assign(new HTTPError(response.statusCode, response.statusMessage), { statusCode: response.statusCode });
-          }
         } catch (err) {
           const e = err as Error & { code?: string; statusCode?: number };
           if (e instanceof TimeoutError) {
@@ -130,6 +122,7 @@ export default function (RED: RedApi) {
         msg.statusCode = response.statusCode;
         msg.responseUrl = response.url;
         msg.redirectList = response.redirectList;
+        msg.retry = 0;
         const setCookie = response.headers['set-cookie'];
         if (setCookie) msg.responseCookies = parseSetCookies(setCookie);
         markResponseHeaders(resHeaders);
@@ -174,7 +167,10 @@ function requestHeaders(msg: Msg, rules: HeaderRule[]): Headers {
   for (const rule of rules) {
     const name = ruleValue(msg, rule.keyType, rule.keyValue);
     const value = ruleValue(msg, rule.valueType, rule.valueValue);
-    if (name && value !== undefined && value !== null && value !== '') setHeader(headers, String(name), String(value));
+    if (!name) continue;
+    // An empty value removes a header msg.headers set, as Node-RED's rules do.
+    if (value === undefined || value === null || value === '') headers.delete(String(name).toLowerCase());
+    else setHeader(headers, String(name), String(value));
   }
   const cookies = cookiePairs(msg.cookies);
   if (cookies.length) {

@@ -91,8 +91,14 @@ export default function (RED: RedApi) {
         p.v = config.topic ?? '';
       }
       if (p.v === undefined || p.v === null) p.v = '';
-      if (p.vt === 'jsonata') p.exp = RED.util.prepareJSONataExpression(String(p.v), node);
-      else if (p.vt === 'json') JSON.parse(String(p.v));
+      // An invalid expression is reported now and again at each injection, as in Node-RED.
+      if (p.vt === 'jsonata' && p.v) {
+        try {
+          p.exp = RED.util.prepareJSONataExpression(String(p.v), node);
+        } catch (err) {
+          node.error(`Invalid JSONata expression: ${(err as Error).message}`);
+        }
+      }
       return p;
     });
   }
@@ -115,13 +121,14 @@ export default function (RED: RedApi) {
     constructor(config: NodeConfig) {
       super(config);
       this.props = normaliseProps(config, this);
-      this.async = this.props.some((p) => p.exp);
+      this.async = this.props.some((p) => p.vt === 'jsonata');
       this.repeat = Number(config.repeat) > 0 ? Number(config.repeat) : 0;
       this.crontab = typeof config.crontab === 'string' ? config.crontab.trim() : '';
       this.injectOnce = config.once === true || config.once === 'true';
-      this.onceDelay = (Number(config.onceDelay) || 0.1) * 1000;
+      // As Node-RED: only a missing or empty delay becomes 0.1 s; a configured "0" injects at once.
+      this.onceDelay = (Number(config.onceDelay || 0.1) || 0) * 1000;
       if (this.repeat > MAX_REPEAT) {
-        this.error(`repeat interval too large: ${this.repeat} s (at most ${MAX_REPEAT} s)`);
+        this.error('Interval too large');
         this.repeat = 0;
       }
       this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => this.inject(msg, send, done));
@@ -192,14 +199,27 @@ export default function (RED: RedApi) {
       const errors: string[] = [];
       for (const prop of props) {
         if (!prop.p) continue;
+        const vt = prop.vt ?? 'str';
+        if (vt !== 'jsonata') {
+          try {
+            RED.util.setMessageProperty(msg, prop.p, RED.util.evaluateNodeProperty(prop.v ?? '', vt, this, msg), true);
+          } catch (err) {
+            errors.push(String(err));
+          }
+          continue;
+        }
+        if (!prop.v) continue;
+        let exp: PreparedJSONata;
         try {
-          const vt = prop.vt ?? 'str';
-          const value = vt === 'jsonata'
-            ? await evaluateJSONata(prop.exp ?? RED.util.prepareJSONataExpression(String(prop.v ?? ''), this), msg)
-            : RED.util.evaluateNodeProperty(prop.v ?? '', vt, this, msg);
-          RED.util.setMessageProperty(msg, prop.p, value, true);
+          exp = prop.exp ?? RED.util.prepareJSONataExpression(String(prop.v), this);
         } catch (err) {
-          errors.push(String(err));
+          errors.push((err as Error).message);
+          continue;
+        }
+        try {
+          RED.util.setMessageProperty(msg, prop.p, await evaluateJSONata(exp, msg), true);
+        } catch (err) {
+          errors.push(`Invalid JSONata expression: ${(err as Error).message}`);
         }
       }
       this.finish(msg, errors, send, done);

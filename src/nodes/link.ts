@@ -146,14 +146,17 @@ export default function (RED: RedApi) {
       return target;
     }
 
+    /** By id, else by name: a unique one on this flow first, then a unique one anywhere (Node-RED's order). */
     private dynamicTarget(name: unknown): Node {
-      if (typeof name !== 'string' || !name) throw new Error('msg.target must be the id or name of a link in node');
-      const byId = getLinkIn(name);
+      const key = typeof name === 'string' ? name : '';
+      const byId = key ? getLinkIn(key) : undefined;
       if (byId) return byId;
-      const named = linkInsByName.get(name);
-      if (!named || named.size === 0) throw new Error(`target link-in node '${name}' not found`);
-      if (named.size > 1) throw new Error(`Multiple link-in nodes named '${name}' found`);
-      return named.values().next().value as Node;
+      const named = key ? [...(linkInsByName.get(key) ?? [])] : [];
+      const here = named.filter((n) => n.z === this.z);
+      if (here.length === 1) return here[0];
+      if (named.length > 1) throw new Error(`Multiple link-in nodes named '${key}' found`);
+      if (named.length === 1) return named[0];
+      throw new Error(`target link-in node '${key}' not found`);
     }
   }
 

@@ -7,13 +7,27 @@ class StatusNode extends Node {
 
   constructor(config: NodeConfig) {
     super(config);
-    this.scope = Array.isArray(config.scope) ? (config.scope as string[]) : null;
+    this.scope = Array.isArray(config.scope) ? withoutWired(config.scope as string[], this.wires) : null;
     if (config.scope === 'group') this.warn('scope "group" is not supported: reporting status from the whole flow');
     this.on('input', (msg, send, done) => {
       send(msg);
       done();
     });
   }
+}
+
+/**
+ * Node-RED drops the nodes this one is wired to from its scope, so a directly connected node
+ * cannot loop. Its walk steps past the entry after each one it removes; kept so the same
+ * configurations watch the same nodes.
+ */
+function withoutWired(scope: string[], wires: string[][]): string[] {
+  const wired = new Set(wires.flat());
+  const kept = [...scope];
+  for (let i = 0; i < kept.length; i++) {
+    if (wired.has(kept[i])) kept.splice(i, 1);
+  }
+  return kept;
 }
 
 export default function (RED: RedApi) {

@@ -60,8 +60,9 @@ export default function (RED: RedApi) {
       return '';
     }
 
+    /** Node-RED escapes for JSON only at the top level: values inside sections are left as they are. */
     override push(view: unknown): mustache.Context {
-      return new TemplateContext(view, this, this.node, this.escape, this.resolved);
+      return new TemplateContext(view, this, this.node, false, this.resolved);
     }
   }
 

@@ -5,12 +5,14 @@ import { envCases, functionCases, httpCases, linkCases, subflowCases } from './c
 import { filterDelayCases, sortBatchCases, splitJoinCases } from './cases-sequence.js';
 import { csvCases, htmlCases, parserCases, rangeCases, templateCases } from './cases-transform.js';
 import { jsonSchemaCases, xmlOptionCases } from './cases-parsers.js';
+import { ioCases } from './cases-io.js';
 import { caseFlows, readyFlow, type DiffCase } from './harness.js';
 
 export const cases: DiffCase[] = [
   ...changeCases, ...switchCases, ...templateCases, ...rangeCases, ...parserCases, ...htmlCases, ...csvCases,
   ...splitJoinCases, ...sortBatchCases, ...filterDelayCases, ...functionCases, ...linkCases, ...httpCases,
   ...envCases, ...subflowCases, ...jsonSchemaCases, ...xmlOptionCases,
+  ...ioCases,
 ];
 
 /** Process environment both systems start with (whole-value ${VAR} and env-typed values read it). */

@@ -46,6 +46,10 @@ describe('catch, status and complete nodes', () => {
       node('s-scoped', 'status', 't1', { scope: ['w1'] }, ['cap-status-scoped']),
       node('s-all', 'status', 't1', { scope: null }, ['cap-status-all']),
       node('k1', 'complete', 't1', { scope: ['w1'] }, ['cap-complete']),
+      node('s-wired', 'status', 't1', { scope: ['w1', 'cap-status-wired', 'w2'] }, ['cap-status-wired']),
+      node('k-wired', 'complete', 't1', { scope: ['cap-complete-wired', 'w1'] }, ['cap-complete-wired']),
+      node('cap-status-wired', 'test-capture', 't1'),
+      node('cap-complete-wired', 'test-capture', 't1'),
       node('w3', 'test-worker', 't2'),
       node('c-only-uncaught', 'catch', 't2', { uncaught: true }, ['cap-uncaught2']),
       ...['cap-scoped', 'cap-all', 'cap-uncaught', 'cap-status-scoped', 'cap-status-all', 'cap-complete'].map((id) => node(id, 'test-capture', 't1')),
@@ -110,5 +114,11 @@ describe('catch, status and complete nodes', () => {
     assert.equal(last.payload, 'a');
     await settle();
     assert.deepEqual(t.capture.of('cap-complete').map((m) => m._msgid).filter((id) => id === 'not-watched'), []);
+  });
+
+  test('status and complete nodes drop the nodes they are wired to from their scope', () => {
+    const scopeOf = (id: string) => (t.server.instance.runtime.engine.nodes.get(id) as unknown as { scope: string[] }).scope;
+    assert.deepEqual(scopeOf('s-wired'), ['w1', 'w2']);
+    assert.deepEqual(scopeOf('k-wired'), ['w1']);
   });
 });

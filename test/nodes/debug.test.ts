@@ -23,7 +23,9 @@ describe('debug node', () => {
       { id: 't1', type: 'tab', label: 'debug' },
       node('d-payload', { active: true, tosidebar: true, console: false, tostatus: false, complete: 'payload', targetType: 'msg' }),
       node('d-full', { active: true, tosidebar: true, complete: 'true', targetType: 'full' }),
-      node('d-inactive', { active: false, tosidebar: true, complete: 'payload' }),
+      node('d-inactive', { active: false, tosidebar: true, tostatus: true, console: true, complete: 'payload' }),
+      node('d-counter', { active: true, tosidebar: false, tostatus: true, complete: 'payload', statusType: 'counter', statusVal: '' }),
+      node('d-auto', { active: true, tosidebar: false, tostatus: true, complete: 'payload', statusType: 'auto', statusVal: '' }),
       node('d-status', { active: true, tosidebar: false, tostatus: true, complete: 'payload', statusType: 'auto', statusVal: '' }),
       node('d-jsonata', { active: true, tosidebar: true, complete: 'payload * 2', targetType: 'jsonata' }),
       node('d-console', { active: true, tosidebar: false, console: true, complete: 'payload.deep' }),
@@ -59,15 +61,32 @@ describe('debug node', () => {
     assert.equal(publishedBy('d-jsonata')[0].format, 'number');
   });
 
-  test('status shows the value; an inactive node does nothing', async () => {
-    receive('d-inactive', { _msgid: 'm4', payload: 'nothing' });
+  test('status shows the value; an inactive node still shows status and logs, but publishes nothing', async () => {
+    receive('d-inactive', { _msgid: 'm4', payload: 'inactive-value' });
     receive('d-status', { _msgid: 'm5', payload: 'a status text that is longer than thirty-two characters' });
     await eventually(() => statuses.some((s) => s.id === 'd-status'));
     assert.deepEqual(statuses.find((s) => s.id === 'd-status')!.status, { fill: 'grey', shape: 'dot', text: 'a status text that is longer tha...' });
     assert.deepEqual(publishedBy('d-status'), []);
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => statuses.some((s) => s.id === 'd-inactive'));
+    assert.deepEqual(statuses.find((s) => s.id === 'd-inactive')!.status, { fill: 'grey', shape: 'dot', text: 'inactive-value' });
+    await eventually(() => server.logs.some((l) => l.includes('inactive-value')));
     assert.deepEqual(publishedBy('d-inactive'), []);
-    assert.equal(server.logs.some((l) => l.includes('nothing')), false);
+  });
+
+  test('statusType counter counts messages; auto status takes msg.status with its defaults and skips repeats', async () => {
+    // Node-RED keeps the count a number; Runnel's node.status makes every text a string.
+    const counted = () => statuses.filter((s) => s.id === 'd-counter').map((s) => String(s.status.text));
+    await eventually(() => counted().length === 1);
+    receive('d-counter', { _msgid: 'c1', payload: 'x' });
+    await eventually(() => counted().length === 2);
+    assert.deepEqual(counted(), ['0', '1']);
+    const auto = () => statuses.filter((s) => s.id === 'd-auto').map((s) => s.status);
+    receive('d-auto', { _msgid: 'a1', payload: 'p', status: { text: 'from msg' } });
+    receive('d-auto', { _msgid: 'a2', payload: 'p', status: { text: 'from msg' } });
+    receive('d-auto', { _msgid: 'a3', payload: 'same' });
+    await eventually(() => auto().length === 2);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(auto(), [{ fill: 'grey', shape: 'ring', text: 'from msg' }, { fill: 'grey', shape: 'dot', text: 'same' }]);
   });
 
   test('console output logs the inspected value', async () => {

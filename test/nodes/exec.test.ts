@@ -28,7 +28,11 @@ describe('exec node', () => {
       execNode('slow', `${NODE} -e "setTimeout(() => {}, 20000)"`, { timer: '0.3' }),
       execNode('spawn', `${NODE} -e "console.log('out'); console.error('err'); process.exit(2)"`, { useSpawn: 'true' }),
       execNode('hold', `${NODE} -e "console.log(process.pid); setTimeout(() => {}, 20000)"`, { useSpawn: 'true' }),
-      ...captures('echo', 'fail', 'slow', 'spawn', 'hold'),
+      execNode('spawn-ok', `${NODE} -e "process.exit(0)"`, { useSpawn: 'true' }),
+      execNode('spawn-missing', 'runnel-no-such-command', { useSpawn: 'true' }),
+      node('spawn-ok-status', 'status', { scope: ['spawn-ok'] }, [['spawn-ok-statuses']]),
+      node('spawn-ok-statuses', 'test-capture'),
+      ...captures('echo', 'fail', 'slow', 'spawn', 'hold', 'spawn-ok', 'spawn-missing'),
     ]);
   });
   after(() => server.dispose());
@@ -63,6 +67,22 @@ describe('exec node', () => {
     assert.deepEqual(rc, { _msgid: 'p', payload: { code: 2 } });
     assert.deepEqual(capture.of('spawn-out'), [{ _msgid: 'p', payload: 'out\n' }]);
     assert.deepEqual(capture.of('spawn-err'), [{ _msgid: 'p', payload: 'err\n' }]);
+  });
+
+  test('spawn mode ends a clean exit with the status "rc:0", as Node-RED does', async () => {
+    receive('spawn-ok', { _msgid: 'k' });
+    const [rc] = await capture.waitFor('spawn-ok-rc');
+    assert.deepEqual(rc, { _msgid: 'k', payload: { code: 0 } });
+    const statuses = await capture.waitFor('spawn-ok-statuses', 2);
+    assert.deepEqual(statuses.map((m) => [m.status.fill, m.status.shape, m.status.text]).at(-1), ['yellow', 'dot', 'rc:0']);
+  });
+
+  test('spawn mode: an unknown command is no error for catch nodes, only a negative return code', async () => {
+    const before = capture.of('errors').length;
+    receive('spawn-missing', { _msgid: 'u', payload: 'x' });
+    const [rc] = await capture.waitFor('spawn-missing-rc');
+    assert.deepEqual(rc, { _msgid: 'u', payload: { code: -2 } });
+    assert.equal(capture.of('errors').length, before);
   });
 
   test('closing the node kills its running commands', async () => {

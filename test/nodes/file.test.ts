@@ -27,6 +27,7 @@ describe('file and file in nodes', () => {
       node('append', 'file', writer('false'), [['written']]),
       node('delete', 'file', writer('delete'), [['written']]),
       node('by-msg', 'file', { ...writer('true'), filename: 'filename', filenameType: 'msg', appendNewline: false, encoding: 'base64' }, [['written']]),
+      node('append-parts', 'file', { ...writer('false'), filename: 'out/parts.txt' }, [['written']]),
       node('utf8', 'file in', reader('utf8'), [['read']]),
       node('lines', 'file in', reader('lines', { allProps: true }), [['read']]),
       node('buffer', 'file in', reader(''), [['read']]),
@@ -77,6 +78,15 @@ describe('file and file in nodes', () => {
     receive('by-msg', { _msgid: 'm1', filename: path.join(dir, 'b64.txt'), payload: 'aGVsbG8=' });
     await capture.waitFor('written', 4);
     assert.equal(await readFile(path.join(dir, 'b64.txt'), 'utf8'), 'hello');
+  });
+
+  test('appendNewline leaves out the newline after the last part of a string sequence', async () => {
+    const parts = (index: number) => ({ id: 'seq', index, count: 2, type: 'string', ch: '\n' });
+    receive('append-parts', { _msgid: 'p1', payload: 'a', parts: parts(0) });
+    receive('append-parts', { _msgid: 'p2', payload: 'b', parts: parts(1) });
+    receive('append-parts', { _msgid: 'p3', payload: 'c', parts: { ...parts(1), type: 'array' } });
+    await capture.waitFor('written', 7);
+    assert.equal(await readFile(path.join(dir, 'out/parts.txt'), 'utf8'), `a${os.EOL}bc${os.EOL}`);
   });
 
   test('delete removes the file; reading it then fails to catch nodes and to the output', async () => {

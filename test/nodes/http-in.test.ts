@@ -28,6 +28,8 @@ function flows(): Conf[] {
     ].join('\n'), 'out-conf'),
     node('in-teapot', 'http in', { method: 'get', url: '/teapot' }, ['fn-teapot']),
     fn('fn-teapot', 'msg.statusCode = 200; msg.payload = 42; return msg;', 'out-418'),
+    node('in-status-text', 'http in', { method: 'get', url: '/status-text' }, ['fn-status-text']),
+    fn('fn-status-text', 'msg.statusCode = "202 Accepted"; msg.payload = "later"; return msg;', 'out'),
     node('in-bin', 'http in', { method: 'get', url: '/bin' }, ['fn-bin']),
     fn('fn-bin', 'msg.payload = Buffer.from([0, 1, 2, 255]); return msg;', 'out'),
     node('in-cookies', 'http in', { method: 'get', url: '/cookies' }, ['fn-cookies']),
@@ -91,6 +93,12 @@ describe('http in and http response', () => {
     const r = await request(server.at('teapot'));
     assert.equal(r.status, 418);
     assert.equal(r.text, '42');
+  });
+
+  test('msg.statusCode is read as parseInt reads it, so "202 Accepted" answers 202', async () => {
+    const r = await request(server.at('status-text'));
+    assert.equal(r.status, 202);
+    assert.equal(r.text, 'later');
   });
 
   test('a Buffer payload is sent as binary', async () => {

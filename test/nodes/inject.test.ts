@@ -31,7 +31,17 @@ describe('inject node', () => {
       node('repeat', 'inject', { props: [{ p: 'payload', v: 'r', vt: 'str' }], repeat: '0.05' }, [['cap-repeat']]),
       node('manual', 'inject', { props: [{ p: 'payload', v: 'm', vt: 'str' }], repeat: '' }, [['cap-manual']]),
       node('cron', 'inject', { props: [{ p: 'payload' }], crontab: 'not a cron' }, [[]]),
-      ...['cap-props', 'cap-legacy', 'cap-repeat', 'cap-manual'].map((id) => node(id, 'test-capture')),
+      node('bad', 'inject', {
+        props: [
+          { p: 'payload', v: 'not json', vt: 'json' },
+          { p: 'empty', v: '', vt: 'jsonata' },
+          { p: 'call', v: '$nope()', vt: 'jsonata' },
+          { p: 'broken', v: '1 +', vt: 'jsonata' },
+        ],
+        repeat: '',
+      }, [['cap-bad']]),
+      node('catch-bad', 'catch', { scope: ['bad'], uncaught: false }, [['cap-bad-errors']]),
+      ...['cap-props', 'cap-legacy', 'cap-repeat', 'cap-manual', 'cap-bad', 'cap-bad-errors'].map((id) => node(id, 'test-capture')),
     ];
     server.instance.runtime.engine.context.getGlobalContext().set('seed', 'from-global');
     await deploy(server, flows);
@@ -48,6 +58,18 @@ describe('inject node', () => {
       payload: { a: [1, 2] }, topic: 'news', n: 42, flag: true, who: 'tab',
       deep: { buf: Buffer.from([1, 2, 3]) }, sum: 3, g: 'from-global',
     });
+  });
+
+  test('bad JSON and JSONata values fail each injection with Node-RED\'s texts; an empty expression sets nothing', async () => {
+    server.instance.runtime.engine.nodes.get('bad')!.receive({ _msgid: 'b1' });
+    const [caught] = await capture.waitFor('cap-bad-errors');
+    assert.equal(caught.error.message, [
+      `SyntaxError: Unexpected token 'o', "not json" is not valid JSON`,
+      'Invalid JSONata expression: Attempted to invoke a non-function',
+      'Unexpected end of expression',
+    ].join('; '));
+    assert.equal(caught.empty, undefined);
+    assert.deepEqual(capture.of('cap-bad'), []);
   });
 
   test('the legacy payload/topic form still works', async () => {

@@ -26,6 +26,12 @@ describe('link nodes', () => {
       cap('call-result', 't1'),
       node('lc-dyn', 'link call', 't1', { links: [], linkType: 'dynamic', timeout: '2' }, ['dyn-result']),
       cap('dyn-result', 't1'),
+      // two link-in nodes of one name: a dynamic call prefers the one on its own tab
+      node('twin-far', 'link in', 't2', { name: 'twin', links: [] }, ['twin-far-seen']),
+      cap('twin-far-seen', 't2'),
+      node('twin-near', 'link in', 't1', { name: 'twin', links: [] }, ['twin-near-seen']),
+      cap('twin-near-seen', 't1', ['twin-ret']),
+      node('twin-ret', 'link out', 't1', { mode: 'return', links: [] }),
       // a link in that never answers
       node('li-sink', 'link in', 't2', { links: [] }, ['sink']),
       cap('sink', 't2'),
@@ -64,6 +70,14 @@ describe('link nodes', () => {
     receive('lc-dyn', { payload: 'by-id', target: 'li-svc' });
     const results = await t.capture.waitFor('dyn-result', 2);
     assert.deepEqual(results.map((m) => m.payload).sort(), ['by-id', 'by-name']);
+  });
+
+  test('a dynamic link call by a shared name takes the link in on its own tab', async () => {
+    receive('lc-dyn', { _msgid: 'tw', payload: 'twin', target: 'twin' });
+    const [near] = await t.capture.waitFor('twin-near-seen');
+    assert.equal(near.payload, 'twin');
+    await t.capture.waitFor('dyn-result', 3);
+    assert.deepEqual(t.capture.of('twin-far-seen'), []);
   });
 
   test('a dynamic link call to an unknown target is an error', async () => {

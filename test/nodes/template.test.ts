@@ -12,13 +12,14 @@ describe('template node', () => {
       node('mustache', 'template', { template: '{{global.greeting}} {{payload}} ({{topic}}) from {{flow.name}} as {{env.WHO}}{{missing}}.', syntax: 'mustache', field: 'payload', fieldType: 'msg', output: 'str' }, [['cap-mustache']]),
       node('escape', 'template', { template: '{{payload}} {{{payload}}}{{#list}}[{{.}}]{{/list}}', field: 'out' }, [['cap-escape']]),
       node('json', 'template', { template: '{"text": "{{payload}}", "n": {{n}}}', output: 'json' }, [['cap-json']]),
+      node('json-section', 'template', { template: '{"top": "{{s}}", "inner": {{#obj}}"{{s}}"{{/obj}}}', output: 'json' }, [['cap-json-section']]),
       node('yaml', 'template', { template: 'name: {{payload}}\nitems:\n  - 1\n  - 2', output: 'yaml' }, [['cap-yaml']]),
       node('plain', 'template', { template: 'raw {{payload}}', syntax: 'plain' }, [['cap-plain']]),
       node('from-msg', 'template', { template: '' }, [['cap-from-msg']]),
       node('to-flow', 'template', { template: 'stored {{payload}}', field: 'rendered', fieldType: 'flow' }, [['cap-to-flow']]),
       node('bad-json', 'template', { template: '{oops {{payload}}', output: 'json' }),
       node('catch', 'catch', { scope: ['bad-json'], uncaught: false }, [['cap-catch']]),
-      ...['cap-mustache', 'cap-escape', 'cap-json', 'cap-yaml', 'cap-plain', 'cap-from-msg', 'cap-to-flow', 'cap-catch'].map((id) => node(id, 'test-capture')),
+      ...['cap-mustache', 'cap-escape', 'cap-json', 'cap-json-section', 'cap-yaml', 'cap-plain', 'cap-from-msg', 'cap-to-flow', 'cap-catch'].map((id) => node(id, 'test-capture')),
     ];
     return flows;
   });
@@ -40,6 +41,12 @@ describe('template node', () => {
     receive('json', { _msgid: 'j1', payload: 'line1\nline2\t\\', n: 5 });
     const [msg] = await t.capture.waitFor('cap-json');
     assert.deepEqual(msg.payload, { text: 'line1\nline2\t\\', n: 5 });
+  });
+
+  test('JSON output escapes only top-level values: inside a section a value goes in as it is', async () => {
+    receive('json-section', { _msgid: 'j2', s: 'a\\b', obj: { s: 'a\\b' } });
+    const [msg] = await t.capture.waitFor('cap-json-section');
+    assert.deepEqual(msg.payload, { top: 'a\\b', inner: 'a\b' });
   });
 
   test('YAML output is parsed', async () => {

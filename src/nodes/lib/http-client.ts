@@ -48,6 +48,16 @@ export class TimeoutError extends Error {
   }
 }
 
+/** A transport failure, named and coded as Node-RED's client (got) reports it: flows read err.code. */
+export class RequestError extends Error {
+  readonly code: string;
+  constructor(cause: Error & { code?: string }) {
+    super(cause.message);
+    this.name = 'RequestError';
+    this.code = cause.code ?? 'ERR_GOT_REQUEST_ERROR';
+  }
+}
+
 export function setHeader(headers: Headers, name: string, value: string | string[]): void {
   headers.set(name.toLowerCase(), [name, value]);
 }
@@ -124,7 +134,7 @@ function exchange(method: string, url: string, headers: Headers, body: Buffer | 
     const timer = setTimeout(() => req.destroy(new TimeoutError(timeout)), Math.max(0, deadline - Date.now()));
     req.on('error', (err) => {
       clearTimeout(timer);
-      reject(err);
+      reject(err instanceof TimeoutError ? err : new RequestError(err));
     });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
