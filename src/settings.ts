@@ -31,6 +31,18 @@ export interface PaletteSettings {
 }
 
 /**
+ * Modules function nodes list in their Setup tab (Node-RED's `externalModules.modules`). The lists
+ * hold `name` or `name@range` patterns with `*`, matched with Node-RED's precedence rules.
+ */
+export interface FunctionModuleSettings {
+  allowInstall: boolean;
+  allowList: string[];
+  denyList: string[];
+  /** Milliseconds; Runnel's addition, as for the palette. */
+  installTimeout: number;
+}
+
+/**
  * Runtime settings. Key names are Node-RED's, so a Node-RED settings file carries over;
  * unknown keys are kept (contributed nodes read their own settings through RED.settings).
  */
@@ -53,11 +65,13 @@ export interface Settings {
   functionTimeout: number;
   /** Let function nodes reach `process` and `require`. */
   functionAllowHostAccess: boolean;
+  /** `false`: function nodes may not list modules (Node-RED's default is true). */
+  functionExternalModules: boolean;
   nodesDir: string[];
   /** Process env variables flows may not read (Node-RED's `envVarExcludes`). */
   envVarExcludes: string[];
   logging: { level: LogLevel };
-  externalModules: { palette: PaletteSettings };
+  externalModules: { palette: PaletteSettings; modules: FunctionModuleSettings };
   /** Login throttling: failures allowed per window before 429. */
   loginThrottle: { maxFailures: number; windowMs: number };
   /** CORS for the admin API; off when undefined. */
@@ -76,7 +90,7 @@ export class SettingsError extends Error {}
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
-  'functionTimeout', 'functionAllowHostAccess', 'nodesDir', 'logging', 'externalModules',
+  'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'envVarExcludes',
 ]);
 
@@ -146,37 +160,57 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
   return { type: 'credentials', users, sessionExpiryTime };
 }
 
-function parsePalette(v: unknown): PaletteSettings {
+/** Reads one object under `externalModules` (`palette`, `modules`) with typed accessors. */
+function section(ext: Raw, name: string) {
+  const raw = ext[name] === undefined ? {} : ext[name];
+  if (!isObject(raw)) throw new SettingsError(`externalModules.${name} must be an object`);
+  const k = (key: string) => `externalModules.${name}.${key}`;
+  return {
+    raw,
+    k,
+    bool(key: string, d: boolean): boolean {
+      const x = raw[key];
+      if (x === undefined) return d;
+      if (typeof x !== 'boolean') throw new SettingsError(`${k(key)} must be true or false`);
+      return x;
+    },
+    list(key: string): string[] {
+      const x = raw[key];
+      if (x === undefined) return [];
+      if (!isStringList(x)) throw new SettingsError(`${k(key)} must be an array of strings`);
+      return x as string[];
+    },
+    timeout(key: string, d: number): number {
+      const x = raw[key];
+      if (x === undefined) return d;
+      if (!isInt(1, 3_600_000)(x)) throw new SettingsError(`${k(key)} must be milliseconds between 1 and 3600000`);
+      return x as number;
+    },
+  };
+}
+
+function parseExternalModules(v: unknown): Settings['externalModules'] {
   const ext = v === undefined ? {} : v;
   if (!isObject(ext)) throw new SettingsError('externalModules must be an object');
-  const pal = ext.palette === undefined ? {} : ext.palette;
-  if (!isObject(pal)) throw new SettingsError('externalModules.palette must be an object');
-  const k = (name: string) => `externalModules.palette.${name}`;
-  const bool = (name: string, d: boolean) => {
-    const x = pal[name];
-    if (x === undefined) return d;
-    if (typeof x !== 'boolean') throw new SettingsError(`${k(name)} must be true or false`);
-    return x;
-  };
-  const list = (name: string) => {
-    const x = pal[name];
-    if (x === undefined) return [];
-    if (!isStringList(x)) throw new SettingsError(`${k(name)} must be an array of strings`);
-    return x as string[];
-  };
-  const timeout = pal.installTimeout;
-  if (timeout !== undefined && !isInt(1, 3_600_000)(timeout)) {
-    throw new SettingsError(`${k('installTimeout')} must be milliseconds between 1 and 3600000`);
-  }
+  const pal = section(ext, 'palette');
+  const mods = section(ext, 'modules');
   return {
-    allowInstall: bool('allowInstall', true),
-    allowUpload: bool('allowUpload', true),
-    allowInstallScripts: bool('allowInstallScripts', false),
-    allowLocalPaths: bool('allowLocalPaths', true),
-    allowList: list('allowList'),
-    denyList: list('denyList'),
-    maxUploadSize: pal.maxUploadSize === undefined ? 20 * 1024 * 1024 : parseSize(pal.maxUploadSize, k('maxUploadSize')),
-    installTimeout: (timeout as number | undefined) ?? 5 * 60 * 1000,
+    palette: {
+      allowInstall: pal.bool('allowInstall', true),
+      allowUpload: pal.bool('allowUpload', true),
+      allowInstallScripts: pal.bool('allowInstallScripts', false),
+      allowLocalPaths: pal.bool('allowLocalPaths', true),
+      allowList: pal.list('allowList'),
+      denyList: pal.list('denyList'),
+      maxUploadSize: pal.raw.maxUploadSize === undefined ? 20 * 1024 * 1024 : parseSize(pal.raw.maxUploadSize, pal.k('maxUploadSize')),
+      installTimeout: pal.timeout('installTimeout', 5 * 60 * 1000),
+    },
+    modules: {
+      allowInstall: mods.bool('allowInstall', true),
+      allowList: mods.list('allowList'),
+      denyList: mods.list('denyList'),
+      installTimeout: mods.timeout('installTimeout', 5 * 60 * 1000),
+    },
   };
 }
 
@@ -227,10 +261,11 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     functionGlobalContext: fgc,
     functionTimeout: pick(raw, 'functionTimeout', isInt(0, 3_600_000), 'milliseconds (0 = no limit)', 10000),
     functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),
+    functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),
     nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),
     envVarExcludes: (raw.envVarExcludes as string[] | undefined) ?? [],
     logging: { level },
-    externalModules: { palette: parsePalette(raw.externalModules) },
+    externalModules: parseExternalModules(raw.externalModules),
     loginThrottle: {
       maxFailures: pick(throttle, 'maxFailures', isInt(1, 1_000_000), 'a positive integer', 5),
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),

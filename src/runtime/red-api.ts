@@ -11,6 +11,7 @@ import { settingsViewFor, type NodeSettingDefinition } from './settings-view.js'
 import { catalogsFor, createTranslator, type Catalogs } from './i18n.js';
 import type { RouteHandler } from './http-types.js';
 import { resolveImport } from '../registry/resolve-import.js';
+import { ModulePolicy, externalModulesDir, notAllowedError, splitSpec } from '../registry/external-modules.js';
 
 /** The Node-RED version Runnel presents to modules (`"node-red": {"version": ">=3"}` checks). */
 export const NODE_RED_COMPAT_VERSION = '4.1.15';
@@ -54,6 +55,7 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
   const plugins = pluginsOf(runtime);
   const requireFromModule = options.moduleDir ? createRequire(path.join(options.moduleDir, 'package.json')) : undefined;
   const requireFromUserDir = createRequire(path.join(path.resolve(runtime.settings.userDir), 'package.json'));
+  const modulePolicy = new ModulePolicy(runtime.settings.externalModules.modules);
 
   const logAt = (level: Level) => (msg: unknown) => {
     if (msg !== null && typeof msg === 'object' && !types.isNativeError(msg)) {
@@ -158,16 +160,29 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
       }
       return requireFromModule(name);
     },
-    /** Like `require`: the module's own dependencies first, then the user directory's. */
-    import: (name: string) => {
-      if (name.startsWith('.') || path.isAbsolute(name)) return import(pathToFileURL(path.resolve(options.moduleDir ?? '.', name)).href);
-      if (isBuiltin(name)) return import(name);
-      const dirs = options.moduleDir ? [options.moduleDir, runtime.settings.userDir] : [runtime.settings.userDir];
-      for (const dir of dirs) {
-        const file = resolveImport(name, dir);
+    /**
+     * Like `require`: the module's own dependencies first, then what function nodes had installed
+     * (`<userDir>/externalModules`), then the user directory's. Beyond the module's own
+     * dependencies, `externalModules.modules` may refuse a name, as in Node-RED; a function node's
+     * `name@version` imports `name`. URLs (`data:`, `file:`) and, for the core nodes, paths are
+     * refused: a flow's function node must not run host code the sandbox would not allow.
+     */
+    import: async (spec: string) => {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(spec) && !isBuiltin(spec)) throw notAllowedError(spec, 'not a package name');
+      if (spec.startsWith('.') || path.isAbsolute(spec)) {
+        if (!options.moduleDir) throw notAllowedError(spec, 'not a package name');
+        return import(pathToFileURL(path.resolve(options.moduleDir, spec)).href);
+      }
+      const { name, importPath, version } = splitSpec(spec);
+      const own = options.moduleDir && !isBuiltin(importPath) ? resolveImport(importPath, options.moduleDir) : undefined;
+      if (own) return import(pathToFileURL(own).href);
+      if (!modulePolicy.allows(name, version)) throw notAllowedError(spec, 'refused by externalModules.modules');
+      if (isBuiltin(importPath)) return import(importPath);
+      for (const dir of [externalModulesDir(runtime.settings.userDir), runtime.settings.userDir]) {
+        const file = resolveImport(importPath, dir);
         if (file) return import(pathToFileURL(file).href);
       }
-      return import(name);
+      return import(importPath);
     },
     get httpNode() {
       return runtime.httpNode;

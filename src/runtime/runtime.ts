@@ -23,6 +23,7 @@ import type { RouteApp } from './http-types.js';
 import type { DeployRequest, DeployResult, FlowsState } from './types.js';
 import { loadCoreNodes } from '../nodes/index.js';
 import { ModuleManager } from '../registry/modules.js';
+import { ensureFlowModules } from '../registry/external-modules.js';
 import { RUNNEL_VERSION } from '../version.js';
 import { settingsViewFor } from './settings-view.js';
 import { NODE_RED_COMPAT_VERSION } from './red-api.js';
@@ -140,6 +141,7 @@ export class Runtime {
     await this.modules.loadInstalled();
     await this.mutex.run(async () => {
       await this.loadFromStorage();
+      await ensureFlowModules(this, this.active.parsed.all.values());
       await this.flowSet.apply(this.active.parsed, 'all');
       this.started = true;
       this.events.emit('flows:started', { config: { rev: this.active.rev }, type: 'full' });
@@ -212,6 +214,7 @@ export class Runtime {
         rewired = diff.rewired;
       }
     }
+    await ensureFlowModules(this, parsed.all.values());
     const restarted = await this.flowSet.apply(parsed, stop, rewired);
     this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
@@ -226,6 +229,7 @@ export class Runtime {
     await this.flowSet.stopAll();
     this.events.emit('flows:stopped', { config: { rev: old }, type: 'reload' });
     await this.loadFromStorage();
+    await ensureFlowModules(this, this.active.parsed.all.values());
     const restarted = await this.flowSet.apply(this.active.parsed, 'all');
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
     return { rev: this.active.rev, restarted };

@@ -207,7 +207,7 @@ describe('function node external modules', () => {
   });
 
   test('a lib that cannot be loaded is reported and the node handles no messages', async () => {
-    const server = await startServer();
+    const server = await startServer({ externalModules: { modules: { allowInstall: false } } });
     try {
       const capture = installCapture(server);
       await deploy(server, [
