@@ -6,15 +6,14 @@ import type { RedApi } from '../runtime/red-api.js';
  * the node itself only passes them on.
  */
 class CatchNode extends Node {
-  scope: string[] | null;
+  /** A list of node ids, "group" (the nodes of this node's group), or null for the whole flow. */
+  scope: string[] | 'group' | null;
   uncaught: boolean;
 
   constructor(config: NodeConfig) {
     super(config);
-    this.scope = Array.isArray(config.scope) ? (config.scope as string[]) : null;
+    this.scope = Array.isArray(config.scope) ? (config.scope as string[]) : config.scope === 'group' ? 'group' : null;
     this.uncaught = config.uncaught === true;
-    // Group scoping is not modelled by the engine; say so instead of silently widening it.
-    if (config.scope === 'group') this.warn('scope "group" is not supported: catching errors from the whole flow');
     this.on('input', (msg, send, done) => {
       send(msg);
       done();

@@ -3,12 +3,12 @@ import type { RedApi } from '../runtime/red-api.js';
 
 /** Status updates reach this node through the flow (src/runtime/flow.ts reads `scope`). */
 class StatusNode extends Node {
-  scope: string[] | null;
+  /** A list of node ids, "group" (the nodes of this node's group), or null for the whole flow. */
+  scope: string[] | 'group' | null;
 
   constructor(config: NodeConfig) {
     super(config);
-    this.scope = Array.isArray(config.scope) ? withoutWired(config.scope as string[], this.wires) : null;
-    if (config.scope === 'group') this.warn('scope "group" is not supported: reporting status from the whole flow');
+    this.scope = Array.isArray(config.scope) ? withoutWired(config.scope as string[], this.wires) : config.scope === 'group' ? 'group' : null;
     this.on('input', (msg, send, done) => {
       send(msg);
       done();

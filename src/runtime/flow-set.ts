@@ -3,6 +3,7 @@ import { Flow } from './flow.js';
 import { isActive, type ContainerInfo, type ParsedConfig } from './config.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import type { NodeErrorReport } from './types.js';
+import type { Node } from './node.js';
 import { startSubflowInstance } from './subflow.js';
 import { GlobalEnv } from './global-env.js';
 
@@ -27,6 +28,8 @@ export class FlowSet {
   private readonly home = new Map<string, Flow>();
   /** Live config nodes (no x/y): they close after the nodes using them. */
   private readonly configIds = new Set<string>();
+  /** The configuration last started: who uses which config node. */
+  private current: ParsedConfig | undefined;
   /** Ids of live subflow instances, nested ones included. */
   private readonly liveInstances = new Set<string>();
 
@@ -36,6 +39,14 @@ export class FlowSet {
   constructor(engine: Engine) {
     this.engine = engine;
     this.global = new Flow(engine, GLOBAL, undefined);
+    this.global.usersOf = (id) => {
+      const users: Node[] = [];
+      for (const user of this.current?.users.get(id) ?? []) {
+        const node = engine.nodes.get(user);
+        if (node) users.push(node);
+      }
+      return users;
+    };
     this.globalEnv = new GlobalEnv(engine);
   }
 
@@ -91,6 +102,7 @@ export class FlowSet {
 
   /** Starts every active node of `config` that is not running; tabs using missing types wait. */
   async start(config: ParsedConfig): Promise<string[]> {
+    this.current = config;
     const started: string[] = [];
     const preparing = this.globalEnv.update(config);
     if (preparing) await preparing;

@@ -11,6 +11,8 @@ const MAX_ERROR_LOOP = 10;
 interface ScopedHandler {
   node: Node;
   scope: Set<string> | null;
+  /** `scope: "group"`: only nodes in the handler's own group (or groups inside it). */
+  groupOnly: boolean;
   uncaught: boolean;
 }
 
@@ -34,6 +36,8 @@ export class Flow {
   private statusWatchers: ScopedHandler[] = [];
   private completers: ScopedHandler[] = [];
   private handlersDirty = true;
+  /** Set on the global flow: the live nodes using a config node, which take its errors and status. */
+  usersOf: ((configId: string) => Node[]) | undefined;
 
   constructor(engine: Engine, id: string, config: FlowNodeConfig | undefined, parent?: Flow) {
     this.engine = engine;
@@ -193,20 +197,52 @@ export class Flow {
       node.warn('Message exceeded maximum number of catches');
       return false;
     }
-    const id = reporting._alias ?? reporting.id;
     let handled = false;
-    for (const pass of [false, true]) {
-      if (pass && handled) break;
-      for (const c of this.catchers) {
-        if (c.uncaught !== pass || (c.scope && !c.scope.has(id))) continue;
-        const errorMsg = cloneMessage(msg);
-        if (errorMsg.error !== undefined) errorMsg._error = errorMsg.error;
-        errorMsg.error = describeError(err, node, count);
-        c.node.receive(errorMsg);
-        handled = true;
+    let uncaughtTaken = false;
+    for (const c of this.candidates(this.catchers, reporting)) {
+      // Uncaught-only nodes take what no node before them took (Node-RED 4's order).
+      if (c.uncaught && !uncaughtTaken) {
+        if (handled) continue;
+        uncaughtTaken = true;
+      }
+      const errorMsg = cloneMessage(msg);
+      if (errorMsg.error !== undefined) errorMsg._error = errorMsg.error;
+      errorMsg.error = describeError(err, node, count);
+      c.node.receive(errorMsg);
+      handled = true;
+    }
+    if (!handled && this.usersOf) {
+      // A global config node's error belongs to the flows of the nodes using it.
+      for (const user of this.usersOf(node.id)) {
+        if (user._flow !== this) handled = user._flow.handleError(node, err, msg, user) || handled;
       }
     }
     return handled;
+  }
+
+  /**
+   * The handlers (catch or status nodes) that take an event `reporting` raised, nearest group
+   * first: Node-RED matches scopes, leaves out group-scoped handlers of other groups, and orders
+   * by how many groups lie between the reporting node and the handler's group.
+   */
+  private candidates(handlers: ScopedHandler[], reporting: Node): ScopedHandler[] {
+    const id = reporting._alias ?? reporting.id;
+    const g = reporting.g;
+    if (g === undefined) return handlers.filter((h) => !h.groupOnly && (!h.scope || h.scope.has(id)));
+    const ranked: { h: ScopedHandler; distance: number }[] = [];
+    for (const h of handlers) {
+      if (h.scope && !h.scope.has(id)) continue;
+      let distance = 0;
+      let group: string | undefined = g;
+      while (group !== undefined && group !== h.node.g) {
+        distance++;
+        const parent: unknown = this.groupConfigs.get(group)?.g;
+        group = typeof parent === 'string' ? parent : undefined;
+      }
+      if (group === undefined && h.groupOnly) continue;
+      ranked.push({ h, distance });
+    }
+    return ranked.sort((a, b) => a.distance - b.distance).map((r) => r.h);
   }
 
   /**
@@ -216,12 +252,16 @@ export class Flow {
   handleStatus(node: Node, status: NodeStatus, reporting: Node = node, mute = false): boolean {
     if (!mute) this.engine.events.emit('node-status', { id: node.id, status });
     this.refreshHandlers();
-    const id = reporting._alias ?? reporting.id;
     let handled = false;
-    for (const s of this.statusWatchers) {
-      if (s.node === node || (s.scope && !s.scope.has(id))) continue;
+    for (const s of this.candidates(this.statusWatchers, reporting)) {
+      if (s.node === node) continue;
       s.node.receive({ status: { ...status, source: { id: node.id, type: node.type, name: node.name } } });
       handled = true;
+    }
+    if (!handled && this.usersOf) {
+      for (const user of this.usersOf(node.id)) {
+        if (user._flow !== this) handled = user._flow.handleStatus(node, status, user, true) || handled;
+      }
     }
     return handled;
   }
@@ -243,13 +283,15 @@ export class Flow {
     for (const node of this.nodes.values()) {
       const conf = node as unknown as { type: string; scope?: unknown; uncaught?: unknown };
       const scope = Array.isArray(conf.scope) ? new Set(conf.scope as string[]) : null;
-      const entry = { node, scope, uncaught: conf.uncaught === true };
+      const entry = { node, scope, groupOnly: conf.scope === 'group' && node.g !== undefined, uncaught: conf.uncaught === true };
       if (node.type === 'catch') this.catchers.push(entry);
       else if (node.type === 'status') this.statusWatchers.push(entry);
       else if (node.type === 'complete') this.completers.push(entry);
     }
-    // Scoped catch nodes get first refusal, as in Node-RED.
-    this.catchers.sort((a, b) => Number(a.scope === null) - Number(b.scope === null));
+    // Node-RED's order: scoped catch nodes (a list or "group") first, then unscoped ones, with
+    // uncaught-only nodes after the others among the unscoped.
+    const rank = (h: ScopedHandler) => (h.scope || h.groupOnly ? 0 : h.uncaught ? 2 : 1);
+    this.catchers.sort((a, b) => rank(a) - rank(b));
   }
 }
 
