@@ -1,7 +1,9 @@
 /**
  * The html node: selects elements of an HTML document with a CSS selector (the node's `tag`, or
- * `msg.select` when the node has none) and returns each match's inner markup, text, attributes
- * or complete markup, as one array or as one message per match carrying `msg.parts`.
+ * `msg.select` when the node has none) and returns each match's inner markup, text, attributes,
+ * or attributes plus inner markup under the `chr` key ("compl"), as one array or as one message
+ * per match carrying `msg.parts`. Input is parsed as a whole document, as Node-RED does, so
+ * `html`, `head`, `body` and `title` can be selected.
  */
 import type * as Cheerio from 'cheerio';
 import { lazy } from '../lazy.js';
@@ -10,15 +12,18 @@ const cheerio = lazy<typeof Cheerio>('cheerio');
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
 
-type Picker = ($: Cheerio.CheerioAPI, el: any) => unknown;
+type Picker = ($: Cheerio.CheerioAPI, el: any, chr: string) => unknown;
 
 /** Markup is written in cheerio's XML form, as Node-RED does (void elements self-close). */
 const PICKERS: Record<string, Picker> = {
   html: ($, el) => cheerio().load(($(el).html() ?? '').trim(), null, false).xml(),
   text: ($, el) => $(el).text(),
-  attr: (_$, el) => ({ ...(el.attribs ?? {}) }),
-  compl: ($, el) => $.xml(el),
+  attr: (_$, el) => ({ ...el.attribs }),
+  compl: ($, el, chr) => ({ [chr]: ($(el).html() ?? '').trim(), ...el.attribs }),
 };
+
+/** Node-RED returns nothing for an unknown `ret`: empty arrays, no messages. */
+const NOTHING: Picker = () => null;
 
 export default function (RED: RedApi) {
   class HtmlNode extends Node {
@@ -27,6 +32,7 @@ export default function (RED: RedApi) {
     private readonly tag: string;
     private readonly multi: boolean;
     private readonly pick: Picker;
+    private readonly chr: string;
 
     constructor(config: NodeConfig) {
       super(config);
@@ -34,7 +40,8 @@ export default function (RED: RedApi) {
       this.outproperty = (config.outproperty as string) || this.property;
       this.tag = (config.tag as string) || '';
       this.multi = config.as === 'multi';
-      this.pick = PICKERS[(config.ret as string) || 'html'] ?? PICKERS.html;
+      this.pick = Object.hasOwn(PICKERS, (config.ret as string) || 'html') ? PICKERS[(config.ret as string) || 'html'] : NOTHING;
+      this.chr = (config.chr as string) || '_';
       this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
         const value = RED.util.getMessageProperty(msg, this.property);
         if (value === undefined) {
@@ -52,10 +59,14 @@ export default function (RED: RedApi) {
     }
 
     private select(msg: Msg, html: string, send: SendFn): void {
-      const selector = this.tag || (typeof msg.select === 'string' ? msg.select : '');
-      const $ = cheerio().load(html, null, false);
+      const selector = Object.hasOwn(msg, 'select') ? this.tag || msg.select : this.tag;
+      const $ = cheerio().load(html);
       const matches = $(selector).toArray();
-      const values = matches.map((el) => this.pick($, el));
+      const values: unknown[] = [];
+      for (const el of matches) {
+        const value = this.pick($, el, this.chr);
+        if (value !== null) values.push(value);
+      }
       if (!this.multi) {
         RED.util.setMessageProperty(msg, this.outproperty, values);
         send(msg);
@@ -66,7 +77,7 @@ export default function (RED: RedApi) {
         if (!values[index]) continue;
         const m: Msg = RED.util.cloneMessage(msg);
         RED.util.setMessageProperty(m, this.outproperty, values[index]);
-        m.parts = { id: msg._msgid, index, count: values.length, type: 'string', ch: '' };
+        m.parts = { id: msg._msgid, index, count: matches.length, type: 'string', ch: '' };
         send(m);
       }
     }

@@ -1,6 +1,6 @@
 import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
-import type { RouteHandler } from '../runtime/http-types.js';
+import type { RouteApp, RouteHandler } from '../runtime/http-types.js';
 import { generateId } from '../runtime/util/index.js';
 import { takeResponseMark } from './lib/response-mark.js';
 import type { ServerResponse } from 'node:http';
@@ -53,6 +53,7 @@ export default function (RED: RedApi) {
     url: string | undefined;
     method: string;
     upload: boolean;
+    skipBodyParsing: boolean;
     /** Requests this node received that nobody has answered yet. */
     readonly open = new Set<ServerResponse>();
 
@@ -80,6 +81,7 @@ export default function (RED: RedApi) {
       super(config);
       this.method = String(config.method ?? 'get').toLowerCase();
       this.upload = config.upload === true;
+      this.skipBodyParsing = config.skipBodyParsing === true;
       if ((RED.settings as { httpNodeRoot?: unknown }).httpNodeRoot === false) {
         this.warn('Cannot create http-in node when httpNodeRoot set to false');
         return;
@@ -92,7 +94,6 @@ export default function (RED: RedApi) {
         this.warn(`unsupported method: ${String(config.method)}`);
         return;
       }
-      if (this.upload) this.warn('file uploads are not supported: multipart bodies are not parsed');
       const url = config.url.startsWith('/') ? config.url : `/${config.url}`;
       this.url = url;
       const method = this.method;
@@ -118,8 +119,12 @@ export default function (RED: RedApi) {
       const before = typeof middleware === 'function' ? [middleware as RouteHandler] : Array.isArray(middleware) ? (middleware as RouteHandler[]) : [];
       const handlers = [...before, callback, onError];
       app[method as 'get'](url, ...handlers);
+      // Node-RED parses uploads on POST routes only; a raw body wins over them.
+      const bodyMode = this.skipBodyParsing ? 'raw' : this.upload && method === 'post' ? 'upload' : undefined;
+      const releaseBodyMode = bodyMode && app.setBodyMode?.(method, url, bodyMode);
       this.on('close', (done: () => void) => {
         app.removeRoute(method, url);
+        if (releaseBodyMode) releaseBodyMode();
         this.answerOpenRequests(done);
       });
     }

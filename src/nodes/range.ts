@@ -1,7 +1,9 @@
 /**
  * The range node: maps a number from [minin, maxin] onto [minout, maxout]. `action` scale maps
  * linearly (extrapolating), clamp limits the input first, roll wraps it into the input range,
- * drop discards messages outside it. A message without the property passes unchanged.
+ * drop discards messages outside it. A message without the property passes unchanged. As in
+ * Node-RED, a reversed input range is swapped together with the output range, and rounding
+ * narrows the output range to the whole numbers inside it.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
@@ -19,11 +21,20 @@ export default function (RED: RedApi) {
     constructor(config: NodeConfig) {
       super(config);
       this.action = String(config.action || 'scale');
-      this.round = config.round === true || config.round === 'true';
-      this.minin = Number(config.minin);
-      this.maxin = Number(config.maxin);
-      this.minout = Number(config.minout);
-      this.maxout = Number(config.maxout);
+      this.round = !!config.round;
+      const minin = Number(config.minin);
+      const maxin = Number(config.maxin);
+      const minout = Number(config.minout);
+      const maxout = Number(config.maxout);
+      const swap = minin > maxin;
+      this.minin = swap ? maxin : minin;
+      this.maxin = swap ? minin : maxin;
+      this.minout = swap ? maxout : minout;
+      this.maxout = swap ? minout : maxout;
+      if (this.round) {
+        this.maxout = Math.floor(this.maxout);
+        this.minout = Math.ceil(this.minout);
+      }
       this.property = String(config.property || 'payload');
       this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => this.map(msg, send, done));
     }

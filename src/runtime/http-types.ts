@@ -23,6 +23,12 @@ export interface RouteApp {
   all(path: string, ...handlers: RouteHandler[]): RouteApp;
   /** Middleware, optionally under a path prefix. */
   use(...args: (string | string[] | RouteHandler | ErrorRouteHandler)[]): RouteApp;
+  /**
+   * How requests to `method` + `path` have their body read before routing: `raw` (a Buffer,
+   * http in's skipBodyParsing) or `upload` (multipart with files, http in's upload). Returns the
+   * function that undoes it. RED.httpNode has it; RED.httpAdmin reads bodies one way only.
+   */
+  setBodyMode?(method: string, path: string, mode: 'raw' | 'upload'): () => void;
   /** Removes the routes registered for exactly this method (lower case, or 'all') and path. */
   removeRoute(method: string, path: string): void;
   /** Express's layer stack; Node-RED modules splice it to remove their routes. */

@@ -19,6 +19,27 @@ export function parseBody(contentType: string | undefined, raw: Buffer | undefin
   return text === undefined ? raw : raw.toString(charset(contentType) ?? text);
 }
 
+/**
+ * How an http-in route reads its body besides the usual parsing: `raw` (skipBodyParsing) hands
+ * the flow the bytes as a Buffer; `upload` parses multipart/form-data into fields and files.
+ */
+export type BodyMode = 'raw' | 'upload';
+
+/** multer's test (type-is 'multipart'): any multipart type; busboy then refuses all but form-data. */
+export function isMultipart(contentType: string | undefined): boolean {
+  return mediaType(contentType).startsWith('multipart/');
+}
+
+/**
+ * A body that is not multipart, on an upload route. multer marks the body read even when it
+ * skipped it, so Node-RED's raw-body step never runs: JSON and forms are parsed, anything else
+ * leaves body-parser's empty object.
+ */
+export function uploadRouteBody(contentType: string | undefined, raw: Buffer | undefined): unknown {
+  const body = parseBody(contentType, raw);
+  return typeof body === 'string' || Buffer.isBuffer(body) ? {} : body;
+}
+
 function parseJson(raw: Buffer, contentType: string): unknown {
   const text = raw.toString(charset(contentType) ?? 'utf8');
   // body-parser's strict mode, which Node-RED uses: only an object or an array is a JSON body.

@@ -3,6 +3,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import type { TLSSocket } from 'node:tls';
 import { parseCookies } from './http-cookie.js';
 import { mimeFor } from './mime.js';
+import type { UploadedFile } from './multipart.js';
 
 /**
  * The Express request API on top of Node's IncomingMessage. Requests get this prototype once
@@ -16,6 +17,8 @@ export class ExpressRequest extends IncomingMessage {
   declare route: unknown;
   declare res: ServerResponse;
   declare _body: boolean;
+  /** Files of a multipart body, set on http-in routes with uploads enabled (as multer sets them). */
+  declare files: UploadedFile[] | undefined;
   declare private parsedQuery: Record<string, unknown> | undefined;
   declare private parsedCookies: Record<string, unknown> | undefined;
 

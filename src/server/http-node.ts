@@ -8,7 +8,9 @@ import { isRunnelError } from '../errors.js';
 import { adminErrorHandler } from './errors.js';
 import { ExpressRouter, type Fallthrough } from './express-router.js';
 import { decorate, ExpressRequest, expressServerOptions } from './express-compat.js';
-import { parseBody } from './body.js';
+import { parseBody, uploadRouteBody, isMultipart, type BodyMode } from './body.js';
+import { parseMultipart } from './multipart.js';
+import { compilePath } from './path-pattern.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
 export interface HttpNodeApp extends RouteApp {
@@ -22,6 +24,19 @@ export interface HttpNodeApp extends RouteApp {
   serve(req: IncomingMessage, res: ServerResponse, body: unknown): void;
   /** Answers an unhandled outcome: undefined = no route (404), anything else = an error. */
   respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Has requests for this method and route path read their body another way (http-in's
+   * skipBodyParsing and upload options); the returned function undoes it.
+   */
+  setBodyMode(method: string, path: string, mode: BodyMode): () => void;
+  /** The body mode for a request, undefined for the usual parsing. */
+  bodyModeOf(method: string, url: string): BodyMode | undefined;
+}
+
+interface BodyRoute {
+  method: string;
+  regexp: RegExp;
+  mode: BodyMode;
 }
 
 class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
@@ -29,6 +44,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   private readonly log: Logger;
   private readonly fallthrough: Fallthrough;
   private warnedSlowPath = false;
+  private readonly bodyRoutes: BodyRoute[] = [];
 
   constructor(root: string, log: Logger) {
     super();
@@ -63,6 +79,30 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
 
   serve(req: IncomingMessage, res: ServerResponse, body: unknown): void {
     this.dispatch(req, res, body, this.fallthrough);
+  }
+
+  setBodyMode(method: string, path: string, mode: BodyMode): () => void {
+    const route: BodyRoute = { method: method.toUpperCase(), regexp: compilePath(path, true).regexp, mode };
+    this.bodyRoutes.push(route);
+    return () => {
+      const i = this.bodyRoutes.indexOf(route);
+      if (i !== -1) this.bodyRoutes.splice(i, 1);
+    };
+  }
+
+  bodyModeOf(method: string, url: string): BodyMode | undefined {
+    const routes = this.bodyRoutes;
+    if (routes.length === 0 || !this.covers(url)) return undefined;
+    const q = url.indexOf('?');
+    const path = url.slice(this.mountPath.length, q === -1 ? undefined : q) || '/';
+    let mode: BodyMode | undefined;
+    for (const route of routes) {
+      if (route.method !== method || !route.regexp.test(path)) continue;
+      // Node-RED reads raw bodies in middleware ahead of every route, so raw wins over upload.
+      if (route.mode === 'raw') return 'raw';
+      mode = route.mode;
+    }
+    return mode;
   }
 
   respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void {
@@ -173,21 +213,38 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
     done(null, body);
   });
   scope.setErrorHandler(adminErrorHandler);
+  const route = (req: IncomingMessage, res: ServerResponse, body: unknown): void => {
+    const url = req.url ?? '/';
+    if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url)) {
+      adminRoutes.dispatch(req, res, body, toNodeRoutes);
+    } else {
+      app.serve(req, res, body);
+    }
+  };
   const handler: RouteHandlerMethod = (request, reply) => {
     reply.hijack();
-    let body: unknown;
-    try {
-      body = parseBody(request.headers['content-type'], request.body as Buffer | undefined);
-    } catch (e) {
-      app.respondUnhandled(e, request.raw, reply.raw);
+    const req = request.raw;
+    const res = reply.raw;
+    const raw = request.body as Buffer | undefined;
+    const contentType = request.headers['content-type'];
+    const mode = app.bodyModeOf(req.method ?? 'GET', req.url ?? '/');
+    if (mode === 'upload' && isMultipart(contentType)) {
+      parseMultipart(request.headers, raw ?? Buffer.alloc(0)).then(({ fields, files }) => {
+        (req as ExpressRequest).files = files;
+        route(req, res, fields);
+      }, (e: unknown) => app.respondUnhandled(e, req, res));
       return;
     }
-    const url = request.raw.url ?? '/';
-    if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url)) {
-      adminRoutes.dispatch(request.raw, reply.raw, body, toNodeRoutes);
-    } else {
-      app.serve(request.raw, reply.raw, body);
+    let body: unknown;
+    try {
+      if (mode === 'raw') body = raw ?? Buffer.alloc(0);
+      else if (mode === 'upload') body = uploadRouteBody(contentType, raw);
+      else body = parseBody(contentType, raw);
+    } catch (e) {
+      app.respondUnhandled(e, req, res);
+      return;
     }
+    route(req, res, body);
   };
   scope.all('/', handler);
   scope.all('/*', handler);

@@ -6,6 +6,8 @@ import { filterDelayCases, sortBatchCases, splitJoinCases } from './cases-sequen
 import { csvCases, htmlCases, parserCases, rangeCases, templateCases } from './cases-transform.js';
 import { jsonSchemaCases, xmlOptionCases } from './cases-parsers.js';
 import { ioCases } from './cases-io.js';
+import { csvModeCases, htmlDocCases, rangeEdgeCases } from './cases-csv-html.js';
+import { uploadCases } from './cases-upload.js';
 import { caseFlows, readyFlow, type DiffCase } from './harness.js';
 
 export const cases: DiffCase[] = [
@@ -13,6 +15,8 @@ export const cases: DiffCase[] = [
   ...splitJoinCases, ...sortBatchCases, ...filterDelayCases, ...functionCases, ...linkCases, ...httpCases,
   ...envCases, ...subflowCases, ...jsonSchemaCases, ...xmlOptionCases,
   ...ioCases,
+  ...csvModeCases, ...htmlDocCases, ...rangeEdgeCases,
+  ...uploadCases,
 ];
 
 /** Process environment both systems start with (whole-value ${VAR} and env-typed values read it). */

@@ -11,8 +11,9 @@ describe('html node', () => {
       node('inner', 'html', { tag: 'li', ret: 'html', as: 'single' }, [['inner-out']]),
       node('text', 'html', { tag: '', ret: 'text', as: 'multi', outproperty: 'found' }, [['text-out']]),
       node('attr', 'html', { tag: 'li.x', ret: 'attr', as: 'single', property: 'page' }, [['attr-out']]),
-      node('compl', 'html', { tag: '#l > li', ret: 'compl', as: 'single' }, [['compl-out']]),
-      ...['inner-out', 'text-out', 'attr-out', 'compl-out'].map((id) => node(id, 'test-capture')),
+      node('compl', 'html', { tag: '#l > li', ret: 'compl', as: 'single', chr: 'inner' }, [['compl-out']]),
+      node('doc', 'html', { tag: 'title', ret: 'text', as: 'single' }, [['doc-out']]),
+      ...['inner-out', 'text-out', 'attr-out', 'compl-out', 'doc-out'].map((id) => node(id, 'test-capture')),
     ];
     return flows;
   });
@@ -31,10 +32,15 @@ describe('html node', () => {
     ]);
   });
 
-  test('attributes and complete elements', async () => {
+  test('attributes, and attributes with the inner markup under the chr key', async () => {
     receive('attr', { _msgid: 'a', page: PAGE });
     assert.deepEqual(await t.capture.waitFor('attr-out'), [{ _msgid: 'a', page: [{ class: 'x', 'data-n': '1' }] }]);
     receive('compl', { _msgid: 'c', payload: PAGE });
-    assert.deepEqual(await t.capture.waitFor('compl-out'), [{ _msgid: 'c', payload: ['<li class="x" data-n="1">One <b>bold</b></li>', '<li>Two<br/></li>'] }]);
+    assert.deepEqual(await t.capture.waitFor('compl-out'), [{ _msgid: 'c', payload: [{ inner: 'One <b>bold</b>', class: 'x', 'data-n': '1' }, { inner: 'Two<br>' }] }]);
+  });
+
+  test('input is a whole document: title and body can be selected', async () => {
+    receive('doc', { _msgid: 'd', payload: '<html><head><title>T</title></head><body><p>x</p></body></html>' });
+    assert.deepEqual(await t.capture.waitFor('doc-out'), [{ _msgid: 'd', payload: ['T'] }]);
   });
 });

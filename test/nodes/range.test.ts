@@ -20,7 +20,9 @@ describe('range node', () => {
       node('roll', 'range', range('roll', { minout: '0', maxout: '10' }), [['cap-roll']]),
       node('drop', 'range', range('drop'), [['cap-drop']]),
       node('round', 'range', range('scale', { maxout: '1', round: true, property: 'v' }), [['cap-round']]),
-      ...['cap-scale', 'cap-clamp', 'cap-roll', 'cap-drop', 'cap-round'].map((id) => node(id, 'test-capture')),
+      node('reversed', 'range', range('drop', { minin: '10', maxin: '0' }), [['cap-reversed']]),
+      node('narrow', 'range', range('scale', { minout: '0.5', maxout: '10.7', round: true }), [['cap-narrow']]),
+      ...['cap-scale', 'cap-clamp', 'cap-roll', 'cap-drop', 'cap-round', 'cap-reversed', 'cap-narrow'].map((id) => node(id, 'test-capture')),
     ];
     await deploy(server, flows);
   });
@@ -55,5 +57,15 @@ describe('range node', () => {
   test('round gives integers, on the configured property', async () => {
     for (const v of [4, 6]) receive('round', { v });
     assert.deepEqual(await values('cap-round', 2, 'v'), [0, 1]);
+  });
+
+  test('a reversed input range is swapped with the output range, so drop keeps what lies inside', async () => {
+    for (const payload of [3, 11, 10]) receive('reversed', { payload });
+    assert.deepEqual(await values('cap-reversed', 2), [70, 0]);
+  });
+
+  test('rounding narrows the output range to whole numbers first', async () => {
+    for (const payload of [10, 0]) receive('narrow', { payload });
+    assert.deepEqual(await values('cap-narrow', 2), [10, 1]);
   });
 });
