@@ -90,8 +90,9 @@ describe('file and file in nodes', () => {
   });
 
   test('delete removes the file; reading it then fails to catch nodes and to the output', async () => {
+    const written = capture.of('written').length;
     receive('delete', { _msgid: 'd1' });
-    await capture.waitFor('written', 5);
+    await capture.waitFor('written', written + 1);
     assert.equal(existsSync(path.join(dir, 'out/a.txt')), false);
     receive('utf8', { _msgid: 'r5', payload: 'kept?' });
     const [err] = await capture.waitFor('errors');
