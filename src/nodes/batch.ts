@@ -1,7 +1,8 @@
 /**
  * The batch node: makes message sequences (msg.parts {id, index, count}, id = the first
  * message's _msgid). `mode` "count" groups every `count` messages, the last `overlap` of which
- * start the next group; "interval" groups what arrived in each `interval` seconds (an empty
+ * start the next group (with `honourParts`, the last message of an incoming sequence also ends a
+ * group); "interval" groups what arrived in each `interval` seconds (an empty
  * interval sends `{payload: null}` when `allowEmptySequence`); "concat" joins one complete
  * sequence of each of `topics`, in that order. `msg.reset` discards what is held.
  */
@@ -64,7 +65,8 @@ export default function (RED: RedApi) {
           this.error('Invalid count and overlap');
           return;
         }
-        this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => this.byCount(count, overlap, { msg, send, done }));
+        const honourParts = config.honourParts === true || config.honourParts === 'true';
+        this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => this.byCount(count, overlap, honourParts, { msg, send, done }));
       } else if (this.mode === 'interval') {
         const interval = Number(config.interval || 0) * 1000;
         const allowEmpty = config.allowEmptySequence === true || config.allowEmptySequence === 'true';
@@ -87,17 +89,19 @@ export default function (RED: RedApi) {
       }
     }
 
-    private byCount(count: number, overlap: number, held: Held): void {
-      if (has(held.msg, 'reset')) {
+    private byCount(count: number, overlap: number, honourParts: boolean, held: Held): void {
+      const msg = held.msg;
+      if (has(msg, 'reset')) {
         this.clear();
         held.done();
         return;
       }
       const queue = this.pending;
       queue.push(held);
-      if (queue.length === count) {
+      const endsSequence = honourParts && has(msg, 'parts') && msg.parts !== null && typeof msg.parts === 'object' && msg.parts.index + 1 === msg.parts.count;
+      if (queue.length === count || endsSequence) {
         // Overlapping messages are sent again with the next group, so each send gets a copy.
-        sendSequence(queue, overlap > 0, count - overlap);
+        sendSequence(queue, overlap > 0, queue.length - overlap);
         this.pending = overlap === 0 ? [] : queue.slice(-overlap);
       } else if (limit > 0 && queue.length > limit) {
         this.pending = [];

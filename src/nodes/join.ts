@@ -1,7 +1,8 @@
 /**
  * The join node. Auto mode rebuilds what a split node took apart, reading everything from
  * `msg.parts`; manual mode builds a string, buffer, array, key/value object or merged object
- * from a count, a timeout (restarted by `msg.restartTimeout`) or `msg.complete`; reduce mode
+ * from a count, a timeout (restarted by `msg.restartTimeout`) or `msg.complete`, ignoring an
+ * incoming `msg.parts` unless `useparts` (missing in flows older than the option: on); reduce mode
  * folds a sequence through JSONata.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
@@ -19,6 +20,8 @@ interface Group {
   joinChar: Joiner;
   arrayLen: number | undefined;
   bufferLen: number;
+  /** Where the result goes: the sequence's msg.parts.property in auto mode. */
+  prop: string;
   msg: Msg;
   send: SendFn;
   dones: DoneFn[];
@@ -34,6 +37,7 @@ interface Target {
   key: unknown;
   arrayLen: number | undefined;
   index: number | undefined;
+  prop: string;
 }
 
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
@@ -50,6 +54,7 @@ export default function (RED: RedApi) {
     private readonly timer: number;
     private readonly count: number;
     private readonly countFromParts: boolean;
+    private readonly useParts: boolean;
     private readonly accumulate: boolean;
     private joiner: string | Buffer = '';
     private readonly inflight = new Map<string, Group>();
@@ -64,6 +69,7 @@ export default function (RED: RedApi) {
       this.timer = this.mode === 'auto' ? 0 : Number(config.timeout || 0) * 1000;
       this.count = Number(config.count || 0);
       this.countFromParts = config.count === '';
+      this.useParts = config.useparts === undefined || Boolean(config.useparts);
       this.build = (config.build as string) || 'array';
       this.accumulate = config.accumulate === true || config.accumulate === 'true';
       try {
@@ -109,19 +115,20 @@ export default function (RED: RedApi) {
     private target(msg: Msg): Target {
       if (this.mode === 'auto') {
         const p = msg.parts;
-        return { id: p.id, type: p.type, count: p.count, joinChar: p.ch, key: p.key, arrayLen: p.len, index: p.index };
+        return { id: p.id, type: p.type, count: p.count, joinChar: p.ch, key: p.key, arrayLen: p.len, index: p.index, prop: p.property || 'payload' };
       }
-      const count = this.countFromParts && has(msg, 'parts') ? msg.parts?.count || 0 : this.count;
+      let count = this.count;
+      let id = '_';
+      // With no count set, each incoming sequence is its own group, complete at its count.
+      if (this.countFromParts && has(msg, 'parts')) {
+        count = msg.parts?.count || 0;
+        if (msg.parts !== null && typeof msg.parts === 'object' && has(msg.parts, 'id')) id = msg.parts.id;
+      }
       const key = this.build === 'object' ? RED.util.getMessageProperty(msg, this.key) : undefined;
-      return { id: '_', type: this.build, count, joinChar: this.joiner, key, arrayLen: undefined, index: undefined };
+      return { id, type: this.build, count, joinChar: this.joiner, key, arrayLen: undefined, index: undefined, prop: this.property };
     }
 
     private accept(msg: Msg, send: SendFn, done: DoneFn): void {
-      if (this.mode === 'auto' && (msg.parts === null || typeof msg.parts !== 'object' || !has(msg.parts, 'id'))) {
-        this.warn("Message missing msg.parts property - cannot join in 'auto' mode");
-        done();
-        return;
-      }
       let property: unknown = msg;
       if (!this.full) {
         try {
@@ -132,7 +139,23 @@ export default function (RED: RedApi) {
           return;
         }
       }
+      if (this.mode === 'auto' && (msg.parts === null || typeof msg.parts !== 'object' || !has(msg.parts, 'id'))) {
+        // A reset without parts drops every sequence in progress.
+        if (has(msg, 'reset')) this.discardAll();
+        else this.warn("Message missing msg.parts property - cannot join in 'auto' mode");
+        done();
+        return;
+      }
+      if (this.mode === 'custom' && !this.useParts && has(msg, 'parts')) {
+        if (msg.parts !== null && typeof msg.parts === 'object' && has(msg.parts, 'parts')) msg.parts = { parts: msg.parts.parts };
+        else delete msg.parts;
+      }
       const t = this.target(msg);
+      if (this.mode === 'auto') property = RED.util.getMessageProperty(msg, t.prop);
+      if (has(msg, 'restartTimeout')) {
+        const running = this.inflight.get(t.id);
+        if (running) this.restartTimer(t.id, running);
+      }
       if (has(msg, 'reset')) {
         this.discard(t.id);
         done();
@@ -151,7 +174,6 @@ export default function (RED: RedApi) {
         return;
       }
       const group = this.inflight.get(t.id) ?? this.open(t, msg, send);
-      if (group.timeout && has(msg, 'restartTimeout')) this.restartTimer(t.id, group);
       group.dones.push(done);
       if (!this.add(group, t, msg, property, done)) return;
       Object.assign(group.msg, msg);
@@ -170,6 +192,7 @@ export default function (RED: RedApi) {
         joinChar: t.type === 'string' || t.type === 'buffer' ? t.joinChar : undefined,
         arrayLen: t.type === 'array' ? t.arrayLen : undefined,
         bufferLen: 0,
+        prop: t.prop,
         msg: RED.util.cloneMessage(msg),
         send,
         dones: [],
@@ -206,13 +229,18 @@ export default function (RED: RedApi) {
           group.currentCount = Object.keys(group.payload).length;
         }
       } else if (t.index !== undefined && !Number.isNaN(Number(t.index))) {
+        // A repeated index replaces its value without counting again.
+        if (group.payload[t.index] == null) group.currentCount++;
         group.payload[t.index] = property;
-        group.currentCount++;
       } else if (property !== undefined) {
         group.payload.push(property);
         group.currentCount++;
       }
       return true;
+    }
+
+    private discardAll(): void {
+      for (const id of [...this.inflight.keys()]) this.discard(id);
     }
 
     private discard(id: string): void {
@@ -235,7 +263,7 @@ export default function (RED: RedApi) {
       else if (group.type === 'string') result = group.payload.join(joinText(group.joinChar));
       let out = group.msg;
       if (this.full) out = RED.util.cloneMessage(out);
-      RED.util.setMessageProperty(out, this.property, result);
+      RED.util.setMessageProperty(out, group.prop, result);
       if (out.parts && typeof out.parts === 'object' && has(out.parts, 'parts')) out.parts = out.parts.parts;
       else delete out.parts;
       delete out.complete;

@@ -18,6 +18,7 @@ interface Parts {
   ch?: string | number[];
   len?: number;
   key?: string;
+  property?: string;
   parts?: unknown;
 }
 
@@ -26,6 +27,8 @@ export default function (RED: RedApi) {
     private readonly stream: boolean;
     private readonly spltType: string;
     private readonly addname: string;
+    /** The message property split (Node-RED 4's "Split msg.<property>"). */
+    private readonly property: string;
     /** A string, a Buffer (bin) or a length (len). */
     private splt: string | Buffer | number = '\n';
     private spltBytes: number[] = [];
@@ -43,6 +46,7 @@ export default function (RED: RedApi) {
       this.stream = config.stream === true;
       this.spltType = (config.spltType as string) || 'str';
       this.addname = (config.addname as string) || '';
+      this.property = (config.property as string) || 'payload';
       try {
         if (this.spltType === 'str') {
           this.splt = unescapeSeparator((config.splt as string) || '\\n');
@@ -65,28 +69,37 @@ export default function (RED: RedApi) {
     }
 
     private split(msg: Msg, send: SendFn, done: DoneFn): void {
-      if (!Object.prototype.hasOwnProperty.call(msg, 'payload')) {
+      const onPayload = this.property === 'payload';
+      let payload: unknown;
+      try {
+        payload = onPayload ? msg.payload : RED.util.getMessageProperty(msg, this.property);
+      } catch {
+        payload = undefined;
+      }
+      if (payload === undefined) {
         done();
         return;
       }
-      const payload = msg.payload;
       const parts: Parts = Object.prototype.hasOwnProperty.call(msg, 'parts')
         ? { parts: msg.parts, id: RED.util.generateId(), type: '' }
         : { id: RED.util.generateId(), type: '' };
+      // A join downstream reads and writes the same property.
+      if (!onPayload) parts.property = this.property;
       // The pieces are fresh values; only the rest of the message is copied for each of them.
-      delete msg.payload;
+      if (onPayload) delete msg.payload;
       delete msg.parts;
       delete msg._msgid;
       if (typeof payload === 'string') this.splitString(msg, parts, payload, send, done);
       else if (Array.isArray(payload)) this.splitArray(msg, parts, payload, send, done);
       else if (Buffer.isBuffer(payload)) this.splitBuffer(msg, parts, payload, send, done);
-      else if (typeof payload === 'object' && payload !== null) this.splitObject(msg, parts, payload, send, done);
+      else if (typeof payload === 'object' && payload !== null) this.splitObject(msg, parts, payload as Record<string, unknown>, send, done);
       else done();
     }
 
     private sendPiece(base: Msg, parts: Parts, payload: unknown, send: SendFn): void {
       const m = RED.util.cloneMessage(base);
-      m.payload = payload;
+      if (this.property === 'payload') m.payload = payload;
+      else RED.util.setMessageProperty(m, this.property, payload, true);
       m.parts = { ...parts };
       send(m);
     }

@@ -22,7 +22,6 @@ interface Pending {
   m2?: unknown;
   /** The latest message, for op2type "payl". */
   latest?: Msg;
-  delay?: number;
 }
 
 interface Operand {
@@ -35,13 +34,17 @@ type Callback = (err: Error | null, value?: unknown) => void;
 
 const CONSTANT = new Set(['str', 'num', 'bool', 'null']);
 const ASYNC = new Set(['flow', 'global', 'jsonata']);
-/** Context operands are read again when op2 is sent, so it carries the value of that moment. */
-const REREAD = new Set(['flow', 'global']);
+/** Operands read again when op2 is sent, so it carries the value of that moment. */
+const REREAD = new Set(['flow', 'global', 'date']);
+/** After an extended wait only context values are read again (Node-RED keeps the first date). */
+const REREAD_EXTENDED = new Set(['flow', 'global']);
 
 /** Node-RED 0.x stored booleans and null as type "val". */
 function operand(rawValue: unknown, rawType: unknown, fallback: string): Operand {
   let value: unknown = rawValue === undefined || rawValue === '' ? fallback : rawValue;
   let type = typeof rawType === 'string' && rawType ? rawType : 'str';
+  // The editor's default value means "now" for a date (a format otherwise).
+  if (type === 'date' && value === fallback) value = '';
   if (type === 'val') {
     if (value === 'true' || value === 'false') type = 'bool';
     else if (value === 'null') {
@@ -155,7 +158,7 @@ export default function (RED: RedApi) {
       if (this.isReset(msg)) {
         if (p) this.stop(p);
         this.topics.delete(topic);
-        this.status({});
+        this.showPending();
         return finish();
       }
       if (!p) {
@@ -163,20 +166,29 @@ export default function (RED: RedApi) {
         this.topics.set(topic, p);
       }
       if (this.op2.type === 'payl') p.latest = RED.util.cloneMessage(msg);
+      // msg.delay holds for this message only: a later one without it waits the configured time.
+      let wait = this.duration;
       if (this.overrideDelay && Object.prototype.hasOwnProperty.call(msg, 'delay') && !Number.isNaN(parseFloat(msg.delay))) {
-        p.delay = parseFloat(msg.delay);
+        wait = parseFloat(msg.delay);
       }
-      if (p.timer === undefined || this.loop) return this.fire(topic, p, msg, send, finish);
-      const wait = p.delay ?? this.duration;
-      if (this.extend && wait > 0 && p.timer !== null) {
-        clearTimeout(p.timer);
-        p.timer = setTimeout(() => this.expire(topic, p!, msg, send), timerDelay(wait));
+      if (p.timer === undefined || this.loop) return this.fire(topic, p, msg, wait, send, finish);
+      if (this.extend && wait > 0) {
+        if (p.timer) clearTimeout(p.timer);
+        p.timer = setTimeout(() => this.expire(topic, p!, msg, send, REREAD_EXTENDED), timerDelay(wait));
       }
       finish();
     }
 
+    /** Node-RED's status: a dot while any topic waits, with the count when more than one does. */
+    private showPending(): void {
+      const n = this.topics.size;
+      if (n === 0) this.status({});
+      else if (n === 1) this.status({ fill: 'blue', shape: 'dot' });
+      else this.status({ fill: 'blue', shape: 'dot', text: String(n) });
+    }
+
     /** The first message of a cycle (or every message when looping): op1 now, op2 later. */
-    private fire(topic: string, p: Pending, msg: Msg, send: SendFn, finish: (err?: unknown) => void): void {
+    private fire(topic: string, p: Pending, msg: Msg, wait: number, send: SendFn, finish: (err?: unknown) => void): void {
       const withOp1 = () => {
         if (this.op1.type === 'pay' || this.op1.type === 'nul') return armed();
         this.evaluate(this.op1, msg, (err, value) => {
@@ -186,18 +198,21 @@ export default function (RED: RedApi) {
         });
       };
       const armed = () => {
-        const wait = p.delay ?? this.duration;
         if (wait === 0) p.timer = null;
         else if (this.loop) {
           this.stop(p);
           if (this.op1.type !== 'nul') {
             const repeat = RED.util.cloneMessage(msg);
-            p.timer = setInterval(() => send(RED.util.cloneMessage(repeat)), timerDelay(wait));
+            const stamp = this.op1.type === 'date';
+            p.timer = setInterval(() => {
+              if (stamp) repeat.payload = Date.now();
+              send(RED.util.cloneMessage(repeat));
+            }, timerDelay(wait));
           }
         } else if (!p.timer) {
-          p.timer = setTimeout(() => this.expire(topic, p, msg, send), timerDelay(wait));
+          p.timer = setTimeout(() => this.expire(topic, p, msg, send, REREAD), timerDelay(wait));
         }
-        this.status({ fill: 'blue', shape: 'dot', text: ' ' });
+        this.showPending();
         if (this.op1.type !== 'nul') send(RED.util.cloneMessage(msg));
         finish();
       };
@@ -211,10 +226,10 @@ export default function (RED: RedApi) {
     }
 
     /** The wait is over: op2 (context values read now, as Node-RED does) and the cycle ends. */
-    private expire(topic: string, p: Pending, msg: Msg, send: SendFn): void {
+    private expire(topic: string, p: Pending, msg: Msg, send: SendFn, reread: Set<string>): void {
       p.timer = undefined;
       if (this.topics.get(topic) === p) this.topics.delete(topic);
-      this.status({});
+      this.showPending();
       if (this.op2.type === 'nul') return;
       const out = (payload: unknown, base: Msg) => {
         const m2 = RED.util.cloneMessage(base);
@@ -222,7 +237,7 @@ export default function (RED: RedApi) {
         send(this.secondOutput ? [null, m2] : m2);
       };
       if (this.op2.type === 'payl') return out(undefined, p.latest ?? msg);
-      if (!REREAD.has(this.op2.type)) return out(p.m2, msg);
+      if (!reread.has(this.op2.type)) return out(p.m2, msg);
       this.evaluate(this.op2, msg, (err, value) => {
         if (err) this.error(err, msg);
         else if (!this._closed) out(value, msg);

@@ -8,6 +8,7 @@ import { jsonSchemaCases, xmlOptionCases } from './cases-parsers.js';
 import { ioCases } from './cases-io.js';
 import { csvModeCases, htmlDocCases, rangeEdgeCases } from './cases-csv-html.js';
 import { uploadCases } from './cases-upload.js';
+import { batchTimingCases, delayTimingCases, joinTimingCases, triggerCases } from './cases-timing.js';
 import { caseFlows, readyFlow, type DiffCase } from './harness.js';
 
 export const cases: DiffCase[] = [
@@ -17,6 +18,7 @@ export const cases: DiffCase[] = [
   ...ioCases,
   ...csvModeCases, ...htmlDocCases, ...rangeEdgeCases,
   ...uploadCases,
+  ...triggerCases, ...delayTimingCases, ...batchTimingCases, ...joinTimingCases,
 ];
 
 /** Process environment both systems start with (whole-value ${VAR} and env-typed values read it). */

@@ -86,3 +86,21 @@ describe('batch node errors', () => {
     assert.deepEqual(errorsOf('cat'), [['no parts property in message', 'p']]);
   });
 });
+
+describe('batch node honouring msg.parts', () => {
+  const t = flowSuite(() => [
+    { id: 't1', type: 'tab', label: 'batch parts' },
+    node('honour', 'batch', { mode: 'count', count: 2, overlap: 0, honourParts: true }, [['cap-honour']]),
+    node('cap-honour', 'test-capture'),
+  ]);
+
+  test('the last message of an incoming sequence ends the batch early', async () => {
+    [1, 2, 3].forEach((p, index) => t.receive('honour', { _msgid: `h${index}`, payload: p, parts: { id: 'seq', index, count: 3, type: 'array', len: 1 } }));
+    const msgs = await t.capture.waitFor('cap-honour', 3);
+    assert.deepEqual(msgs.map((m) => [m.payload, m.parts]), [
+      [1, { id: 'h0', index: 0, count: 2, type: 'array', len: 1 }],
+      [2, { id: 'h0', index: 1, count: 2, type: 'array', len: 1 }],
+      [3, { id: 'h2', index: 0, count: 1, type: 'array', len: 1 }],
+    ]);
+  });
+});

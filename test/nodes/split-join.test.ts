@@ -33,8 +33,10 @@ describe('split and join nodes', () => {
       node('red', 'join', reduce, [['red-out']]),
       node('right-split', 'split', {}, [['right']]),
       node('right', 'join', { mode: 'reduce', reduceExp: '$A & payload', reduceInit: '', reduceInitType: 'str', reduceRight: true }, [['right-out']]),
+      node('prop-split', 'split', { property: 'data.list' }, [['prop-pieces', 'prop-join']]),
+      node('prop-join', 'join', { mode: 'auto' }, [['prop-joined']]),
       ...['pieces', 'joined', 'obj-pieces', 'len-pieces', 'len-joined', 'bin-pieces', 'bin-joined', 'stream-pieces', 'count-out', 'timeout-out', 'kv-out',
-        'merged-out', 'full-out', 'buf-out', 'red-out', 'right-out'].map((id) => node(id, 'test-capture')),
+        'merged-out', 'full-out', 'buf-out', 'red-out', 'right-out', 'prop-pieces', 'prop-joined'].map((id) => node(id, 'test-capture')),
     ];
     return flows;
   });
@@ -141,6 +143,18 @@ describe('split and join nodes', () => {
     receive('buf', { payload: 'cd' });
     const [buf] = await t.capture.waitFor('buf-out');
     assert.deepEqual(buf.payload, Buffer.from('ab,cd'));
+  });
+
+  test('a split of another property leaves the payload alone and an auto join rebuilds that property', async () => {
+    t.receive('prop-split', { payload: 'kept', data: { list: ['a', 'b'], other: 1 } });
+    const pieces = await t.capture.waitFor('prop-pieces', 2);
+    assert.deepEqual(pieces.map(shape), [
+      { payload: 'kept', data: { list: 'a', other: 1 }, parts: { id: 'string', property: 'data.list', type: 'array', count: 2, len: 1, index: 0 } },
+      { payload: 'kept', data: { list: 'b', other: 1 }, parts: { id: 'string', property: 'data.list', type: 'array', count: 2, len: 1, index: 1 } },
+    ]);
+    const [joined] = await t.capture.waitFor('prop-joined');
+    assert.deepEqual(joined.data, { list: ['a', 'b'], other: 1 });
+    assert.equal(joined.payload, 'kept');
   });
 
   test('reduce folds a sequence with $A, $N and a fix-up, left and right', async () => {

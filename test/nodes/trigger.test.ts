@@ -31,11 +31,16 @@ describe('trigger node', () => {
       ['topics', trigger({ bytopic: 'topic', op1type: 'pay', op2: '{{topic}} done', op2type: 'str' }), 1],
       ['two', trigger({ op1: '5', op1type: 'num', op2: 'later', op2type: 'flow', outputs: 2 }), 2],
       ['override', trigger({ duration: '1', units: 's', overrideDelay: true, op2type: 'pay' }), 1],
+      ['override-extend', trigger({ duration: '40', extend: true, overrideDelay: true }), 1],
+      ['watched', trigger({ duration: '60', bytopic: 'topic' }), 1],
+      ['stamp', trigger({ op1: '1', op1type: 'date', op2type: 'nul' }), 1],
     ];
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'trigger' },
       ...nodes.map(([id, conf, outputs]) => node(id, 'trigger', conf, outputs === 2 ? [[`cap-${id}`], [`cap-${id}-2`]] : [[`cap-${id}`]])),
       ...nodes.flatMap(([id, , outputs]) => (outputs === 2 ? [`cap-${id}`, `cap-${id}-2`] : [`cap-${id}`]).map((c) => node(c, 'test-capture'))),
+      node('status-watched', 'status', { scope: ['watched'] }, [['cap-status']]),
+      node('cap-status', 'test-capture'),
     ];
     await deploy(server, flows);
   });
@@ -115,5 +120,34 @@ describe('trigger node', () => {
     assert.deepEqual(payloads('cap-override'), []);
     await capture.waitFor('cap-override', 2);
     assert.deepEqual(payloads('cap-override'), ['1', 'orig']);
+  });
+
+  test('msg.delay holds for its own message: a later one extends by the configured duration', async () => {
+    receive('override-extend', { payload: 'a', delay: 5000 });
+    await settle(10);
+    receive('override-extend', { payload: 'b' });
+    assert.deepEqual((await capture.waitFor('cap-override-extend', 2, 1000)).map((m) => m.payload), ['1', '0']);
+  });
+
+  test('status: a dot while one topic waits, the count for more, cleared when none waits', async () => {
+    receive('watched', { topic: 'a', payload: 1 });
+    receive('watched', { topic: 'b', payload: 2 });
+    await capture.waitFor('cap-watched', 4);
+    await settle(20);
+    const seen = capture.of('cap-status').map((m) => ({ fill: m.status.fill, shape: m.status.shape, text: m.status.text }));
+    assert.deepEqual(seen, [
+      { fill: 'blue', shape: 'dot', text: undefined },
+      { fill: 'blue', shape: 'dot', text: '2' },
+      { fill: 'blue', shape: 'dot', text: undefined },
+      { fill: undefined, shape: undefined, text: undefined },
+    ]);
+  });
+
+  test('op1 of type date with the editor\'s default value sends a timestamp', async () => {
+    const before = Date.now();
+    receive('stamp', { payload: 'x' });
+    const [m] = await capture.waitFor('cap-stamp');
+    assert.equal(typeof m.payload, 'number');
+    assert.ok(m.payload >= before && m.payload <= Date.now());
   });
 });
