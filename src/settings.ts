@@ -76,11 +76,27 @@ export interface Settings {
   loginThrottle: { maxFailures: number; windowMs: number };
   /** CORS for the admin API; off when undefined. */
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
+  /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
+  contextStorage: ContextStorageSettings | undefined;
   /** Extra keys from the settings file, visible to nodes through RED.settings. */
   extra: Record<string, unknown>;
   /** Absolute path of the settings file, if one was given. */
   settingsFile: string | undefined;
 }
+
+/** A context store's implementation: a built-in by name, or Node-RED's store factory `(config) => store`. */
+export type ContextStoreModule = 'memory' | 'localfilesystem' | ((config: Record<string, unknown>) => unknown);
+
+export interface ContextStoreSettings {
+  module: ContextStoreModule;
+  config?: Record<string, unknown>;
+}
+
+/**
+ * Node-RED's `contextStorage`, validated and in its own shape (nodes may read it through RED.settings):
+ * store name → store, in the file's order; `default` may instead name another store.
+ */
+export type ContextStorageSettings = Record<string, ContextStoreSettings | string>;
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -91,7 +107,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'envVarExcludes',
+  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -214,6 +230,56 @@ function parseExternalModules(v: unknown): Settings['externalModules'] {
   };
 }
 
+const BUILTIN_STORES = ['memory', 'localfilesystem'];
+
+/**
+ * Node-RED's rules (context/index.js load): names are `[a-zA-Z0-9_]+`, `_` is reserved and skipped,
+ * a string `default` must name a configured store, every other entry needs a `module`. Node-RED
+ * resolves a module name only among its built-ins; any other store is given as the module itself
+ * (a factory function, required in a .js settings file).
+ */
+function parseContextStorage(v: unknown, baseDir: string): ContextStorageSettings | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw new SettingsError('contextStorage must be an object of store name → { module, config }');
+  const result: ContextStorageSettings = {};
+  for (const [name, entry] of Object.entries(v)) {
+    if (name === '_') continue;
+    const where = `contextStorage.${name}`;
+    if (!/^[a-zA-Z0-9_]+$/.test(name)) throw new SettingsError(`Invalid context store name: '${name}' (use letters, digits and _)`);
+    if (name === 'default' && typeof entry === 'string') {
+      if (entry === 'default' || entry === '_' || !Object.hasOwn(v, entry)) {
+        throw new SettingsError(`Default context store unknown: '${entry}' (contextStorage.default must name a configured store)`);
+      }
+      result.default = entry;
+      continue;
+    }
+    if (!isObject(entry) || entry.module === undefined) throw new SettingsError(`Context store '${name}' missing 'module' option`);
+    const module = entry.module;
+    if (typeof module === 'string' ? !BUILTIN_STORES.includes(module) : typeof module !== 'function') {
+      throw new SettingsError(
+        `${where}.module must be "memory", "localfilesystem" or a context store module (require it in a .js settings file), got ${JSON.stringify(module) ?? typeof module}`,
+      );
+    }
+    const config = entry.config === undefined ? {} : entry.config;
+    if (!isObject(config)) throw new SettingsError(`${where}.config must be an object`);
+    result[name] = { module: module as ContextStoreModule, config: module === 'localfilesystem' ? fileStoreConfig(config, where, baseDir) : config };
+  }
+  return Object.keys(result).some((name) => typeof result[name] !== 'string') ? result : undefined;
+}
+
+/** localfilesystem options: `dir` (default userDir) and `base` ("context"), `cache` (true), `flushInterval` (30 s). */
+function fileStoreConfig(config: Raw, where: string, baseDir: string): Raw {
+  const k = (key: string) => `${where}.config.${key}`;
+  if (config.dir !== undefined && !isNonEmptyString(config.dir)) throw new SettingsError(`${k('dir')} must be a directory path`);
+  if (config.base !== undefined && !isNonEmptyString(config.base)) throw new SettingsError(`${k('base')} must be a directory name`);
+  if (config.cache !== undefined && !isBool(config.cache)) throw new SettingsError(`${k('cache')} must be true or false`);
+  const interval = config.flushInterval;
+  if (interval !== undefined && !(typeof interval === 'number' && Number.isFinite(interval) && interval >= 0)) {
+    throw new SettingsError(`${k('flushInterval')} must be a number of seconds (0 or more)`);
+  }
+  return config.dir === undefined ? { ...config } : { ...config, dir: path.resolve(baseDir, config.dir as string) };
+}
+
 /** Validates a raw settings object and fills the defaults. Throws SettingsError with a one-line reason. */
 export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string): Settings {
   if (!isObject(raw)) throw new SettingsError('settings must be an object');
@@ -271,6 +337,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
+    contextStorage: parseContextStorage(raw.contextStorage, baseDir),
     extra,
     settingsFile,
   };

@@ -2,9 +2,13 @@
  * Node, flow and global context with Node-RED's semantics (node-api-compat.md note F):
  * one cached object per node, methods that ignore `this`, `cb(err, v1, v2, …)` for key arrays,
  * store names with a single warning for unknown ones, `$parent.` for subflows, and a global
- * scope that falls back to `functionGlobalContext` and survives redeploys.
+ * scope that falls back to `functionGlobalContext` and survives redeploys. Values live in the
+ * stores `contextStorage` configures (context/stores.ts); each call goes to the store it names.
  */
-import { MemoryStore, readKey } from './context/memory-store.js';
+import type { ContextStorageSettings } from '../settings.js';
+import { readKey } from './context/memory-store.js';
+import type { ContextStore } from './context/store.js';
+import { createStores, type StoreSet } from './context/stores.js';
 import type { ContextCallback, ContextScope, NodeContext } from './util/types.js';
 
 export type { ContextCallback, ContextScope, NodeContext } from './util/types.js';
@@ -16,16 +20,21 @@ export interface FlowContext extends ContextScope {
 
 export interface ContextLogger {
   warn(msg: string): void;
+  /** Failed writes of persistent stores; they go to `warn` without it. */
+  error?(msg: string): void;
+  info?(msg: string): void;
 }
 
 export interface ContextManagerOptions {
   /** Seeds the global context; read by reference, never copied or modified. */
   functionGlobalContext?: Record<string, unknown>;
+  /** Node-RED's `contextStorage`; one memory store when absent. */
+  contextStorage?: ContextStorageSettings;
+  /** Where a localfilesystem store keeps its files unless its config names a `dir`. */
+  userDir?: string;
   log: ContextLogger;
 }
 
-/** The name Node-RED gives the in-memory default store; asking for it by name is not a mistake. */
-const DEFAULT_STORE_NAME = 'memory';
 const GLOBAL_SCOPE = 'global';
 const PARENT = '$parent';
 const PARENT_PREFIX = '$parent.';
@@ -33,7 +42,7 @@ const PARENT_PREFIX = '$parent.';
 type ArgStore = string | ContextCallback | undefined;
 
 export class ContextManager {
-  private readonly store = new MemoryStore();
+  private readonly stores: StoreSet;
   /** Flow and node contexts by scope id (`flowId`, or `nodeId:flowId`). */
   private readonly contexts = new Map<string, ContextScope>();
   private readonly root = createRootContext();
@@ -43,7 +52,24 @@ export class ContextManager {
 
   constructor(options: ContextManagerOptions) {
     this.log = options.log;
+    const log = options.log;
+    this.stores = createStores(options.contextStorage, options.userDir, { warn: (m) => log.warn(m), error: (m) => (log.error ?? log.warn).call(log, m) });
     this.global = this.createScope(GLOBAL_SCOPE, undefined, options.functionGlobalContext ?? {});
+  }
+
+  /** Opens every store (a file store loads its files): before any flow starts. */
+  async open(): Promise<void> {
+    try {
+      await Promise.all([...this.uniqueStores()].map((store) => store.open()));
+    } catch (err) {
+      throw new Error(`Error loading context store: ${(err as Error).message}`);
+    }
+    for (const description of this.stores.descriptions) this.log.info?.(`Context store  : ${description}`);
+  }
+
+  /** What GET /settings reports, as Node-RED's `context` (the editor offers these stores). */
+  listStores(): { default: string; stores: string[] } {
+    return { default: this.stores.defaultName, stores: [...this.stores.byName.keys()] };
   }
 
   getGlobalContext(): ContextScope {
@@ -71,32 +97,57 @@ export class ContextManager {
     return ctx as NodeContext;
   }
 
-  /** Called when a node closes: its context does not outlive it. */
+  /**
+   * Called when a node closes. As in Node-RED its context ends with it only when no store is
+   * configured; configured stores keep it through restarts, and `clean` drops it once the node
+   * is no longer deployed.
+   */
   deleteNodeContext(nodeId: string, flowId?: string): void {
+    if (this.stores.configured) return;
     const id = nodeScopeId(nodeId, flowId);
     this.contexts.delete(id);
-    this.store.delete(id);
+    void this.stores.defaultStore.delete(id);
   }
 
-  /** Drops the node and flow contexts of ids that are no longer deployed; global survives. */
-  clean(activeIds: ReadonlySet<string>): void {
+  /**
+   * Drops the node and flow contexts of ids that are no longer deployed; global survives. The
+   * in-memory part is done on return; files are removed in the background (close waits for them).
+   */
+  clean(activeIds: ReadonlySet<string>): Promise<void> {
     const keep = (scope: string) => scope === GLOBAL_SCOPE || activeIds.has(scope.split(':')[0]);
     for (const id of this.contexts.keys()) {
       if (!keep(id)) this.contexts.delete(id);
     }
-    this.store.retain(keep);
+    const active = [...activeIds];
+    return Promise.all([...this.uniqueStores()].map((store) => store.clean(active))).then(
+      () => undefined,
+      (err: Error) => (this.log.error ?? this.log.warn).call(this.log, `Error cleaning context: ${err.message}`),
+    );
   }
 
+  /** Persists and closes every store: the last values written before a stop survive it. */
   async close(): Promise<void> {
     this.contexts.clear();
-    this.store.clear();
+    await Promise.all([...this.uniqueStores()].map((store) => store.close()));
   }
 
-  /** Unnamed and known names use the default store; anything else warns once, then does too. */
-  private checkStore(name: string | undefined): void {
-    if (!name || name === '_' || name === DEFAULT_STORE_NAME || this.warnedStores.has(name)) return;
-    this.warnedStores.add(name);
-    this.log.warn(`Unknown context store '${name}' specified. Using default store.`);
+  private uniqueStores(): Set<ContextStore> {
+    return new Set(this.stores.byName.values());
+  }
+
+  /**
+   * The store a call names. Unnamed, `_` and the default's own name are the default store; an
+   * unknown name warns once, then uses the default too.
+   */
+  private storeFor(name: string | undefined): ContextStore {
+    if (!name || name === '_') return this.stores.defaultStore;
+    const store = this.stores.byName.get(name);
+    if (store) return store;
+    if (name !== this.stores.defaultName && !this.warnedStores.has(name)) {
+      this.warnedStores.add(name);
+      this.log.warn(`Unknown context store '${name}' specified. Using default store.`);
+    }
+    return this.stores.defaultStore;
   }
 
   private createScope(scope: string, parent: ContextScope | undefined, seed?: Record<string, unknown>): ContextScope {
@@ -108,11 +159,11 @@ export class ContextManager {
     const keys = (store?: ArgStore, cb?: ContextCallback): string[] | undefined => {
       if (typeof store === 'function') [cb, store] = [store, undefined];
       if (cb !== undefined && typeof cb !== 'function') throw new Error('Callback must be a function');
-      this.checkStore(store);
-      const stored = this.store.keys(scope);
-      const result = seedKeys ? Array.from(new Set(seedKeys.concat(stored))) : stored;
-      if (!cb) return result;
-      cb(null, result);
+      const target = this.storeFor(store);
+      if (!seedKeys) return target.keys(scope, cb);
+      if (!cb) return mergeKeys(seedKeys, target.keys(scope));
+      const done = cb;
+      target.keys(scope, (err, stored) => (err ? done(err) : done(null, mergeKeys(seedKeys, stored as string[]))));
       return undefined;
     };
     const ctx = {};
@@ -127,7 +178,7 @@ export class ContextManager {
   ): unknown {
     if (cb === undefined && typeof store === 'function') [cb, store] = [store, undefined];
     if (cb !== undefined && typeof cb !== 'function') throw new Error('Callback must be a function');
-    const storeName = store as string | undefined;
+    let storeName = store as string | undefined;
     if (!isValidKey(key)) return fail(new Error('Invalid context key'), cb);
     if (!Array.isArray(key)) {
       const target = splitStore(key, storeName);
@@ -137,28 +188,25 @@ export class ContextManager {
         if (cb) cb(undefined);
         return undefined;
       }
-      this.checkStore(target.store);
-      let value: unknown;
+      key = target.key;
+      storeName = target.store;
+    }
+    const target = this.storeFor(storeName);
+    if (!seed) return target.get(scope, key, cb);
+    if (!cb) return withSeed(seed, key, target.get(scope, key));
+    const done = cb;
+    const keys = key;
+    target.get(scope, keys, (err, ...values) => {
+      if (err) return done(err);
+      let filled: unknown;
       try {
-        value = this.store.get(scope, target.key);
-        if (value === undefined && seed) value = readKey(seed, target.key);
-      } catch (err) {
-        return fail(err as Error, cb);
+        filled = withSeed(seed, keys, Array.isArray(keys) ? values : values[0]);
+      } catch (e) {
+        return done(e as Error);
       }
-      if (!cb) return value;
-      cb(undefined, value);
-      return undefined;
-    }
-    this.checkStore(storeName);
-    let values: unknown[];
-    try {
-      values = this.store.getMany(scope, key);
-      if (seed) for (let i = 0; i < values.length; i++) if (values[i] === undefined) values[i] = readKey(seed, key[i]);
-    } catch (err) {
-      return fail(err as Error, cb);
-    }
-    if (!cb) return values;
-    cb(undefined, ...values);
+      if (Array.isArray(keys)) done(undefined, ...(filled as unknown[]));
+      else done(undefined, filled);
+    });
     return undefined;
   }
 
@@ -184,15 +232,20 @@ export class ContextManager {
       key = target.key;
       storeName = target.store;
     }
-    this.checkStore(storeName);
-    try {
-      this.store.set(scope, key, value);
-    } catch (err) {
-      fail(err as Error, cb);
-      return;
-    }
-    if (cb) cb(undefined);
+    this.storeFor(storeName).set(scope, key, value, cb);
   }
+}
+
+/** Global reads fall back to functionGlobalContext for every key the store does not have. */
+function withSeed(seed: Record<string, unknown>, key: string | string[], value: unknown): unknown {
+  if (!Array.isArray(key)) return value === undefined ? readKey(seed, key) : value;
+  const values = value as unknown[];
+  for (let i = 0; i < values.length; i++) if (values[i] === undefined) values[i] = readKey(seed, key[i]);
+  return values;
+}
+
+function mergeKeys(seedKeys: string[], stored: string[] | undefined): string[] {
+  return Array.from(new Set(seedKeys.concat(stored ?? [])));
 }
 
 function nodeScopeId(nodeId: string, flowId: string | undefined): string {

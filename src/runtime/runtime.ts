@@ -87,7 +87,12 @@ export class Runtime {
     this.httpNode = deps.httpNode;
     this.httpAdmin = deps.httpAdmin;
     this.events.setMaxListeners(0);
-    this.context = new ContextManager({ functionGlobalContext: this.settings.functionGlobalContext, log: this.log });
+    this.context = new ContextManager({
+      functionGlobalContext: this.settings.functionGlobalContext,
+      contextStorage: this.settings.contextStorage,
+      userDir: this.settings.userDir,
+      log: this.log,
+    });
     this.engine = {
       settings: this.settings,
       log: this.log,
@@ -125,6 +130,8 @@ export class Runtime {
 
   /** Loads node types, credentials and the stored flows, and starts them. */
   async start(): Promise<void> {
+    // Persistent context is loaded before any node can read it.
+    await this.context.open();
     this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log);
     this.credentials = new CredentialStore({
       key: this.credentialKey,

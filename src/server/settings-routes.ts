@@ -15,7 +15,7 @@ export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async 
       runnel: { version: runtime.version },
       flowEncryptionType: runtime.credentialKey.type,
       flowFilePretty: settings.flowFilePretty || undefined,
-      context: { default: 'memory', stores: ['memory'] },
+      context: runtime.context.listStores(),
       externalModules: { palette: { allowInstall: palette.allowInstall, allowUpload: palette.allowUpload } },
       functionTimeout: settings.functionTimeout,
       state: runtime.getState().state,
