@@ -41,13 +41,18 @@ export function splitSpec(spec: string): ModuleSpec {
   return at < 0 ? { spec, name, importPath } : { spec, name, importPath, version: spec.slice(at + 1) };
 }
 
+/** `name` or `name/sub/path` with no `.`, `..` or empty segment: nothing can step out of the package. */
+export function isPlainImportPath(importPath: string): boolean {
+  return !/(^|\/)\.{1,2}(\/|$)|\/\/|\\/.test(importPath);
+}
+
 /**
  * Whether npm may be handed the module: a registry name with at most a semver range or a dist-tag.
  * Paths, URLs, `file:`/`npm:`/git specs never reach npm from a flow.
  */
 export function isInstallable(m: ModuleSpec): boolean {
   // A leading '-' reads like a flag in every log and shell, as for POST /nodes.
-  if (!isValidPackageName(m.name) || /(^|\/)@?-/.test(m.name)) return false;
+  if (!isValidPackageName(m.name) || /(^|\/)@?-/.test(m.name) || !isPlainImportPath(m.importPath)) return false;
   if (m.version === undefined) return true;
   return m.version !== '' && (semver().validRange(m.version) !== null || /^[a-z][a-z0-9._-]*$/i.test(m.version));
 }
@@ -123,7 +128,7 @@ export function listedModules(nodes: Iterable<NodeLike>, subflowOf: (type: strin
   const pending: Iterable<NodeLike>[] = [nodes];
   for (let batch = pending.pop(); batch; batch = pending.pop()) {
     for (const n of batch) {
-      if (n.d === true || typeof n.type !== 'string') continue;
+      if (n === null || typeof n !== 'object' || n.d === true || typeof n.type !== 'string') continue;
       if (n.type === 'function') {
         for (const lib of Array.isArray(n.libs) ? (n.libs as unknown[]) : []) {
           const spec = (lib as { module?: unknown } | null)?.module;

@@ -115,6 +115,9 @@ export class Registry extends EventEmitter {
     if (def === null || typeof def !== 'object' || def.type !== 'subflow' || typeof def.id !== 'string' || !Array.isArray(def.flow)) {
       throw new Error('registerSubflow needs a subflow definition: {type: "subflow", id, flow: [...]}');
     }
+    const bad = def.flow.findIndex((n) => n === null || typeof n !== 'object' || typeof n.id !== 'string' || typeof n.type !== 'string');
+    if (bad >= 0) throw new Error(`registerSubflow: flow[${bad}] is not a node with a string id and type`);
+    if (def.env !== undefined && !Array.isArray(def.env)) throw new Error('registerSubflow: env must be an array');
     const type = typeof def.meta?.type === 'string' && def.meta.type ? def.meta.type : `sf:${def.id}`;
     const credentials: CredentialDefinition = {};
     for (const entry of Array.isArray(def.env) ? def.env : []) {

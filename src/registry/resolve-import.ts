@@ -10,12 +10,26 @@ const CONDITIONS = ['import', 'node', 'default'];
  * `import`. Returns undefined when nothing is found there.
  */
 export function resolveImport(name: string, fromDir: string): string | undefined {
+  const found = lookup(name, fromDir);
+  return found && inside(found.pkgDir, found.file) ? found.file : undefined;
+}
+
+/** An entry point (or `exports` target) may not lead out of its package. */
+function inside(dir: string, file: string): boolean {
+  const rel = path.relative(dir, file);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+function lookup(name: string, fromDir: string): { pkgDir: string; file: string } | undefined {
   const parts = name.split('/');
   const pkgName = name.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
   const subpath = `.${name.slice(pkgName.length)}`;
   for (let dir = path.resolve(fromDir); ; dir = path.dirname(dir)) {
     const pkgDir = path.join(dir, 'node_modules', pkgName);
-    if (existsSync(path.join(pkgDir, 'package.json'))) return entryOf(pkgDir, subpath);
+    if (existsSync(path.join(pkgDir, 'package.json'))) {
+      const file = entryOf(pkgDir, subpath);
+      return file === undefined ? undefined : { pkgDir, file };
+    }
     if (path.dirname(dir) === dir) return undefined;
   }
 }

@@ -159,7 +159,13 @@ export class FlowSet {
   }
 
   private async createInstance(flow: Flow, conf: FlowNodeConfig, config: ParsedConfig, started: string[]): Promise<void> {
-    const error = await startSubflowInstance(flow, conf, { config, errors: this.errors, live: this.liveInstances });
+    let error: string | undefined;
+    try {
+      error = await startSubflowInstance(flow, conf, { config, errors: this.errors, live: this.liveInstances });
+    } catch (err) {
+      // A template or module the parser could not lay out fails this instance only.
+      error = err instanceof Error ? err.message : String(err);
+    }
     if (error === undefined) {
       this.home.set(conf.id, flow);
       started.push(conf.id);

@@ -229,18 +229,14 @@ export class Flow {
     const id = reporting._alias ?? reporting.id;
     const g = reporting.g;
     if (g === undefined) return handlers.filter((h) => !h.groupOnly && (!h.scope || h.scope.has(id)));
+    // The reporting node's groups, innermost first; built once per deploy with cycles cut.
+    const chain = this.groups.get(g)?.chain ?? [g];
     const ranked: { h: ScopedHandler; distance: number }[] = [];
     for (const h of handlers) {
       if (h.scope && !h.scope.has(id)) continue;
-      let distance = 0;
-      let group: string | undefined = g;
-      while (group !== undefined && group !== h.node.g) {
-        distance++;
-        const parent: unknown = this.groupConfigs.get(group)?.g;
-        group = typeof parent === 'string' ? parent : undefined;
-      }
-      if (group === undefined && h.groupOnly) continue;
-      ranked.push({ h, distance });
+      const at = h.node.g === undefined ? -1 : chain.indexOf(h.node.g);
+      if (at === -1 && h.groupOnly) continue;
+      ranked.push({ h, distance: at === -1 ? chain.length : at });
     }
     return ranked.sort((a, b) => a.distance - b.distance).map((r) => r.h);
   }

@@ -11,7 +11,8 @@ const GLOBAL_CONFIG = 'global-config';
  * credentials `map`. Every flow falls back to it, and it falls back to process.env.
  */
 export class GlobalEnv {
-  private node: FlowNodeConfig | undefined;
+  /** What the current scope was built from: the node's JSON and its stored credentials. */
+  private source: string | undefined;
   private scope: EnvScope | undefined;
   /** Whether the last `update` took a different global-config node: flows must forget their env. */
   changed = false;
@@ -25,18 +26,20 @@ export class GlobalEnv {
   update(config: ParsedConfig): Promise<void> | undefined {
     let node: FlowNodeConfig | undefined;
     for (const conf of config.globalConfigs.values()) if (conf.type === GLOBAL_CONFIG && conf.d !== true) node = conf;
-    this.changed = node !== this.node;
+    // By content: most deploys carry an unchanged global-config node, and flows keep their env then.
+    const source = node && JSON.stringify([config.text?.get(node.id) ?? node, this.engine.credentialsFor(node.id, GLOBAL_CONFIG, () => undefined)]);
+    this.changed = source !== this.source;
     if (!this.changed) return undefined;
-    this.node = node;
+    this.source = source;
     this.scope = node ? this.scopeFor(node) : undefined;
     return this.scope?.prepare();
   }
 
-  /** Names in the `envVarExcludes` setting are hidden from flows, global env and process env alike. */
+  /** Names in the `envVarExcludes` setting are hidden from the process env only, as in Node-RED. */
   getSetting(name: string): unknown {
-    if (this.excluded.has(name)) return undefined;
     const value = this.scope ? this.scope.lookup(name) : UNSET;
-    return value === UNSET ? process.env[name] : value;
+    if (value !== UNSET) return value;
+    return this.excluded.has(name) ? undefined : process.env[name];
   }
 
   private scopeFor(node: FlowNodeConfig): EnvScope {

@@ -13,6 +13,8 @@ export interface SettingSource {
  */
 export class GroupScope implements SettingSource {
   readonly env: EnvScope;
+  /** This group's id, then its enclosing groups' ids outwards (cycles already cut). */
+  readonly chain: string[];
 
   constructor(
     readonly config: FlowNodeConfig,
@@ -20,6 +22,7 @@ export class GroupScope implements SettingSource {
     context: (outside: (name: string) => unknown) => EnvContext,
   ) {
     this.env = new EnvScope(config.env, () => context((name) => this.parent.getSetting(name)));
+    this.chain = [config.id, ...(parent instanceof GroupScope ? parent.chain : [])];
   }
 
   getSetting(name: string): unknown {

@@ -11,7 +11,7 @@ import { settingsViewFor, type NodeSettingDefinition } from './settings-view.js'
 import { catalogsFor, createTranslator, type Catalogs } from './i18n.js';
 import type { RouteHandler } from './http-types.js';
 import { resolveImport } from '../registry/resolve-import.js';
-import { ModulePolicy, externalModulesDir, notAllowedError, splitSpec } from '../registry/external-modules.js';
+import { ModulePolicy, externalModulesDir, isPlainImportPath, notAllowedError, splitSpec } from '../registry/external-modules.js';
 
 /** The Node-RED version Runnel presents to modules (`"node-red": {"version": ">=3"}` checks). */
 export const NODE_RED_COMPAT_VERSION = '4.1.15';
@@ -174,6 +174,7 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
         return import(pathToFileURL(path.resolve(options.moduleDir, spec)).href);
       }
       const { name, importPath, version } = splitSpec(spec);
+      if (!isPlainImportPath(importPath)) throw notAllowedError(spec, 'not a package name');
       const own = options.moduleDir && !isBuiltin(importPath) ? resolveImport(importPath, options.moduleDir) : undefined;
       if (own) return import(pathToFileURL(own).href);
       if (!modulePolicy.allows(name, version)) throw notAllowedError(spec, 'refused by externalModules.modules');

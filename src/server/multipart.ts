@@ -24,6 +24,8 @@ export interface MultipartBody {
 
 /** busboy's default, which multer keeps: a longer text field fails the request. */
 const FIELD_SIZE_LIMIT = 1024 * 1024;
+/** Fields and parts per request: bounds the objects (and sparse arrays) a body can make. */
+const PART_LIMIT = 1000;
 /** `a[5]` makes an array of length 6; a huge index would make one huge sparse array. */
 const MAX_ARRAY_INDEX = 10_000;
 
@@ -51,7 +53,7 @@ export function parseMultipart(headers: IncomingHttpHeaders, raw: Buffer): Promi
     try {
       parser = busboy().Busboy({
         headers: headers as IncomingHttpHeaders & { 'content-type': string },
-        limits: { fieldSize: FIELD_SIZE_LIMIT },
+        limits: { fieldSize: FIELD_SIZE_LIMIT, fields: PART_LIMIT, parts: PART_LIMIT },
         // busboy 1.x, under multer, takes an empty filename="" as no file name at all.
         isPartAFile: (_name, type, filename) => type === 'application/octet-stream' || (filename !== undefined && filename !== ''),
       });
@@ -94,6 +96,10 @@ export function parseMultipart(headers: IncomingHttpHeaders, raw: Buffer): Promi
         settle();
       });
     });
+    const tooMany = () => fail(new RunnelError('payload_too_large', `A form may have at most ${PART_LIMIT} fields and files`, 413));
+    parser.on('fieldsLimit', tooMany);
+    parser.on('partsLimit', tooMany);
+    parser.on('filesLimit', tooMany);
     parser.on('error', fail);
     parser.on('finish', () => {
       finished = true;

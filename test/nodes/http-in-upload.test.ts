@@ -120,6 +120,14 @@ describe('http in: upload and skipBodyParsing', () => {
     assert.deepEqual(res.body, { code: 'payload_too_large', message: 'Form field "long" is longer than 1 MiB' });
   });
 
+  test('more than 1,000 fields and files in one form is 413, so a small body cannot build huge objects', async () => {
+    const form = new FormData();
+    for (let i = 0; i <= 1000; i++) form.append(`a${i}[9999]`, 'x');
+    const { res } = await send('up', 'up', { method: 'POST', body: form });
+    assert.equal(res.status, 413);
+    assert.deepEqual(res.body, { code: 'payload_too_large', message: 'A form may have at most 1000 fields and files' });
+  });
+
   test('malformed multipart bodies are 400 JSON naming the problem', async () => {
     const cases: [string, string, string][] = [
       ['multipart/form-data', multipartText([['a', '1']]), 'Multipart: Boundary not found'],
