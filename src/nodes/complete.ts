@@ -1,5 +1,6 @@
 import { Node, type NodeConfig } from '../runtime/node.js';
 import type { RedApi } from '../runtime/red-api.js';
+import { withoutWired } from './lib/scope.js';
 
 /**
  * Completions reach this node through the flow (src/runtime/flow.ts reads `scope`); as in
@@ -16,20 +17,6 @@ class CompleteNode extends Node {
       done();
     });
   }
-}
-
-/**
- * Node-RED drops the nodes this one is wired to from its scope, so a directly connected node
- * cannot loop. Its walk steps past the entry after each one it removes; kept so the same
- * configurations watch the same nodes.
- */
-function withoutWired(scope: string[], wires: string[][]): string[] {
-  const wired = new Set(wires.flat());
-  const kept = [...scope];
-  for (let i = 0; i < kept.length; i++) {
-    if (wired.has(kept[i])) kept.splice(i, 1);
-  }
-  return kept;
 }
 
 export default function (RED: RedApi) {
