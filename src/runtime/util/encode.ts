@@ -170,8 +170,11 @@ function encodeNestedObject(value: Record<string, unknown>, max: number): unknow
   return value;
 }
 
-/** JSON.stringify that replaces a reference to an ancestor with json-stringify-safe's marker. */
-export function safeStringify(value: unknown, replacer: Replacer): string {
+/**
+ * JSON.stringify that replaces a reference to an ancestor with json-stringify-safe's marker.
+ * `onCycle` is told when that happened (the context file store warns about it).
+ */
+export function safeStringify(value: unknown, replacer?: Replacer, space?: number, onCycle?: () => void): string {
   const stack: unknown[] = [];
   const keys: string[] = [];
   return JSON.stringify(value, function (this: unknown, key: string, v: unknown) {
@@ -185,10 +188,13 @@ export function safeStringify(value: unknown, replacer: Replacer): string {
         keys.push(key);
       }
       const cycleAt = stack.indexOf(v);
-      if (cycleAt >= 0) v = cycleAt === 0 ? '[Circular ~]' : `[Circular ~.${keys.slice(0, cycleAt).join('.')}]`;
+      if (cycleAt >= 0) {
+        onCycle?.();
+        v = cycleAt === 0 ? '[Circular ~]' : `[Circular ~.${keys.slice(0, cycleAt).join('.')}]`;
+      }
     } else {
       stack.push(v);
     }
-    return replacer.call(this, key, v);
-  });
+    return replacer ? replacer.call(this, key, v) : v;
+  }, space);
 }
