@@ -1,7 +1,7 @@
 import type { Engine } from './engine.js';
 import { FLOW, Node, type Msg, type NodeConfig, type NodeStatus } from './node.js';
 import type { FlowNodeConfig } from '../storage/types.js';
-import { cloneMessage } from './util/index.js';
+import { cloneMessage, getSetting, type EnvNode } from './util/index.js';
 import { substituteEnv, type EnvContext } from './env.js';
 import { EnvScope, UNSET } from './env-scope.js';
 import { buildGroupScopes, type GroupScope } from './group.js';
@@ -121,14 +121,6 @@ export class Flow {
     return this.lookupOutside(name);
   }
 
-  /** A lookup as the node `config` sees it while it is built (Node-RED's getSetting(config, …)). */
-  private settingAs(config: FlowNodeConfig, g: string | undefined, name: string): unknown {
-    if (name === 'NR_NODE_NAME') return config.name;
-    if (name === 'NR_NODE_ID') return config.id;
-    if (name === 'NR_NODE_PATH') return `${this.path}/${config._alias ?? config.id}`;
-    return this.settingFor(g, name);
-  }
-
   /** A lookup as a node in group `g` (or none) sees it. */
   settingFor(g: string | undefined, name: string): unknown {
     const group = g === undefined ? undefined : this.groups.get(g);
@@ -147,8 +139,14 @@ export class Flow {
   createNode(config: FlowNodeConfig): string | undefined {
     const ctor = this.engine.registry.getConstructor(config.type);
     if (!ctor) return `type ${config.type} is not registered`;
-    const g = typeof config.g === 'string' ? config.g : undefined;
-    const conf = substituteEnv(config, (name) => this.settingAs(config, g, name)) as NodeConfig;
+    // Looked up as the node being built sees it (NR_NODE_*, its group, then this flow); built only
+    // when a property asks for a variable.
+    let self: EnvNode | undefined;
+    const lookup = (name: string) => {
+      self ??= { id: config.id, name: config.name as string | undefined, g: config.g as string | undefined, _path: `${this.path}/${config._alias ?? config.id}` };
+      return getSetting(self, name, this);
+    };
+    const conf = substituteEnv(config, lookup) as NodeConfig;
     // A symbol key: invisible to JSON and Object.keys, and far cheaper than defineProperty per node.
     conf[FLOW] = this;
     try {
