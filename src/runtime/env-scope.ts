@@ -13,6 +13,8 @@ export const UNSET: unique symbol = Symbol('runnel.env.unset');
  */
 export class EnvScope {
   private values: Map<string, unknown> | undefined;
+  /** An asynchronous evaluation under way: later calls wait for it rather than start another. */
+  private pending: Promise<void> | undefined;
 
   constructor(
     private readonly entries: unknown,
@@ -27,17 +29,24 @@ export class EnvScope {
   /** A promise only when there is asynchronous work to wait for. */
   prepare(): Promise<void> | undefined {
     if (!this.needsPreparing) return undefined;
-    return Promise.resolve(evaluateEnvList(this.entries, this.context())).then((values) => {
+    return this.evaluateAsync();
+  }
+
+  private evaluateAsync(): Promise<void> {
+    this.pending ??= Promise.resolve(evaluateEnvList(this.entries, this.context())).then((values) => {
       this.values = values;
     });
+    return this.pending;
   }
 
   lookup(name: string): unknown {
     if (!this.values) {
-      const result = evaluateEnvList(this.entries, this.context());
-      // Only a lookup before `prepare` finished gets here with a promise: it sees nothing yet.
-      if (result instanceof Promise) return UNSET;
-      this.values = result;
+      // Only a lookup before `prepare` finished meets JSONata here: it sees nothing yet.
+      if (needsAsyncEnv(this.entries)) {
+        void this.evaluateAsync();
+        return UNSET;
+      }
+      this.values = evaluateEnvList(this.entries, this.context()) as Map<string, unknown>;
     }
     if (!this.values.has(name)) return UNSET;
     const value = this.values.get(name);
