@@ -5,7 +5,7 @@ import { createFileStorage } from './storage/file-storage.js';
 import { createAuthService } from './auth/service.js';
 import { Runtime } from './runtime/runtime.js';
 import { buildApp } from './server/app.js';
-import { createHttpNodeApp, createAdminRouteApp } from './server/http-node.js';
+import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/app.js';
 import type { Storage } from './storage/types.js';
 
 export interface RunnelOptions {

@@ -57,7 +57,7 @@ export class CredentialStore {
 
   /**
    * Replaces the store with the decrypted document (null = no credentials). On failure throws
-   * `credentials_load_failed` and leaves the store as it was.
+   * `credentials_undecryptable` and leaves the store as it was.
    */
   async load(stored: StoredCredentials | null): Promise<void> {
     if (stored === null) {
@@ -70,7 +70,7 @@ export class CredentialStore {
     try {
       decrypted = await this.cipher.decrypt(stored);
     } catch (e) {
-      throw new RunnelError('credentials_load_failed', `Failed to decrypt credentials: ${(e as Error).message}`, 500);
+      throw new RunnelError('credentials_undecryptable', `Failed to decrypt credentials: ${(e as Error).message}`);
     }
     this.map = decrypted.map;
     this.stale = !decrypted.current;
@@ -97,7 +97,7 @@ export class CredentialStore {
     if (topLevel !== undefined && !('$' in topLevel)) {
       for (const [id, creds] of Object.entries(topLevel)) {
         if (!isPlainObject(creds)) {
-          throw new RunnelError('invalid_credentials', `The credentials of node ${id} must be an object`, 400);
+          throw new RunnelError('invalid_credentials', `The credentials of node ${id} must be an object`);
         }
         if (Object.keys(creds).length === 0) delete next[id];
         else next[id] = structuredClone(creds);
@@ -196,7 +196,7 @@ export class CredentialStore {
       if (typeof blob !== 'string') throw new Error('not a string');
       return this.cipher.openNodeRed(blob);
     } catch {
-      throw new RunnelError('credentials_load_failed', 'Failed to decrypt credentials', 400);
+      throw new RunnelError('credentials_load_failed', 'Failed to decrypt credentials');
     }
   }
 }

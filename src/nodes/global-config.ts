@@ -3,7 +3,7 @@ import type { RedApi } from '../runtime/red-api.js';
 
 /**
  * The editor's store for global environment variables (and the modules a configuration needs).
- * Its env is read by the runtime (src/runtime/global-env.ts); the node itself does nothing, but
+ * Its env is read by the runtime (src/runtime/env/global-env.ts); the node itself does nothing, but
  * must be a known type so a flows.json exported from Node-RED 3.1+ starts without waiting for it.
  */
 class GlobalConfigNode extends Node {}

@@ -22,14 +22,14 @@ export type InstallTarget = { kind: 'registry'; name: string; version?: string }
  * plain name or a directory.
  */
 export function parseInstallTarget(module: string, version: string | undefined): InstallTarget {
-  const invalid = () => new RunnelError('invalid_module_name', `Invalid module name: ${module}`, 400);
+  const invalid = () => new RunnelError('invalid_module_name', `Invalid module name: ${module}`);
   if (/^[a-z][a-z0-9+.-]*:/i.test(module) && !/^[a-zA-Z]:[\\/]/.test(module)) throw invalid();
   if (/\.(tgz|tar|tar\.gz)$/i.test(module)) throw invalid();
   if (path.isAbsolute(module)) return { kind: 'path', dir: path.normalize(module) };
   // npm accepts names starting with '-', but such a name reads like a flag in every log and shell.
   if (!isValidPackageName(module) || /(^|\/)@?-/.test(module) || NPM_RESERVED.has(module)) throw invalid();
   if (version !== undefined && !(semver().valid(version) || semver().validRange(version))) {
-    throw new RunnelError('invalid_request', `Invalid version: ${version}`, 400);
+    throw new RunnelError('invalid_request', `Invalid version: ${version}`);
   }
   return { kind: 'registry', name: module, version };
 }
@@ -44,7 +44,7 @@ function matches(pattern: string, name: string): boolean {
 export function assertAllowed(name: string, palette: PaletteSettings): void {
   const allowed = palette.allowList.length === 0 || palette.allowList.some((p) => matches(p, name));
   if (!allowed || palette.denyList.some((p) => matches(p, name))) {
-    throw new RunnelError('install_not_allowed', `Installing ${name} is not allowed by this runtime's settings`, 403);
+    throw new RunnelError('install_not_allowed', `Installing ${name} is not allowed by this runtime's settings`);
   }
 }
 
@@ -114,17 +114,17 @@ export async function npmInstall(spec: string, ctx: NpmContext): Promise<void> {
   if (!ctx.palette.allowInstallScripts) args.push('--ignore-scripts');
   args.push('--', spec);
   const result = await runNpm(args, { cwd: ctx.userDir, timeoutMs: ctx.palette.installTimeout, log: ctx.log });
-  if (result.timedOut) throw new RunnelError('install_timeout', `Installing ${spec} did not finish within ${ctx.palette.installTimeout} ms`, 504);
+  if (result.timedOut) throw new RunnelError('install_timeout', `Installing ${spec} did not finish within ${ctx.palette.installTimeout} ms`);
   if (result.exitCode === 0) return;
   if (result.errorCode === 'E404' || result.errorCode === 'ETARGET') {
-    throw new RunnelError('not_found', `Module not found: ${result.summary ?? spec}`, 404);
+    throw new RunnelError('not_found', `Module not found: ${result.summary ?? spec}`);
   }
-  throw new RunnelError('install_failed', `Install failed: ${result.summary ?? `npm exited with code ${result.exitCode}`}`, 400);
+  throw new RunnelError('install_failed', `Install failed: ${result.summary ?? `npm exited with code ${result.exitCode}`}`);
 }
 
 export async function npmUninstall(name: string, ctx: NpmContext): Promise<void> {
   const args = ['uninstall', '--no-audit', '--no-fund', '--no-update-notifier', '--save', '--', name];
   const result = await runNpm(args, { cwd: ctx.userDir, timeoutMs: ctx.palette.installTimeout, log: ctx.log });
-  if (result.timedOut) throw new RunnelError('install_timeout', `Removing ${name} did not finish within ${ctx.palette.installTimeout} ms`, 504);
-  if (result.exitCode !== 0) throw new RunnelError('uninstall_failed', `Uninstall failed: ${result.summary ?? `npm exited with code ${result.exitCode}`}`, 400);
+  if (result.timedOut) throw new RunnelError('install_timeout', `Removing ${name} did not finish within ${ctx.palette.installTimeout} ms`);
+  if (result.exitCode !== 0) throw new RunnelError('uninstall_failed', `Uninstall failed: ${result.summary ?? `npm exited with code ${result.exitCode}`}`);
 }

@@ -30,10 +30,10 @@ export interface LoadResult {
 export async function loadModule(runtime: Runtime, dir: string, flags: SetFlags = {}): Promise<LoadResult> {
   const pkg = await readNodeModulePackage(dir);
   if (pkg.range && !semver().satisfies(NODE_RED_COMPAT_VERSION, pkg.range, { includePrerelease: true })) {
-    throw new RunnelError('version_mismatch', `${pkg.name} needs Node-RED ${pkg.range}; Runnel presents ${NODE_RED_COMPAT_VERSION}`, 400);
+    throw new RunnelError('node_red_version_unsupported', `${pkg.name} needs Node-RED ${pkg.range}; Runnel presents ${NODE_RED_COMPAT_VERSION}`);
   }
   const registry = runtime.registry;
-  if (registry.modules.has(pkg.name)) throw new RunnelError('module_already_loaded', `Module ${pkg.name} is already loaded`, 400);
+  if (registry.modules.has(pkg.name)) throw new RunnelError('module_already_loaded', `Module ${pkg.name} is already loaded`);
   const real = await realpath(dir);
   const mod = registry.addModule({ name: pkg.name, version: pkg.version, path: dir, builtin: false });
   const conflicts: LoadResult['conflicts'] = [];

@@ -60,10 +60,10 @@ export class ModuleManager {
   /** POST /nodes with `{module, version}`: a registry package or an absolute directory path. */
   async install(module: string, version?: string): Promise<ModuleInfo> {
     const palette = this.ctx.palette;
-    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled', 403);
+    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled');
     const target = parseInstallTarget(module, version);
     if (target.kind === 'path') {
-      if (!palette.allowLocalPaths) throw new RunnelError('local_path_not_allowed', 'Installing from a local path is disabled', 403);
+      if (!palette.allowLocalPaths) throw new RunnelError('local_path_not_allowed', 'Installing from a local path is disabled');
       return this.queue.run(async () => {
         const pkg = await readNodeModulePackage(target.dir);
         assertAllowed(pkg.name, palette);
@@ -81,8 +81,8 @@ export class ModuleManager {
   /** POST /nodes with a tarball; `file` is a temporary upload the caller deletes afterwards. */
   async installTarball(file: string): Promise<ModuleInfo> {
     const palette = this.ctx.palette;
-    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled', 403);
-    if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Uploading modules is disabled', 403);
+    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled');
+    if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Uploading modules is disabled');
     return this.queue.run(async () => {
       const pkg = await inspectTarball(file);
       assertAllowed(pkg.name, palette);
@@ -105,7 +105,7 @@ export class ModuleManager {
     return this.queue.run(async () => {
       const mod = this.find(name);
       if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source)) {
-        throw new RunnelError('module_not_removable', `Module ${name} was not installed through the admin API and cannot be removed`, 400);
+        throw new RunnelError('module_not_removable', `Module ${name} was not installed through the admin API and cannot be removed`);
       }
       this.assertNotInUse([...mod.sets.values()]);
       await npmUninstall(name, this.ctx);
@@ -130,7 +130,7 @@ export class ModuleManager {
   async setSetEnabled(name: string, setName: string, enabled: boolean): Promise<NodeSetInfo> {
     const mod = this.find(name);
     const set = mod.sets.get(setName);
-    if (!set) throw new RunnelError('not_found', `Node set ${name}/${setName} not found`, 404);
+    if (!set) throw new RunnelError('not_found', `Node set ${name}/${setName} not found`);
     return this.queue.run(async () => {
       await this.applyEnabled(mod, [set], enabled);
       return set;
@@ -139,7 +139,7 @@ export class ModuleManager {
 
   private find(name: string): ModuleInfo {
     const mod = this.runtime.registry.modules.get(name);
-    if (!mod) throw new RunnelError('not_found', `Module ${name} not found`, 404);
+    if (!mod) throw new RunnelError('not_found', `Module ${name} not found`);
     return mod;
   }
 
@@ -147,14 +147,14 @@ export class ModuleManager {
     const mod = this.runtime.registry.modules.get(name);
     if (!mod) return;
     if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source) || version === undefined || version === mod.version) {
-      throw new RunnelError('module_already_loaded', `Module ${name} is already loaded at version ${mod.version}`, 400);
+      throw new RunnelError('module_already_loaded', `Module ${name} is already loaded at version ${mod.version}`);
     }
   }
 
   private assertNotInUse(sets: NodeSetInfo[]): void {
     const types = new Set(sets.flatMap((s) => s.types));
     const used = this.runtime.getFlows().flows.find((n) => types.has(n.type));
-    if (used) throw new RunnelError('type_in_use', `Type in use: ${used.type}`, 400);
+    if (used) throw new RunnelError('type_in_use', `Type in use: ${used.type}`);
   }
 
   private async applyEnabled(mod: ModuleInfo, sets: NodeSetInfo[], enabled: boolean): Promise<void> {
@@ -190,7 +190,7 @@ export class ModuleManager {
       loaded = result.module;
       const conflict = result.conflicts[0];
       if (conflict) {
-        throw new RunnelError('type_already_registered', `${conflict.type} already registered by ${conflict.module}`, 400, conflict);
+        throw new RunnelError('type_already_registered', `${conflict.type} already registered by ${conflict.module}`, { ...conflict });
       }
     } catch (err) {
       if (loaded) await unloadModule(this.runtime, loaded);

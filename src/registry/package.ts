@@ -28,16 +28,16 @@ export function parseNodeModulePackage(pkg: unknown, where: string): NodeModuleP
   const p = pkg as Record<string, unknown> | null;
   const nr = p && typeof p === 'object' ? (p['node-red'] as Record<string, unknown> | undefined) : undefined;
   if (!p || !nr || typeof nr !== 'object' || Array.isArray(nr)) {
-    throw new RunnelError('not_node_module', `${where} has no "node-red" section in its package.json`, 404);
+    throw new RunnelError('not_node_module', `${where} has no "node-red" section in its package.json`);
   }
-  if (typeof p.name !== 'string' || !isValidPackageName(p.name)) throw new RunnelError('invalid_module_name', `${where} has an invalid package name`, 400);
+  if (typeof p.name !== 'string' || !isValidPackageName(p.name)) throw new RunnelError('invalid_module_name', `${where} has an invalid package name`);
   const nodes: Record<string, string> = {};
   const rawNodes = nr.nodes ?? {};
   if (typeof rawNodes !== 'object' || rawNodes === null || Array.isArray(rawNodes)) {
-    throw new RunnelError('invalid_module', `${where}: "node-red.nodes" must map set names to files`, 400);
+    throw new RunnelError('invalid_module', `${where}: "node-red.nodes" must map set names to files`);
   }
   for (const [set, file] of Object.entries(rawNodes)) {
-    if (typeof file !== 'string' || file.length === 0) throw new RunnelError('invalid_module', `${where}: node set ${set} has no file`, 400);
+    if (typeof file !== 'string' || file.length === 0) throw new RunnelError('invalid_module', `${where}: node set ${set} has no file`);
     nodes[set] = file;
   }
   const deps = nr.dependencies;
@@ -57,13 +57,13 @@ export async function readNodeModulePackage(dir: string): Promise<NodeModulePack
   try {
     text = await readFile(path.join(dir, 'package.json'), 'utf8');
   } catch {
-    throw new RunnelError('not_node_module', `${dir} has no package.json`, 404);
+    throw new RunnelError('not_node_module', `${dir} has no package.json`);
   }
   let pkg: unknown;
   try {
     pkg = JSON.parse(text);
   } catch {
-    throw new RunnelError('invalid_module', `${dir}/package.json is not valid JSON`, 400);
+    throw new RunnelError('invalid_module', `${dir}/package.json is not valid JSON`);
   }
   return parseNodeModulePackage(pkg, dir);
 }

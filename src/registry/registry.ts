@@ -88,7 +88,7 @@ export class Registry extends EventEmitter {
     const existing = this.types.get(type);
     const replacesBuiltin = existing !== undefined && this.isBuiltin(existing.set) && !this.isBuiltin(set);
     if (existing && existing.set !== set && !replacesBuiltin) {
-      throw new RunnelError('type_already_registered', `${type} already registered`, 400, { type, module: existing.set.module });
+      throw new RunnelError('type_already_registered', `${type} already registered`, { type, module: existing.set.module });
     }
     if (existing && !replacesBuiltin) throw new Error(`${type} already registered`);
     inheritNode(ctor);

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { ReadEntry } from 'tar';
-import { RunnelError } from '../errors.js';
+import { RunnelError, type ErrorCode } from '../errors.js';
 import { parseNodeModulePackage, type NodeModulePackage } from './package.js';
 
 const MAX_PACKAGE_JSON = 1024 * 1024;
@@ -15,7 +15,7 @@ const EXPANSION_FLOOR = 16 * 1024 * 1024;
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile', 'Directory']);
 const DEVICE_TYPES = new Set(['CharacterDevice', 'BlockDevice', 'FIFO']);
 
-const reject = (code: string, message: string) => new RunnelError(code, message, 400);
+const reject = (code: ErrorCode, message: string) => new RunnelError(code, message);
 
 /**
  * Checks an uploaded module tarball before anything is extracted or handed to npm: a gzip tar in

@@ -4,8 +4,8 @@ import { isActive, type ContainerInfo, type ParsedConfig } from './config.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import type { NodeErrorReport } from './types.js';
 import type { Node } from './node.js';
-import { startSubflowInstance } from './subflow.js';
-import { GlobalEnv } from './global-env.js';
+import { startSubflowInstance } from './subflow/subflow.js';
+import { GlobalEnv } from './env/global-env.js';
 
 const GLOBAL = 'global';
 const SUBFLOW_TYPE = /^subflow:(.+)$/;

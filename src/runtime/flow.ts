@@ -2,8 +2,8 @@ import type { Engine } from './engine.js';
 import { FLOW, Node, type Msg, type NodeConfig, type NodeStatus } from './node.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import { cloneMessage, getSetting, type EnvNode } from './util/index.js';
-import { substituteEnv, type EnvContext } from './env.js';
-import { EnvScope, UNSET } from './env-scope.js';
+import { substituteEnv, type EnvContext } from './env/env.js';
+import { EnvScope, UNSET } from './env/scope.js';
 import { buildGroupScopes, type GroupScope } from './group.js';
 
 const MAX_ERROR_LOOP = 10;

@@ -1,6 +1,6 @@
 import type { FlowNodeConfig } from '../storage/types.js';
-import { EnvScope, UNSET } from './env-scope.js';
-import type { EnvContext } from './env.js';
+import { EnvScope, UNSET } from './env/scope.js';
+import type { EnvContext } from './env/env.js';
 
 /** Whatever encloses a group: another group or the flow. */
 export interface SettingSource {

@@ -16,7 +16,7 @@ import { Mutex } from './mutex.js';
 import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
 import { diffConfigs, stopSet } from './diff.js';
-import { substituteEnv } from './env.js';
+import { substituteEnv } from './env/env.js';
 import type { Engine } from './engine.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
@@ -199,7 +199,7 @@ export class Runtime {
   private async replace(req: DeployRequest): Promise<DeployResult> {
     const old = this.active;
     if (req.rev !== undefined && req.rev !== old.rev) {
-      throw new RunnelError('version_mismatch', `The flows have changed: rev ${req.rev} is not the active rev`, 409);
+      throw new RunnelError('version_mismatch', `The flows have changed: rev ${req.rev} is not the active rev`);
     }
     const plan = this.credentials.plan(req.flows, req.credentials);
     const parsed = parseConfig(plan.flows, this.registry.isKnownType);

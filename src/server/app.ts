@@ -8,7 +8,7 @@ import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
-import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node.js';
+import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
 
 /**

@@ -21,14 +21,14 @@ function apiVersion(request: FastifyRequest): 'v1' | 'v2' {
   const v = header(request, VERSION_HEADERS);
   if (v === undefined || v === '' || v === 'v1') return 'v1';
   if (v === 'v2') return 'v2';
-  throw new RunnelError('invalid_api_version', `Invalid API version ${JSON.stringify(v)}: use v1 or v2`, 400);
+  throw new RunnelError('invalid_api_version', `Invalid API version ${JSON.stringify(v)}: use v1 or v2`);
 }
 
 function deploymentType(request: FastifyRequest): DeploymentType {
   const t = header(request, TYPE_HEADERS);
   if (t === undefined || t === '') return 'full';
   if ((DEPLOYMENT_TYPES as readonly string[]).includes(t)) return t as DeploymentType;
-  throw new RunnelError('invalid_deployment_type', `Invalid deployment type ${JSON.stringify(t)}: use full, nodes, flows or reload`, 400);
+  throw new RunnelError('invalid_deployment_type', `Invalid deployment type ${JSON.stringify(t)}: use full, nodes, flows or reload`);
 }
 
 /** GET/POST /flows and GET /flows/state (spec §4.4, §9). */
@@ -58,30 +58,30 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
         return version === 'v1' ? reply.code(204).send() : { rev };
       }
       if (!request.headers['content-type']?.toLowerCase().startsWith('application/json')) {
-        throw new RunnelError('unsupported_media_type', 'POST /flows takes a JSON body (Content-Type: application/json)', 415);
+        throw new RunnelError('unsupported_media_type', 'POST /flows takes a JSON body (Content-Type: application/json)');
       }
       const body = request.body;
       let flows: unknown;
       let rev: string | undefined;
       let credentials: Record<string, unknown> | undefined;
       if (version === 'v1') {
-        if (!Array.isArray(body)) throw new RunnelError('invalid_flows', 'A v1 deploy body must be a JSON array of nodes', 400);
+        if (!Array.isArray(body)) throw new RunnelError('invalid_flows', 'A v1 deploy body must be a JSON array of nodes');
         flows = body;
       } else {
         if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-          throw new RunnelError('invalid_flows', 'A v2 deploy body must be an object {flows, rev?, credentials?}', 400);
+          throw new RunnelError('invalid_flows', 'A v2 deploy body must be an object {flows, rev?, credentials?}');
         }
         const b = body as Record<string, unknown>;
-        if (b.rev !== undefined && typeof b.rev !== 'string') throw new RunnelError('invalid_flows', '"rev" must be a string', 400);
+        if (b.rev !== undefined && typeof b.rev !== 'string') throw new RunnelError('invalid_flows', '"rev" must be a string');
         rev = b.rev as string | undefined;
         if (rev !== undefined && rev !== runtime.rev) {
-          throw new RunnelError('version_mismatch', `The flows have changed: rev ${rev} is not the active rev`, 409);
+          throw new RunnelError('version_mismatch', `The flows have changed: rev ${rev} is not the active rev`);
         }
-        if (!Array.isArray(b.flows)) throw new RunnelError('invalid_flows', '"flows" must be an array of nodes', 400);
+        if (!Array.isArray(b.flows)) throw new RunnelError('invalid_flows', '"flows" must be an array of nodes');
         flows = b.flows;
         if (b.credentials !== undefined) {
           if (b.credentials === null || typeof b.credentials !== 'object' || Array.isArray(b.credentials)) {
-            throw new RunnelError('invalid_credentials', '"credentials" must be an object', 400);
+            throw new RunnelError('invalid_credentials', '"credentials" must be an object');
           }
           assertShallow(b.credentials, '"credentials"');
           credentials = b.credentials as Record<string, unknown>;

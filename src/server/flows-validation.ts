@@ -9,7 +9,7 @@ const MAX_NODES = 200_000;
 const MAX_DEPTH = 512;
 
 function invalid(message: string): RunnelError {
-  return new RunnelError('invalid_flows', message, 400);
+  return new RunnelError('invalid_flows', message);
 }
 
 /**

@@ -53,7 +53,7 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
 
   const getModule = async (params: ModuleParams) => {
     const mod = registry.modules.get(moduleName(params));
-    if (!mod) throw new RunnelError('not_found', `Module ${moduleName(params)} is not installed`, 404);
+    if (!mod) throw new RunnelError('not_found', `Module ${moduleName(params)} is not installed`);
     return moduleInfo(mod);
   };
   app.get<{ Params: ModuleParams }>('/nodes/:module', { ...read, schema: { params: moduleParams } }, async (request) => getModule(request.params));
@@ -86,26 +86,26 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     async (request) => {
       if (request.isMultipart()) return moduleInfo(await audited(request, 'nodes.install', { source: 'upload' }, () => installUpload(request)));
       const body = request.body;
-      if (!body) throw new RunnelError('invalid_request', 'Send {module} as JSON or a tarball as multipart/form-data', 400);
+      if (!body) throw new RunnelError('invalid_request', 'Send {module} as JSON or a tarball as multipart/form-data');
       const requested = { requested: body.module.slice(0, 256), requestedVersion: body.version };
       return moduleInfo(await audited(request, 'nodes.install', requested, () => modules.install(body.module, body.version)));
     },
   );
 
   const installUpload = async (request: FastifyRequest) => {
-    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled', 403);
-    if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Uploading modules is disabled', 403);
+    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled');
+    if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Uploading modules is disabled');
     const part = await request.file();
-    if (!part) throw new RunnelError('invalid_request', 'The upload has no file part', 400);
+    if (!part) throw new RunnelError('invalid_request', 'The upload has no file part');
     if (part.fieldname !== 'tarball') {
       part.file.resume();
-      throw new RunnelError('unexpected_field', `Unexpected file field "${part.fieldname}"; send the module as "tarball"`, 400);
+      throw new RunnelError('unexpected_field', `Unexpected file field "${part.fieldname}"; send the module as "tarball"`);
     }
     const dir = await mkdtemp(path.join(os.tmpdir(), 'runnel-upload-'));
     try {
       const file = path.join(dir, 'module.tgz');
       await pipeline(part.file, createWriteStream(file));
-      if (part.file.truncated) throw new RunnelError('payload_too_large', `The tarball is larger than ${palette.maxUploadSize} bytes`, 413);
+      if (part.file.truncated) throw new RunnelError('payload_too_large', `The tarball is larger than ${palette.maxUploadSize} bytes`);
       return await modules.installTarball(file);
     } finally {
       await rm(dir, { recursive: true, force: true });

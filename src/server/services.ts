@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { Storage } from '../storage/types.js';
 import type { AuthService } from '../auth/types.js';
 import type { Runtime } from '../runtime/runtime.js';
-import type { HttpNodeApp } from './http-node.js';
+import type { HttpNodeApp } from './http-node/app.js';
 
 /** Everything a route plugin may use. Built once by the composition root (src/runnel.ts). */
 export interface Services {

@@ -82,7 +82,7 @@ class FileStorage implements Storage {
     return this.queue.run(async () => {
       const current = await this.refresh();
       if (req.expectedRev !== undefined && req.expectedRev !== current.rev) {
-        throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`, 409);
+        throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`);
       }
       const flowsJson = req.json ?? JSON.stringify(req.flows);
       const rev = hashJson(flowsJson);

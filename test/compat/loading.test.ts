@@ -36,7 +36,7 @@ describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }
     assert.ok(server.logs.some((l) => l.includes('node-red-contrib-compat-future') && l.includes('>=99')));
     const res = await request(server.at('nodes'), { method: 'POST', token: admin, json: { module: path.join(COMPAT_FIXTURES, 'node-red-contrib-compat-future') } });
     assert.equal(res.status, 400, res.text);
-    assert.equal(res.body.code, 'version_mismatch');
+    assert.equal(res.body.code, 'node_red_version_unsupported');
     assert.equal(res.body.message, 'node-red-contrib-compat-future needs Node-RED >=99; Runnel presents 4.1.15');
   });
 

@@ -160,12 +160,12 @@ describe('credential store: reading back and lifecycle', { timeout: 30_000 }, ()
     assert.equal(store.get('t1'), undefined);
   });
 
-  it('load throws credentials_load_failed on a document it cannot open and keeps what it had', async () => {
+  it('load throws credentials_undecryptable on a document it cannot open and keeps what it had', async () => {
     const { store } = await storeWith({ h1: { user: 'u' } });
     const foreign = await new CredentialStore({ key: { type: 'user', secret: 'other', legacySecrets: [] }, definitionOf, log: captureLog().log, storage: memoryStorage() }).serialise({ h1: { user: 'z' } });
     await assert.rejects(store.load(foreign), (e: unknown) =>
-      e instanceof RunnelError && e.code === 'credentials_load_failed' && /do not decrypt/.test(e.message));
-    await assert.rejects(store.load({ $: 'ff'.repeat(16) + 'AAAA' }), { code: 'credentials_load_failed' });
+      e instanceof RunnelError && e.code === 'credentials_undecryptable' && /do not decrypt/.test(e.message));
+    await assert.rejects(store.load({ $: 'ff'.repeat(16) + 'AAAA' }), { code: 'credentials_undecryptable' });
     assert.deepEqual(store.get('h1'), { user: 'u' });
   });
 

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { Guard, instrument } from '../../src/nodes/function-guard.js';
+import { Guard, instrument } from '../../src/nodes/function/guard.js';
 
 const PREFIX = 'function (msg, node) {\n';
 const SUFFIX = '\n}';

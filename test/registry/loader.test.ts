@@ -50,7 +50,7 @@ describe('loadModule', { timeout: 30_000 }, () => {
 
   it('refuses a module whose node-red version range excludes the presented version', async () => {
     const runtime = fakeRuntime(dir);
-    await assert.rejects(loadModule(runtime, await copyFixture('future-nodes', dir)), { code: 'version_mismatch', status: 400 });
+    await assert.rejects(loadModule(runtime, await copyFixture('future-nodes', dir)), { code: 'node_red_version_unsupported', status: 400 });
     assert.equal(runtime.registry.modules.has('node-red-contrib-future'), false);
   });
 

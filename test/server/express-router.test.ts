@@ -1,6 +1,6 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { compilePath, decodeParam } from '../../src/server/path-pattern.js';
+import { compilePath, decodeParam } from '../../src/server/http-node/path-pattern.js';
 import { call, startHttpNode, type HttpNodeServer } from './http-node-harness.js';
 
 function matches(pattern: string, path: string, end = true): Record<string, string | undefined> | null {

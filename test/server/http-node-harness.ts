@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { resolveSettings } from '../../src/settings.js';
 import { createLogger } from '../../src/log.js';
 import type { Services } from '../../src/server/services.js';
-import { createHttpNodeApp, httpNodePlugin, httpServerFactory, type HttpNodeApp } from '../../src/server/http-node.js';
+import { createHttpNodeApp, httpNodePlugin, httpServerFactory, type HttpNodeApp } from '../../src/server/http-node/app.js';
 
 export interface HttpNodeServer {
   app: HttpNodeApp;

@@ -4,7 +4,7 @@ import { call, startHttpNode, type HttpNodeServer } from './http-node-harness.js
 import { resolveSettings } from '../../src/settings.js';
 import { createLogger } from '../../src/log.js';
 import type { FastifyInstance } from 'fastify';
-import { createAdminRouteApp, dispatchOrNotFound, type HttpNodeApp } from '../../src/server/http-node.js';
+import { createAdminRouteApp, dispatchOrNotFound, type HttpNodeApp } from '../../src/server/http-node/app.js';
 
 describe('http-node plugin: bodies', () => {
   let s: HttpNodeServer;

@@ -201,7 +201,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     await mkdir(noSection);
     await writeFile(path.join(noSection, 'package.json'), JSON.stringify({ name: 'plain', version: '1.0.0' }));
     const plain = await api('nodes', { method: 'POST', json: { module: noSection } });
-    assert.equal(plain.status, 404);
+    assert.equal(plain.status, 400);
     assert.equal(plain.body.code, 'not_node_module');
     const unknown = await api('nodes/not-installed');
     assert.deepEqual(unknown.body.code, 'not_found');

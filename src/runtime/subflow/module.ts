@@ -1,7 +1,7 @@
-import type { FlowNodeConfig } from '../storage/types.js';
-import type { SubflowDefinition } from '../registry/registry.js';
-import { parseConfig, type ContainerInfo, type ParsedConfig } from './config.js';
-import type { EnvEntry } from './env.js';
+import type { FlowNodeConfig } from '../../storage/types.js';
+import type { SubflowDefinition } from '../../registry/registry.js';
+import { parseConfig, type ContainerInfo, type ParsedConfig } from '../config.js';
+import type { EnvEntry } from '../env/env.js';
 
 /** A subflow module's definition parsed as a configuration of its own: nested templates live there. */
 export interface SubflowModule {

@@ -1,20 +1,20 @@
 /**
  * The function node: user JavaScript run per message with Node-RED's sandbox API. See
- * function-sandbox.ts for how code is compiled and isolated.
+ * sandbox.ts for how code is compiled and isolated.
  *
  * Runaway code: the time limit is the node's own `timeout` (seconds, as in Node-RED) or else the
  * global `functionTimeout` (ms; 0 = none). It bounds every synchronous run of the node's code
  * (message, initialize, finalize, timer and promise callbacks) through checks compiled into the
- * code (function-guard.ts), so a call costs no watchdog; code without a limit is not instrumented.
+ * code (guard.ts), so a call costs no watchdog; code without a limit is not instrumented.
  */
 import { types } from 'node:util';
-import { Node, type DoneFn, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import { Guard } from './function-guard.js';
-import { NodeTimers } from './lib/node-timers.js';
-import { callsDone } from './lib/function-done.js';
-import { errorText } from './lib/function-error.js';
-import { Sandbox, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './function-sandbox.js';
+import { Node, type DoneFn, type Msg, type NodeConfig } from '../../runtime/node.js';
+import type { RedApi } from '../../runtime/red-api.js';
+import { Guard } from './guard.js';
+import { NodeTimers } from '../lib/node-timers.js';
+import { callsDone } from './done.js';
+import { errorText } from './error.js';
+import { Sandbox, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './sandbox.js';
 
 type NodeApi = Record<string, unknown>;
 
@@ -247,7 +247,7 @@ export default function (RED: RedApi) {
     }
 
     private run(msg: Msg, done: DoneFn): void {
-      // Called detached so its stack frames carry no name (see function-sandbox.ts).
+      // Called detached so its stack frames carry no name (see sandbox.ts).
       const body = this.code().body;
       const node = this.usesNode ? this.messageApi(msg, done) : this.api;
       let result: unknown;

@@ -1,14 +1,14 @@
-import type { Engine } from './engine.js';
-import { Flow } from './flow.js';
-import { FLOW, type Msg, type Node, type NodeConfig, type NodeStatus } from './node.js';
-import { subflowTemplateId, type ParsedConfig } from './config.js';
-import type { FlowNodeConfig } from '../storage/types.js';
-import type { NodeErrorReport } from './types.js';
-import { SubflowInstanceNode, SubflowStatusNode } from './subflow-nodes.js';
-import { InstanceLayout, type InternalElement } from './subflow-template.js';
-import { mergeSubflowEnv } from './subflow-env.js';
-import { moduleInstanceEnv, subflowModule } from './subflow-module.js';
-import { EnvScope, UNSET } from './env-scope.js';
+import type { Engine } from '../engine.js';
+import { Flow } from '../flow.js';
+import { FLOW, type Msg, type Node, type NodeConfig, type NodeStatus } from '../node.js';
+import { subflowTemplateId, type ParsedConfig } from '../config.js';
+import type { FlowNodeConfig } from '../../storage/types.js';
+import type { NodeErrorReport } from '../types.js';
+import { SubflowInstanceNode, SubflowStatusNode } from './nodes.js';
+import { InstanceLayout, type InternalElement } from './template.js';
+import { mergeSubflowEnv } from './env.js';
+import { moduleInstanceEnv, subflowModule } from './module.js';
+import { EnvScope, UNSET } from '../env/scope.js';
 
 const PARENT_PREFIX = '$parent.';
 

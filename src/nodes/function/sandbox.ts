@@ -5,7 +5,7 @@
  * the nodes whose text is identical share one lazily created context; every per-node value
  * (node API, context, env, timers, libraries) is passed to a per-node closure rather than kept
  * in the context's globals. The generated code's own variables (the scope parameter, the guard of
- * function-guard.ts) carry a random suffix per runtime, so user code cannot name them.
+ * guard.ts) carry a random suffix per runtime, so user code cannot name them.
  *
  * Isolation kept: the code never sees host globals (`process`, `require`, the file system)
  * unless `functionAllowHostAccess` is set, and nodes with different code never share globals
@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import util from 'node:util';
 import vm from 'node:vm';
-import { instrument, type Guard } from './function-guard.js';
+import { instrument, type Guard } from './guard.js';
 
 export interface SandboxOptions {
   allowHostAccess: boolean;
@@ -132,7 +132,7 @@ export class Sandbox {
   }
 
   /**
-   * Compiles (or reuses) the code, instrumented when `guarded` (see function-guard.ts), and
+   * Compiles (or reuses) the code, instrumented when `guarded` (see guard.ts), and
    * returns it with the key to release it by. Throws the SyntaxError of bad code. Binding to a
    * node is left to the caller, when the node first needs it: a deployed node that never runs
    * costs no closures.

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ExpressRequest } from './express-request.js';
-import { ExpressResponse } from './express-response.js';
+import { ExpressRequest } from './request.js';
+import { ExpressResponse } from './response.js';
 
 export { ExpressRequest, ExpressResponse };
 

@@ -1,7 +1,7 @@
-import type { FlowNodeConfig } from '../storage/types.js';
-import type { ParsedConfig } from './config.js';
-import type { Engine } from './engine.js';
-import { EnvScope, UNSET } from './env-scope.js';
+import type { FlowNodeConfig } from '../../storage/types.js';
+import type { ParsedConfig } from '../config.js';
+import type { Engine } from '../engine.js';
+import { EnvScope, UNSET } from './scope.js';
 
 const GLOBAL_CONFIG = 'global-config';
 

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
-import { Node, type Msg, type NodeConfig, type NodeStatus } from './node.js';
-import { cloneMessage } from './util/index.js';
+import { Node, type Msg, type NodeConfig, type NodeStatus } from '../node.js';
+import { cloneMessage } from '../util/index.js';
 
 /**
  * The node standing for a subflow instance on its parent flow: upstream nodes send to it, it is

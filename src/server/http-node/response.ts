@@ -1,5 +1,5 @@
 import { ServerResponse, STATUS_CODES } from 'node:http';
-import { serializeCookie, type CookieOptions } from './http-cookie.js';
+import { serializeCookie, type CookieOptions } from './cookie.js';
 import { defaultCharset, mimeFor } from './mime.js';
 
 type HeaderValue = string | number | readonly string[];

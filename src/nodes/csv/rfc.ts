@@ -6,8 +6,8 @@
  * as in Node-RED.
  */
 import type { DoneFn, Msg, SendFn } from '../../runtime/node.js';
-import { columnsString, generatedHeaders, parseRows, quoteCell, rowsToObjects, type Cell } from './csv-text.js';
-import type { CsvConfig, CsvHost } from './csv-config.js';
+import { columnsString, generatedHeaders, parseRows, quoteCell, rowsToObjects, type Cell } from './text.js';
+import type { CsvConfig, CsvHost } from './config.js';
 
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const hasTemplate = (t: Cell[] | null): t is Cell[] => !!t && t.length > 0 && !(t.length === 1 && t[0] === '');

@@ -7,8 +7,8 @@
  * state shared by both directions.
  */
 import type { DoneFn, Msg, SendFn } from '../../runtime/node.js';
-import type { CsvConfig, CsvHost } from './csv-config.js';
-import { countBreaks, sendRows } from './csv-rfc.js';
+import type { CsvConfig, CsvHost } from './config.js';
+import { countBreaks, sendRows } from './rfc.js';
 
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const NUMBER = /^[-]?(?!E)(?!0\d)\d*\.?\d*(E-?\+?)?\d+$/i;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RouteApp, RouteHandler, RouteLayer } from '../runtime/http-types.js';
+import type { RouteApp, RouteHandler, RouteLayer } from '../../runtime/http-types.js';
 import { compilePath, decodeParam } from './path-pattern.js';
 
 export type NextFunction = (err?: unknown) => void;

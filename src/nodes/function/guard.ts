@@ -15,7 +15,7 @@
  * Once over time, a run stays over time until it ends: every later check throws too, so code that
  * catches the error and loops on is stopped at its next check outside the `try`.
  *
- * User code cannot name the guard (its variable has a random suffix, see function-sandbox.ts), so
+ * User code cannot name the guard (its variable has a random suffix, see sandbox.ts), so
  * assigning look-alike names does nothing. Code that reads its own source back can learn the name
  * and reset the counter; like node:vm itself, the guard stops mistakes, not deliberate escapes.
  *
@@ -26,7 +26,7 @@
  */
 import type * as Acorn from 'acorn';
 import type { Node as AstNode } from 'acorn';
-import { lazy } from '../lazy.js';
+import { lazy } from '../../lazy.js';
 
 const acorn = lazy<typeof Acorn>('acorn');
 import { performance } from 'node:perf_hooks';

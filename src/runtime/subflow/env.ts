@@ -1,4 +1,4 @@
-import type { EnvEntry } from './env.js';
+import type { EnvEntry } from '../env/env.js';
 
 /** Where a subflow instance's `cred` env values come from. */
 export interface SubflowCredentials {

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BusboyConstructor, BusboyFileStream } from '@fastify/busboy';
-import { RunnelError } from '../errors.js';
-import { lazy } from '../lazy.js';
+import { RunnelError } from '../../errors.js';
+import { lazy } from '../../lazy.js';
 
 const busboy = lazy<{ Busboy: BusboyConstructor }>('@fastify/busboy');
 
@@ -64,7 +64,7 @@ export function parseMultipart(headers: IncomingHttpHeaders, raw: Buffer): Promi
     parser.on('field', (name: string | undefined, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
       if (failed) return;
       if (name === undefined) return fail(new Error('a field has no name'));
-      if (valueTruncated) return fail(new RunnelError('payload_too_large', `Form field "${asSent(name)}" is longer than 1 MiB`, 413));
+      if (valueTruncated) return fail(new RunnelError('payload_too_large', `Form field "${asSent(name)}" is longer than 1 MiB`));
       try {
         appendField(fields, asSent(name), value);
       } catch (e) {
@@ -96,7 +96,7 @@ export function parseMultipart(headers: IncomingHttpHeaders, raw: Buffer): Promi
         settle();
       });
     });
-    const tooMany = () => fail(new RunnelError('payload_too_large', `A form may have at most ${PART_LIMIT} fields and files`, 413));
+    const tooMany = () => fail(new RunnelError('payload_too_large', `A form may have at most ${PART_LIMIT} fields and files`));
     parser.on('fieldsLimit', tooMany);
     parser.on('partsLimit', tooMany);
     parser.on('filesLimit', tooMany);
@@ -111,7 +111,7 @@ export function parseMultipart(headers: IncomingHttpHeaders, raw: Buffer): Promi
 
 function malformed(err: unknown): RunnelError {
   const reason = err instanceof Error ? err.message : String(err);
-  return new RunnelError('invalid_multipart', `Malformed multipart body: ${reason}`, 400);
+  return new RunnelError('invalid_multipart', `Malformed multipart body: ${reason}`);
 }
 
 /**
@@ -158,7 +158,7 @@ function parsePath(name: string): Step[] {
     pos += m[0].length;
     if (/^\d+$/.test(m[1])) {
       const index = Number(m[1]);
-      if (index > MAX_ARRAY_INDEX) throw new RunnelError('invalid_multipart', `Form field "${name}" has an array index over ${MAX_ARRAY_INDEX}`, 400);
+      if (index > MAX_ARRAY_INDEX) throw new RunnelError('invalid_multipart', `Form field "${name}" has an array index over ${MAX_ARRAY_INDEX}`);
       tail.next = 'array';
       steps.push({ key: index });
     } else {

@@ -1,5 +1,5 @@
-import type { FlowNodeConfig } from '../storage/types.js';
-import type { ContainerInfo } from './config.js';
+import type { FlowNodeConfig } from '../../storage/types.js';
+import type { ContainerInfo } from '../config.js';
 
 /** One template port connection: output `port` of the template element `alias`. */
 interface PortLink {

@@ -1,6 +1,6 @@
-import type { FlowNodeConfig } from '../storage/types.js';
-import { evaluateJSONataExpression, prepareJSONataExpression } from './util/jsonata.js';
-import type { UtilNode } from './util/types.js';
+import type { FlowNodeConfig } from '../../storage/types.js';
+import { evaluateJSONataExpression, prepareJSONataExpression } from '../util/jsonata.js';
+import type { UtilNode } from '../util/types.js';
 
 export interface EnvEntry {
   name: string;

@@ -1,5 +1,5 @@
 import { evaluateEnvList, needsAsyncEnv, type EnvContext } from './env.js';
-import { cloneMessage } from './util/clone.js';
+import { cloneMessage } from '../util/clone.js';
 
 /** Returned by `EnvScope.lookup` for a name the scope does not define. */
 export const UNSET: unique symbol = Symbol('runnel.env.unset');

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { parse as parseQueryString } from 'node:querystring';
-import { RunnelError } from '../errors.js';
-import { mediaType, toPlainObject } from './express-request.js';
+import { RunnelError } from '../../errors.js';
+import { mediaType, toPlainObject } from './request.js';
 
 /**
  * Turns a raw request body into `req.body` the way Node-RED's http-in node does (body-parser's
@@ -45,12 +45,12 @@ function parseJson(raw: Buffer, contentType: string): unknown {
   // body-parser's strict mode, which Node-RED uses: only an object or an array is a JSON body.
   const first = /\S/.exec(text)?.[0];
   if (first !== '{' && first !== '[') {
-    throw new RunnelError('invalid_json', 'Request body is not valid JSON: expected an object or an array', 400);
+    throw new RunnelError('invalid_json', 'Request body is not valid JSON: expected an object or an array');
   }
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new RunnelError('invalid_json', `Request body is not valid JSON: ${(e as Error).message}`, 400);
+    throw new RunnelError('invalid_json', `Request body is not valid JSON: ${(e as Error).message}`);
   }
 }
 

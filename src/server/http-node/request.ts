@@ -1,7 +1,7 @@
 import { IncomingMessage, type ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import type { TLSSocket } from 'node:tls';
-import { parseCookies } from './http-cookie.js';
+import { parseCookies } from './cookie.js';
 import { mimeFor } from './mime.js';
 import type { UploadedFile } from './multipart.js';
 
