@@ -76,6 +76,8 @@ export interface Settings {
   loginThrottle: { maxFailures: number; windowMs: number };
   /** CORS for the admin API; off when undefined. */
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
+  /** Host names (or `*.domain`) an unauthenticated admin API answers to besides IP literals, localhost and uiHost. */
+  httpAdminAllowedHosts: string[];
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
   contextStorage: ContextStorageSettings | undefined;
   /** Extra keys from the settings file, visible to nodes through RED.settings. */
@@ -107,7 +109,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage',
+  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'envVarExcludes', 'contextStorage',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -306,6 +308,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   if (cors !== undefined && !(isObject(cors) && (isString(cors.origin) || isStringList(cors.origin)))) {
     throw new SettingsError('httpAdminCors must be an object with an origin string or array');
   }
+  if (raw.httpAdminAllowedHosts !== undefined && !isStringList(raw.httpAdminAllowedHosts)) {
+    throw new SettingsError('httpAdminAllowedHosts must be an array of host names');
+  }
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
   }
@@ -337,6 +342,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
+    httpAdminAllowedHosts: (raw.httpAdminAllowedHosts as string[] | undefined) ?? [],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
     extra,
     settingsFile,

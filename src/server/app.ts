@@ -10,6 +10,7 @@ import { nodesRoutes } from './nodes-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
+import { createOriginCheck } from './request-origin.js';
 
 /**
  * Builds the HTTP server: the admin API under httpAdminRoot and the flows' own http-in routes
@@ -35,6 +36,7 @@ export async function buildApp(services: Services) {
   });
 
   app.addHook('onRequest', corsPreflight(settings));
+  const originCheck = createOriginCheck(settings);
   await app.register(
     async (admin) => {
       admin.setErrorHandler(adminErrorHandler);
@@ -46,6 +48,8 @@ export async function buildApp(services: Services) {
         reply.header('Cache-Control', 'no-store');
         reply.header('X-Request-Id', request.id);
         applyCors(settings, request.headers.origin, reply);
+        const refusal = originCheck(request.method, request.headers);
+        if (refusal) throw refusal;
       });
       await admin.register(authRoutes, { services });
       await admin.register(settingsRoutes, { services });
@@ -59,6 +63,7 @@ export async function buildApp(services: Services) {
   await app.register(httpNodePlugin, {
     services,
     adminRoutes: services.httpAdmin,
+    originCheck,
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });
   return app;

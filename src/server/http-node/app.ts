@@ -11,6 +11,7 @@ import { decorate, ExpressRequest, expressServerOptions } from './compat.js';
 import { parseBody, uploadRouteBody, isMultipart, type BodyMode } from './body.js';
 import { parseMultipart } from './multipart.js';
 import { compilePath } from './path-pattern.js';
+import type { OriginCheck } from '../request-origin.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
 export interface HttpNodeApp extends RouteApp {
@@ -191,6 +192,8 @@ export interface HttpNodePluginOptions {
    * as Node-RED mounts its admin app before the node app.
    */
   adminRoutes?: HttpNodeApp;
+  /** Keeps cross-site and rebinding requests away from the RED.httpAdmin routes (they go on to the node routes). */
+  originCheck?: OriginCheck;
 }
 
 /**
@@ -198,7 +201,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, originCheck }) => {
   const app = services.httpNode;
   // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
   const toNodeRoutes: Fallthrough = (err, req, res) => {
@@ -215,7 +218,7 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
   scope.setErrorHandler(adminErrorHandler);
   const route = (req: IncomingMessage, res: ServerResponse, body: unknown): void => {
     const url = req.url ?? '/';
-    if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url)) {
+    if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url) && !originCheck?.(req.method ?? 'GET', req.headers)) {
       adminRoutes.dispatch(req, res, body, toNodeRoutes);
     } else {
       app.serve(req, res, body);
