@@ -11,6 +11,7 @@ import { decorate, ExpressRequest, expressServerOptions } from './compat.js';
 import { parseBody, uploadRouteBody, isMultipart, type BodyMode } from './body.js';
 import { parseMultipart } from './multipart.js';
 import { compilePath } from './path-pattern.js';
+import type { LinearRegExp } from './linear-regexp.js';
 import type { OriginCheck } from '../request-origin.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
@@ -36,7 +37,7 @@ export interface HttpNodeApp extends RouteApp {
 
 interface BodyRoute {
   method: string;
-  regexp: RegExp;
+  matcher: LinearRegExp;
   mode: BodyMode;
 }
 
@@ -83,7 +84,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 
   setBodyMode(method: string, path: string, mode: BodyMode): () => void {
-    const route: BodyRoute = { method: method.toUpperCase(), regexp: compilePath(path, true).regexp, mode };
+    const route: BodyRoute = { method: method.toUpperCase(), matcher: compilePath(path, true).matcher, mode };
     this.bodyRoutes.push(route);
     return () => {
       const i = this.bodyRoutes.indexOf(route);
@@ -98,7 +99,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     const path = url.slice(this.mountPath.length, q === -1 ? undefined : q) || '/';
     let mode: BodyMode | undefined;
     for (const route of routes) {
-      if (route.method !== method || !route.regexp.test(path)) continue;
+      if (route.method !== method || route.matcher.exec(path) === null) continue;
       // Node-RED reads raw bodies in middleware ahead of every route, so raw wins over upload.
       if (route.mode === 'raw') return 'raw';
       mode = route.mode;
