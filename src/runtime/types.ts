@@ -17,6 +17,31 @@ export interface DeployRequest {
   reqId?: string;
 }
 
+export interface RollbackRequest {
+  /** The rev of a kept revision. */
+  rev: string;
+  /** When given, the rollback only happens if the active rev still equals it. */
+  expectedRev?: string;
+  type: Exclude<DeploymentType, 'reload'>;
+  user?: string;
+  ip?: string;
+  reqId?: string;
+}
+
+/** A deploy's dry run: the sets of node ids the deploy would stop, start and rewire in place. */
+export interface DeployPreview {
+  rev: string;
+  type: DeploymentType;
+  stop: string[];
+  start: string[];
+  rewire: string[];
+  /** Running nodes the deploy leaves running. */
+  unchanged: number;
+  missingTypes: string[];
+  /** Node ids whose credentials the deploy adds, changes, removes. */
+  credentials: { added: string[]; changed: string[]; removed: string[] };
+}
+
 export interface DeployResult {
   rev: string;
   /** Ids of nodes stopped and started by this deploy (for tests and the dashboard). */

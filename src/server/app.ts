@@ -8,6 +8,8 @@ import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
+import { historyRoutes } from './history-routes.js';
+import { errorBody } from './schemas.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
 
@@ -38,6 +40,7 @@ export async function buildApp(services: Services) {
   await app.register(
     async (admin) => {
       admin.setErrorHandler(adminErrorHandler);
+      admin.addSchema(errorBody);
       // Routes contributed modules add through RED.httpAdmin, then a JSON 404.
       admin.setNotFoundHandler((request, reply) => dispatchOrNotFound(services.httpAdmin, request, reply));
       await admin.register(formbody, { bodyLimit: settings.apiMaxLength });
@@ -52,6 +55,7 @@ export async function buildApp(services: Services) {
       await admin.register(flowsRoutes, { services });
       await admin.register(nodesRoutes, { services });
       await admin.register(credentialsRoutes, { services });
+      await admin.register(historyRoutes, { services });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
   );
