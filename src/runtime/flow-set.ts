@@ -54,9 +54,10 @@ export class FlowSet {
     return this.missing;
   }
 
-  /** Returns the ids that were (re)started. */
-  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = []): Promise<string[]> {
-    await this.stop(stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id)), next);
+  /** Returns the ids that were stopped and those (re)started. */
+  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = []): Promise<{ stopped: string[]; started: string[] }> {
+    const stopped = stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id));
+    await this.stop(stopped, next);
     for (const [id, flow] of this.flows) {
       const tab = next.tabs.get(id);
       if (!tab || tab.disabled) this.flows.delete(id);
@@ -72,7 +73,7 @@ export class FlowSet {
     const active = new Set(next.all.keys());
     for (const id of this.liveInstances) active.add(id);
     this.engine.context.clean(active);
-    return started;
+    return { stopped, started };
   }
 
   /**

@@ -254,13 +254,13 @@ export class Runtime {
     await this.credentials.saved(doc);
     this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
     await ensureFlowModules(this, next.parsed.all.values());
-    const restarted = await this.flowSet.apply(next.parsed, next.stop, next.rewired);
+    const { stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired);
     this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
     this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
     this.events.emit('flows:started', { config: { rev }, type: req.type });
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
-    return { rev, restarted };
+    return { rev, restarted, stopped };
   }
 
   private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[]) {
@@ -281,9 +281,9 @@ export class Runtime {
     await this.loadFromStorage();
     await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.active.flows) });
     await ensureFlowModules(this, this.active.parsed.all.values());
-    const restarted = await this.flowSet.apply(this.active.parsed, 'all');
+    const { stopped, started: restarted } = await this.flowSet.apply(this.active.parsed, 'all');
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
-    return { rev: this.active.rev, restarted };
+    return { rev: this.active.rev, restarted, stopped };
   }
 
   /**
@@ -301,7 +301,7 @@ export class Runtime {
         else ids.add(conf.id);
       }
       for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
-      return this.flowSet.apply(parsed, ids);
+      return (await this.flowSet.apply(parsed, ids)).started;
     });
   }
 

@@ -44,8 +44,10 @@ export interface DeployPreview {
 
 export interface DeployResult {
   rev: string;
-  /** Ids of nodes stopped and started by this deploy (for tests and the dashboard). */
+  /** Ids of nodes started by this deploy (for tests and the dashboard). */
   restarted: string[];
+  /** Ids of running nodes this deploy stopped. */
+  stopped: string[];
 }
 
 export interface NodeErrorReport {
