@@ -204,6 +204,17 @@ export class Runtime {
     });
   }
 
+  /**
+   * A deploy computed from the active configuration inside the deploy lock, so a concurrent deploy
+   * cannot slip in between reading and writing (the single-flow API edits one tab this way).
+   */
+  editFlows(change: (flows: FlowNodeConfig[]) => FlowNodeConfig[], req: Omit<DeployRequest, 'flows' | 'rev'>): Promise<DeployResult> {
+    return this.mutex.run(() => {
+      const flows = change(structuredClone(this.active.flows));
+      return this.replace({ ...req, flows }, this.credentials.plan(flows), { action: 'deploy' });
+    });
+  }
+
   /** Deploys a kept revision (flows and its credentials) as a new revision. */
   rollback(req: RollbackRequest): Promise<DeployResult> {
     return this.mutex.run(async () => {

@@ -9,6 +9,7 @@ import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { historyRoutes } from './history-routes.js';
+import { flowRoutes } from './flow-routes.js';
 import { errorBody } from './schemas.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
@@ -56,6 +57,7 @@ export async function buildApp(services: Services) {
       await admin.register(nodesRoutes, { services });
       await admin.register(credentialsRoutes, { services });
       await admin.register(historyRoutes, { services });
+      await admin.register(flowRoutes, { services });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
   );
