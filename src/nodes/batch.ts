@@ -7,7 +7,7 @@
  * sequence of each of `topics`, in that order. `msg.reset` discards what is held.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { bufferLimit } from './lib/seq-limit.js';
 import type { Held } from './lib/held.js';
 import { SequenceGroups } from './lib/sequence-groups.js';

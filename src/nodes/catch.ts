@@ -1,5 +1,5 @@
 import { Node, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 
 /**
  * Errors reach this node through the flow (src/runtime/flow.ts reads `scope` and `uncaught`);

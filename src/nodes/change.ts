@@ -1,5 +1,5 @@
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { cloneDeep, type ContextScope, type PreparedJSONata } from '../runtime/util/index.js';
 
 type Target = 'msg' | 'flow' | 'global';

@@ -1,5 +1,5 @@
 import { Node, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { withoutWired } from './lib/scope.js';
 
 /**

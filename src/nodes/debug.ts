@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { Node, type DoneFn, type Msg, type NodeConfig, type NodeStatus, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import type { PreparedJSONata } from '../runtime/util/index.js';
 
 /** Longest status text before Node-RED truncates it with "...". */

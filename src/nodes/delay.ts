@@ -8,7 +8,7 @@
  * Node-RED completes some of them twice or never; nothing observable depends on that.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { bufferLimit } from './lib/seq-limit.js';
 import { hasMoreKeysThan, timerDelay, toMillis } from './lib/timing-units.js';
 import { TimedHolds } from './lib/delay-wait.js';

@@ -12,7 +12,7 @@ import { appendFile, mkdir, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { encodeText, textDecoder, type TextChunks } from './lib/file-encoding.js';
 import { resolveFilename, upgradeFilename } from './lib/file-path.js';
 import type { Held } from './lib/held.js';

@@ -8,7 +8,7 @@
  * `msg.reset` forgets the topic's value (all values when the message has no topic).
  */
 import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 
 const NO_TOPIC = '_no_topic';
 

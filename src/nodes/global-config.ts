@@ -1,5 +1,5 @@
 import { Node } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 
 /**
  * The editor's store for global environment variables (and the modules a configuration needs).

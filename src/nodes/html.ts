@@ -10,7 +10,7 @@ import { lazy } from '../lazy.js';
 
 const cheerio = lazy<typeof Cheerio>('cheerio');
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 
 type Picker = ($: Cheerio.CheerioAPI, el: any, chr: string) => unknown;
 

@@ -1,5 +1,5 @@
 import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import type { RouteApp, RouteHandler } from '../runtime/http-types.js';
 import { generateId } from '../runtime/util/index.js';
 import { takeResponseMark } from './lib/response-mark.js';

@@ -6,7 +6,7 @@ import { stringify as toQueryString } from 'node:querystring';
 import { randomBytes } from 'node:crypto';
 import Mustache from 'mustache';
 import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { getMessageProperty } from '../runtime/util/index.js';
 import { parseSetCookies, perform, setHeader, TimeoutError, type Credentials, type Headers, type Incoming } from './lib/http-client.js';
 import { markResponseHeaders, takeResponseMark } from './lib/response-mark.js';

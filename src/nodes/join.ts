@@ -6,7 +6,7 @@
  * folds a sequence through JSONata.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { parseByteArray, unescapeSeparator } from './lib/parts-escape.js';
 import { Reducer } from './lib/parts-reduce.js';
 

@@ -12,7 +12,7 @@
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { lazy } from '../lazy.js';
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 
 const AjvClass = lazy<typeof Ajv>('ajv');
 const draft06 = lazy<object>('ajv/lib/refs/json-schema-draft-06.json');

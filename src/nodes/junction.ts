@@ -1,5 +1,5 @@
 import { Node, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 
 /** A wiring point: every message leaves unchanged on the single output. */
 class JunctionNode extends Node {

@@ -1,5 +1,5 @@
 import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { NodeInstance, RedApi } from '../runtime/red-api-types.js';
 import type { Held } from './lib/held.js';
 import { cloneMessage } from '../runtime/util/index.js';
 
@@ -23,9 +23,9 @@ function idList(value: unknown): string[] {
 
 export default function (RED: RedApi) {
   /** link in nodes by name, for dynamic link calls that name their target. */
-  const linkInsByName = new Map<string, Set<Node>>();
+  const linkInsByName = new Map<string, Set<NodeInstance>>();
 
-  const getLinkIn = (id: string): Node | undefined => {
+  const getLinkIn = (id: string): NodeInstance | undefined => {
     const node = RED.nodes.getNode(id);
     return node && node.type === 'link in' ? node : undefined;
   };
@@ -35,7 +35,7 @@ export default function (RED: RedApi) {
       super(config);
       const name = this.name;
       if (name) {
-        const set = linkInsByName.get(name) ?? new Set<Node>();
+        const set = linkInsByName.get(name) ?? new Set<NodeInstance>();
         set.add(this);
         linkInsByName.set(name, set);
         this.on('close', () => {
@@ -67,7 +67,7 @@ export default function (RED: RedApi) {
       const links = idList(config.links);
       this.on('input', (msg, _send, done) => {
         msg._event = event;
-        const queue = this._flow.engine.queue;
+        const queue = this._flow.services.queue;
         let first = true;
         for (const id of links) {
           const target = getLinkIn(id);
@@ -99,7 +99,7 @@ export default function (RED: RedApi) {
       const dynamic = config.linkType === 'dynamic';
       const staticTarget = idList(config.links)[0];
       this.on('input', (msg, send, done) => {
-        let target: Node;
+        let target: NodeInstance;
         try {
           target = dynamic ? this.dynamicTarget(msg.target) : this.staticTarget(staticTarget);
         } catch (err) {
@@ -111,7 +111,7 @@ export default function (RED: RedApi) {
         this.pending.set(id, { msg: cloneMessage(msg), send, done, timer });
         const stack: LinkSource[] = Array.isArray(msg._linkSource) ? msg._linkSource : (msg._linkSource = []);
         stack.push({ id, node: this.id });
-        this._flow.engine.queue.push(target, msg);
+        this._flow.services.queue.push(target, msg);
       });
       this.on('close', () => {
         for (const call of this.pending.values()) clearTimeout(call.timer);
@@ -140,14 +140,14 @@ export default function (RED: RedApi) {
       this.error('timeout', call.msg);
     }
 
-    private staticTarget(id: string | undefined): Node {
+    private staticTarget(id: string | undefined): NodeInstance {
       const target = id ? getLinkIn(id) : undefined;
       if (!target) throw new Error(`target link-in node '${id ?? ''}' not found`);
       return target;
     }
 
     /** By id, else by name: a unique one on this flow first, then a unique one anywhere (Node-RED's order). */
-    private dynamicTarget(name: unknown): Node {
+    private dynamicTarget(name: unknown): NodeInstance {
       const key = typeof name === 'string' ? name : '';
       const byId = key ? getLinkIn(key) : undefined;
       if (byId) return byId;

@@ -6,7 +6,7 @@
  * narrows the output range to the whole numbers inside it.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 
 export default function (RED: RedApi) {
   class RangeNode extends Node {

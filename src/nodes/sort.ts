@@ -5,7 +5,7 @@
  * renumbered `parts.index`. `as_num` compares keys as numbers.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import type { PreparedJSONata } from '../runtime/util/index.js';
 import { bufferLimit } from './lib/seq-limit.js';
 import type { Held } from './lib/held.js';

@@ -7,7 +7,7 @@
  * (as a string does), so the announced `parts.count` is always met and joins complete.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { parseByteArray, unescapeSeparator } from './lib/parts-escape.js';
 
 interface Parts {

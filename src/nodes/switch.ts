@@ -8,7 +8,7 @@
  * its own msg.parts (new id, index and count), as Node-RED does.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import type { PreparedJSONata } from '../runtime/util/index.js';
 import { bufferLimit } from './lib/seq-limit.js';
 

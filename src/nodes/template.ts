@@ -7,7 +7,7 @@
 import mustache from 'mustache';
 import yaml from 'js-yaml';
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import type { ContextScope } from '../runtime/util/index.js';
 
 interface ContextToken {

@@ -9,7 +9,7 @@
  */
 import mustache from 'mustache';
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { timerDelay, toMillis } from './lib/timing-units.js';
 import type { Held } from './lib/held.js';
 

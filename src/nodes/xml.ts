@@ -10,7 +10,7 @@
 import type * as FastXml from 'fast-xml-parser';
 import { lazy } from '../lazy.js';
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { RedApi } from '../runtime/red-api-types.js';
 import { buildOptions, parseOptions, type BuildOptions, type ParseOptions, type RenderOptions } from './lib/xml-options.js';
 
 /** fast-xml-parser's ordered form: `{name: children, ':@': attributes}` or `{'#text': text}`. */

@@ -7,7 +7,7 @@
  * `msg.parts` (as a file-in node reading lines sends them) as one document.
  */
 import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../../runtime/node.js';
-import type { RedApi } from '../../runtime/red-api.js';
+import type { RedApi } from '../../runtime/red-api-types.js';
 import { readCsvConfig, type CsvHost } from './config.js';
 import { LegacyCsv } from './legacy.js';
 import { RfcCsv } from './rfc.js';

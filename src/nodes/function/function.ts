@@ -9,7 +9,7 @@
  */
 import { types } from 'node:util';
 import { Node, type DoneFn, type Msg, type NodeConfig } from '../../runtime/node.js';
-import type { RedApi } from '../../runtime/red-api.js';
+import type { RedApi } from '../../runtime/red-api-types.js';
 import { Guard } from './guard.js';
 import { NodeTimers } from '../lib/node-timers.js';
 import { callsDone } from './done.js';
