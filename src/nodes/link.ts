@@ -1,7 +1,5 @@
-import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { NodeInstance, RedApi } from '../runtime/red-api-types.js';
 import type { Held } from './lib/held.js';
-import { cloneMessage } from '../runtime/util/index.js';
+import type { Msg, NodeConfig, NodeInstance, RedApi } from '../runtime/red-api-types.js';
 
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
@@ -30,7 +28,7 @@ export default function (RED: RedApi) {
     return node && node.type === 'link in' ? node : undefined;
   };
 
-  class LinkInNode extends Node {
+  class LinkInNode extends RED.nodes.Node {
     constructor(config: NodeConfig) {
       super(config);
       const name = this.name;
@@ -50,7 +48,7 @@ export default function (RED: RedApi) {
     }
   }
 
-  class LinkOutNode extends Node {
+  class LinkOutNode extends RED.nodes.Node {
     constructor(config: NodeConfig) {
       super(config);
       // Node-RED marks every message a link out passes on with the event it was sent under.
@@ -72,7 +70,7 @@ export default function (RED: RedApi) {
         for (const id of links) {
           const target = getLinkIn(id);
           if (!target) continue;
-          queue.push(target, first ? msg : cloneMessage(msg));
+          queue.push(target, first ? msg : RED.util.cloneMessage(msg));
           first = false;
         }
         done();
@@ -88,7 +86,7 @@ export default function (RED: RedApi) {
     }
   }
 
-  class LinkCallNode extends Node {
+  class LinkCallNode extends RED.nodes.Node {
     private readonly pending = new Map<string, PendingCall>();
     private sequence = 0;
 
@@ -108,7 +106,7 @@ export default function (RED: RedApi) {
         }
         const id = `${this.id}:${++this.sequence}`;
         const timer = setTimeout(() => this.timedOut(id), timeout);
-        this.pending.set(id, { msg: cloneMessage(msg), send, done, timer });
+        this.pending.set(id, { msg: RED.util.cloneMessage(msg), send, done, timer });
         const stack: LinkSource[] = Array.isArray(msg._linkSource) ? msg._linkSource : (msg._linkSource = []);
         stack.push({ id, node: this.id });
         this._flow.services.queue.push(target, msg);

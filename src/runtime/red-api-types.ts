@@ -76,6 +76,8 @@ export interface NodeInstance extends EventEmitter {
   /** Node-RED's `_path` (NR_NODE_PATH): the flow's path, then the node's template id or own id. */
   _path: string;
   readonly _module: NodeModuleInfo | undefined;
+  /** Set once the node starts closing: timers firing late check it. */
+  _closed: boolean;
   /** `input` handlers get `(msg, send, done)`; `close` handlers `()`, `(done)` or `(removed, done)`. */
   on(event: string | symbol, listener: (...args: any[]) => void): this;
   send(msg: Parameters<SendFn>[0]): void;

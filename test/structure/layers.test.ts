@@ -28,6 +28,8 @@ const LAYERS: [prefix: string, layer: number][] = [
 const LAYER_NAMES = ['base', 'storage', 'credentials/auth/registry', 'runtime', 'nodes', 'server', 'cli/runnel'];
 
 const SRC = path.join(ROOT, 'src');
+/** The declared RED API: the one runtime file core nodes may import, and only for types. */
+const CONTRACT = 'runtime/red-api-types.ts';
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -67,6 +69,19 @@ describe('source layering', () => {
       }
     }
     assert.deepEqual(upward, []);
+  });
+
+  it('lets core nodes see the runtime only through the RED API contract, for types', () => {
+    const outside: string[] = [];
+    for (const file of sourceFiles(path.join(SRC, 'nodes'))) {
+      const rel = path.relative(SRC, file).split(path.sep).join('/');
+      for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'([^']+)'/gms)) {
+        const target = path.relative(SRC, path.resolve(path.dirname(file), m[2])).split(path.sep).join('/').replace(/\.js$/, '.ts');
+        if (!target.startsWith('runtime/')) continue;
+        if (target !== CONTRACT || !m[1]) outside.push(`${rel}: ${m[0].split('\n')[0]}`);
+      }
+    }
+    assert.deepEqual(outside, []);
   });
 
   it('has no import cycle among the runtime files', () => {
