@@ -73,10 +73,8 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
         }
         const b = body as Record<string, unknown>;
         if (b.rev !== undefined && typeof b.rev !== 'string') throw new RunnelError('invalid_flows', '"rev" must be a string');
+        // The runtime compares it with the active rev inside its deploy lock, where no other deploy can intervene.
         rev = b.rev as string | undefined;
-        if (rev !== undefined && rev !== runtime.rev) {
-          throw new RunnelError('version_mismatch', `The flows have changed: rev ${rev} is not the active rev`);
-        }
         if (!Array.isArray(b.flows)) throw new RunnelError('invalid_flows', '"flows" must be an array of nodes');
         flows = b.flows;
         if (b.credentials !== undefined) {
