@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { types } from 'node:util';
 import { cloneMessage, generateId } from './util/index.js';
 import { receiveWithHooks, sendWithHooks } from './hooked-delivery.js';
-import type { NodeFlow } from './services.js';
+import type { LiveNode, NodeFlow } from './services.js';
 import type { DoneFn, Msg, NodeConfig as ContractNodeConfig, NodeModuleInfo, NodeStatus, SendFn } from './red-api-types.js';
 
 export type { DoneFn, Msg, NodeStatus, SendFn };
@@ -19,10 +19,10 @@ export interface NodeConfig extends ContractNodeConfig {
 /**
  * The Node-RED node model. Contributed modules either extend nothing and call
  * `RED.nodes.createNode(this, config)` (their prototype is re-parented onto Node.prototype at
- * registration) or are ES classes; core nodes extend Node directly. Field names are Node-RED's
- * because modules read them.
+ * registration) or are ES classes; core nodes extend it as `RED.nodes.Node`. It implements the
+ * contract's NodeInstance (red-api-types.ts). Field names are Node-RED's because modules read them.
  */
-export class Node extends EventEmitter {
+export class Node extends EventEmitter implements LiveNode {
   // `declare`: no class-field initialisers, which would cost a define per field per node.
   declare id: string;
   declare type: string;
