@@ -40,7 +40,7 @@ export function requester(request: FastifyRequest): Pick<DeployRequest, 'user' |
  * The deploy a request asks for. The body is checked completely (shape, node ids, wires, nesting)
  * before anything is touched; a reload ignores it.
  */
-export function readDeploy(request: FastifyRequest, route: string, activeRev: string): DeployRequest & { version: 'v1' | 'v2' } {
+export function readDeploy(request: FastifyRequest, route: string): DeployRequest & { version: 'v1' | 'v2' } {
   const version = apiVersion(request);
   const type = deploymentType(request);
   const who = requester(request);
@@ -58,10 +58,8 @@ export function readDeploy(request: FastifyRequest, route: string, activeRev: st
   }
   const b = body as Record<string, unknown>;
   if (b.rev !== undefined && typeof b.rev !== 'string') throw new RunnelError('invalid_flows', '"rev" must be a string');
+  // The runtime compares it with the active rev inside its deploy lock, where no other deploy can intervene.
   const rev = b.rev as string | undefined;
-  if (rev !== undefined && rev !== activeRev) {
-    throw new RunnelError('version_mismatch', `The flows have changed: rev ${rev} is not the active rev`);
-  }
   if (!Array.isArray(b.flows)) throw new RunnelError('invalid_flows', '"flows" must be an array of nodes');
   let credentials: Record<string, unknown> | undefined;
   if (b.credentials !== undefined) {

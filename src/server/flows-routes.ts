@@ -22,7 +22,7 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
       schema: { body: {} },
     },
     async (request, reply) => {
-      const { version, ...deploy } = readDeploy(request, 'POST /flows', runtime.rev);
+      const { version, ...deploy } = readDeploy(request, 'POST /flows');
       const result = await runtime.deploy(deploy);
       return version === 'v1' ? reply.code(204).send() : { rev: result.rev };
     },

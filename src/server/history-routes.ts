@@ -178,7 +178,7 @@ export const historyRoutes: FastifyPluginAsync<{ services: Services }> = async (
     async (request) => {
       let deploy;
       try {
-        deploy = readDeploy(request, 'POST /flows/preview', runtime.rev);
+        deploy = readDeploy(request, 'POST /flows/preview');
         return { ...(await runtime.preview(deploy)), errors: [] };
       } catch (e) {
         if (!(e instanceof RunnelError) || !BODY_PROBLEMS.has(e.code)) throw e;

@@ -100,13 +100,13 @@ describe("Node-RED's single-flow API", () => {
   });
 
   test('PUT /flow/:id replaces the tab and its nodes in place, restarting only that tab; credentials are kept for nodes that keep them', async () => {
-    const t2Node = server.instance.runtime.engine.nodes.get('hr');
+    const t2Node = server.instance.runtime.services.nodes.get('hr');
     const r = await request(server.at('flow/t1'), { method: 'PUT', token, json: { id: 't1', label: 'One!', nodes: [{ id: 'c9', type: 'comment', x: 9, y: 9, wires: [] }] } });
     assert.deepEqual([r.status, r.body], [200, { id: 't1' }]);
     const now = (await flows()).flows as { id: string; z?: string }[];
     assert.deepEqual(now.slice(0, 2), [{ type: 'tab', label: 'One!', id: 't1' }, { id: 'c9', type: 'comment', x: 9, y: 9, wires: [], z: 't1' }]);
     assert.ok(!now.some((n) => n.id === 'c1' || n.id === 'cfg'));
-    assert.equal(server.instance.runtime.engine.nodes.get('hr'), t2Node, 'a node on another tab kept running');
+    assert.equal(server.instance.runtime.services.nodes.get('hr'), t2Node, 'a node on another tab kept running');
     assert.deepEqual((await request(server.at('credentials/http-request/hr'), { token })).body, { user: 'u', has_password: true });
   });
 
