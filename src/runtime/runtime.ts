@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
@@ -18,11 +19,12 @@ import { parseConfig, type ParsedConfig } from './config.js';
 import { planDeploy } from './deploy-plan.js';
 import { summarise } from './history/compare.js';
 import { History } from './history/history.js';
+import { MessageStats } from './stats.js';
 import { substituteEnv } from './env/env.js';
 import type { RuntimeServices } from './services.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
-import type { DeployPreview, DeployRequest, DeployResult, FlowsState, RollbackRequest } from './types.js';
+import type { DeployObserver, DeployOutcome, DeployPreview, DeployRequest, DeployResult, FlowsState, RollbackRequest } from './types.js';
 import { ModuleManager } from '../registry/modules.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
 import type { Catalogs } from '../registry/host.js';
@@ -86,6 +88,8 @@ export class Runtime {
   private started = false;
   private restartScheduled = false;
   private credentialSave: NodeJS.Timeout | undefined;
+  private deployStarted: number | undefined;
+  private readonly deployObservers: DeployObserver[] = [];
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -112,6 +116,7 @@ export class Runtime {
       hooks: new Hooks(),
       events: this.events,
       nodes: new Map<string, Node>(),
+      stats: new MessageStats(this.settings.metrics.enabled),
       credentialsFor: (id, type, env) => this.credentialsFor(id, type, env),
       getGlobalSetting: (name) => this.flowSet.globalEnv.getSetting(name),
     };
@@ -214,10 +219,41 @@ export class Runtime {
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
   deploy(req: DeployRequest): Promise<DeployResult> {
-    return this.mutex.run(() => {
+    return this.exclusive(req.type, () => {
       if (req.type === 'reload') return this.reload(req);
       this.checkRev(req.rev);
       return this.replace(req, this.credentials.plan(req.flows, req.credentials), { action: 'deploy' });
+    });
+  }
+
+  /** Since when (epoch ms) the deploy under way has been running; undefined when none is. */
+  get deployingSince(): number | undefined {
+    return this.deployStarted;
+  }
+
+  /** Called after every deploy, rollback and single-flow edit with its outcome and duration. */
+  observeDeploys(observer: DeployObserver): void {
+    this.deployObservers.push(observer);
+  }
+
+  /** Runs a deploy inside the deploy lock, timing it and reporting its outcome. */
+  private exclusive(type: string, run: () => Promise<DeployResult>): Promise<DeployResult> {
+    return this.mutex.run(async () => {
+      const started = performance.now();
+      this.deployStarted = Date.now();
+      let outcome: DeployOutcome = 'error';
+      try {
+        const result = await run();
+        outcome = 'success';
+        return result;
+      } catch (e) {
+        if (e instanceof RunnelError) outcome = e.status === 409 ? 'conflict' : e.status < 500 ? 'rejected' : 'error';
+        throw e;
+      } finally {
+        this.deployStarted = undefined;
+        const seconds = (performance.now() - started) / 1000;
+        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.active.rev, nodes: this.services.nodes.size });
+      }
     });
   }
 
@@ -226,7 +262,7 @@ export class Runtime {
    * cannot slip in between reading and writing (the single-flow API edits one tab this way).
    */
   editFlows(change: (flows: FlowNodeConfig[]) => FlowNodeConfig[], req: Omit<DeployRequest, 'flows' | 'rev'>): Promise<DeployResult> {
-    return this.mutex.run(() => {
+    return this.exclusive(req.type, async () => {
       const flows = change(structuredClone(this.active.flows));
       return this.replace({ ...req, flows }, this.credentials.plan(flows), { action: 'deploy' });
     });
@@ -234,7 +270,7 @@ export class Runtime {
 
   /** Deploys a kept revision (flows and its credentials) as a new revision. */
   rollback(req: RollbackRequest): Promise<DeployResult> {
-    return this.mutex.run(async () => {
+    return this.exclusive(req.type, async () => {
       this.checkRev(req.expectedRev);
       const target = await this.storage.getRevision({ rev: req.rev });
       if (target === undefined) throw new RunnelError('not_found', `No kept revision has rev ${req.rev}`);

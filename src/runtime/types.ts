@@ -42,6 +42,11 @@ export interface DeployPreview {
   credentials: { added: string[]; changed: string[]; removed: string[] };
 }
 
+export type DeployOutcome = 'success' | 'conflict' | 'rejected' | 'error';
+
+/** A finished deploy as the metrics see it: the rev and running node count after it. */
+export type DeployObserver = (done: { type: string; outcome: DeployOutcome; seconds: number; rev: string; nodes: number }) => void;
+
 export interface DeployResult {
   rev: string;
   /** Ids of nodes started by this deploy (for tests and the dashboard). */

@@ -10,6 +10,8 @@ import { nodesRoutes } from './nodes-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { historyRoutes } from './history-routes.js';
 import { flowRoutes } from './flow-routes.js';
+import { healthRoutes } from './health-routes.js';
+import { metricsRoutes } from './metrics/routes.js';
 import { errorBody } from './schemas.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
@@ -37,6 +39,11 @@ export async function buildApp(services: Services) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
 
+  const { metrics } = services;
+  if (metrics) {
+    app.addHook('onRequest', metrics.onRequest);
+    app.addHook('onResponse', metrics.onResponse);
+  }
   app.addHook('onRequest', corsPreflight(settings));
   await app.register(
     async (admin) => {
@@ -58,6 +65,8 @@ export async function buildApp(services: Services) {
       await admin.register(credentialsRoutes, { services });
       await admin.register(historyRoutes, { services });
       await admin.register(flowRoutes, { services });
+      await admin.register(healthRoutes, { services });
+      if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
   );
