@@ -13,6 +13,8 @@ import { flowRoutes } from './flow-routes.js';
 import { healthRoutes } from './health-routes.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { errorBody } from './schemas.js';
+import swagger from '@fastify/swagger';
+import { openApiOptions, openApiRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
 
@@ -45,10 +47,12 @@ export async function buildApp(services: Services) {
     app.addHook('onResponse', metrics.onResponse);
   }
   app.addHook('onRequest', corsPreflight(settings));
+  app.addSchema(errorBody);
+  // At the root, so it sees every route of every scope.
+  await app.register(swagger, openApiOptions(settings));
   await app.register(
     async (admin) => {
       admin.setErrorHandler(adminErrorHandler);
-      admin.addSchema(errorBody);
       // Routes contributed modules add through RED.httpAdmin, then a JSON 404.
       admin.setNotFoundHandler((request, reply) => dispatchOrNotFound(services.httpAdmin, request, reply));
       await admin.register(formbody, { bodyLimit: settings.apiMaxLength });
@@ -66,6 +70,7 @@ export async function buildApp(services: Services) {
       await admin.register(historyRoutes, { services });
       await admin.register(flowRoutes, { services });
       await admin.register(healthRoutes, { services });
+      await admin.register(openApiRoute);
       if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },

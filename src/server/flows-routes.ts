@@ -2,24 +2,39 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { apiVersion, readDeploy } from './deploy-request.js';
+import { anyObject, deployHeaders, flowNode, noContent } from './schemas.js';
+
+const flowsBody = {
+  description: 'v1: the array of nodes; v2: {flows, rev}',
+  anyOf: [
+    { type: 'array', items: flowNode },
+    { type: 'object', required: ['flows', 'rev'], properties: { flows: { type: 'array', items: flowNode }, rev: { type: 'string' } } },
+  ],
+} as const;
+
+const stateBody = {
+  type: 'object',
+  required: ['state'],
+  properties: { state: { type: 'string' }, missingTypes: { type: 'array', items: { type: 'string' } }, errors: { type: 'array', items: anyObject } },
+} as const;
 
 /** GET/POST /flows and GET /flows/state (spec §4.4, §9). */
 export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { runtime, auth } = services;
 
-  app.get('/flows', { onRequest: needsPermission(auth, 'flows.read') }, async (request, reply) => {
+  app.get('/flows', { onRequest: needsPermission(auth, 'flows.read'), schema: { headers: deployHeaders, response: { 200: flowsBody } } }, async (request, reply) => {
     const version = apiVersion(request);
     return reply.type('application/json').send(runtime.getFlowsJson(version));
   });
 
-  app.get('/flows/state', { onRequest: needsPermission(auth, 'flows.read') }, async () => runtime.getState());
+  app.get('/flows/state', { onRequest: needsPermission(auth, 'flows.read'), schema: { response: { 200: stateBody } } }, async () => runtime.getState());
 
   app.post(
     '/flows',
     {
       onRequest: needsPermission(auth, 'flows.write'),
       // The body is validated by readDeploy, which reports the first problem precisely.
-      schema: { body: {} },
+      schema: { headers: deployHeaders, body: {}, response: { 200: { type: 'object', required: ['rev'], properties: { rev: { type: 'string' } } }, 204: noContent } },
     },
     async (request, reply) => {
       const { version, ...deploy } = readDeploy(request, 'POST /flows');

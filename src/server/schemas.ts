@@ -39,3 +39,9 @@ export const deployHeaders = {
     'node-red-deployment-type': deploymentType,
   },
 } as const;
+
+/** An object the route documents in prose (settings, node sets, modules, credentials): any JSON object. */
+export const anyObject = { type: 'object', additionalProperties: true } as const;
+
+/** A 204 answer: no body. */
+export const noContent = { type: 'null', description: 'No content' } as const;
