@@ -66,7 +66,8 @@ async function runScenario(
       let system;
       try {
         const bare = kind === 'bare' ? scenario.bareBody?.(ctx) : undefined;
-        system = await startSystem(kind, bare ? { ...ctx.env, bareBody: bare.body, bareType: bare.type } : ctx.env);
+        const env = bare ? { ...ctx.env, bareBody: bare.body, bareType: bare.type } : ctx.env;
+        system = await startSystem(kind, scenario.seedFlows ? { ...env, seedFlows: scenario.seedFlows(ctx) } : env);
       } catch (e) {
         // A system that cannot start once will not start later either; skip it for the run.
         unavailable[kind] = briefly((e as Error).message);
