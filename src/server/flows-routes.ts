@@ -3,6 +3,7 @@ import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { apiVersion, readDeploy } from './deploy-request.js';
 import { anyObject, deployHeaders, flowNode, noContent } from './schemas.js';
+import { sendFlowsBody } from './flows-body.js';
 
 const flowsBody = {
   description: 'v1: the array of nodes; v2: {flows, rev}',
@@ -22,9 +23,9 @@ const stateBody = {
 export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { runtime, auth } = services;
 
-  app.get('/flows', { onRequest: needsPermission(auth, 'flows.read'), schema: { headers: deployHeaders, response: { 200: flowsBody } } }, async (request, reply) => {
+  app.get('/flows', { onRequest: needsPermission(auth, 'flows.read'), schema: { headers: deployHeaders, response: { 200: flowsBody, 304: { type: 'null', description: 'Not modified (If-None-Match matched the rev)' } } } }, async (request, reply) => {
     const version = apiVersion(request);
-    return reply.type('application/json').send(runtime.getFlowsJson(version));
+    return sendFlowsBody(request, reply, runtime.getFlowsJson(version), runtime.rev, version);
   });
 
   app.get('/flows/state', { onRequest: needsPermission(auth, 'flows.read'), schema: { response: { 200: stateBody } } }, async () => runtime.getState());
