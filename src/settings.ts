@@ -78,6 +78,10 @@ export interface Settings {
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
   contextStorage: ContextStorageSettings | undefined;
+  /** Turns off the Node-RED editor (the page and its files; the admin API stays). */
+  disableEditor: boolean;
+  /** Node-RED's editor theme: page, header, login, palette, projects, tours, codeEditor, ... */
+  editorTheme: Record<string, unknown>;
   /** Extra keys from the settings file, visible to nodes through RED.settings. */
   extra: Record<string, unknown>;
   /** Absolute path of the settings file, if one was given. */
@@ -107,7 +111,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage',
+  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage', 'disableEditor', 'editorTheme',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -338,6 +342,8 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
+    disableEditor: pick(raw, 'disableEditor', isBool, 'true or false', false),
+    editorTheme: pick<Raw>(raw, 'editorTheme', isObject, 'an object', {}),
     extra,
     settingsFile,
   };

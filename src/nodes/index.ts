@@ -1,6 +1,5 @@
 import type { Runtime } from '../runtime/runtime.js';
-import { createRedApi, type RedApi } from '../runtime/red-api.js';
-import { RUNNEL_VERSION } from '../version.js';
+import { createRedApi, NODE_RED_COMPAT_VERSION, type RedApi } from '../runtime/red-api.js';
 import inject from './inject.js';
 import debug from './debug.js';
 import func from './function/function.js';
@@ -32,11 +31,16 @@ import file from './file.js';
 import exec from './exec.js';
 import globalConfig from './global-config.js';
 
-/** The module name the built-in node sets are listed under in GET /nodes. */
-const CORE_MODULE = 'runnel';
+/**
+ * The built-in sets are listed as Node-RED's core module, with Node-RED's set names: the editor
+ * picks the core i18n namespace by the module name, and node-red-admin names sets as Node-RED does.
+ */
+const CORE_MODULE = 'node-red';
+
+type Register = (RED: RedApi) => void;
 
 /** Built-in node sets, each written against the same RED API contributed modules receive. */
-const CORE_SETS: Record<string, (RED: RedApi) => void> = {
+const CORE_SETS: Record<string, Register | Register[]> = {
   inject,
   debug,
   function: func,
@@ -58,21 +62,21 @@ const CORE_SETS: Record<string, (RED: RedApi) => void> = {
   rbe,
   sort,
   batch,
-  split,
-  join,
-  csv,
-  yaml,
-  xml,
-  html,
+  split: [split, join],
+  CSV: csv,
+  YAML: yaml,
+  XML: xml,
+  HTML: html,
   file,
   exec,
   'global-config': globalConfig,
 };
 
 export async function loadCoreNodes(runtime: Runtime): Promise<void> {
-  runtime.registry.addModule({ name: CORE_MODULE, version: RUNNEL_VERSION, builtin: true });
-  for (const [name, register] of Object.entries(CORE_SETS)) {
+  runtime.registry.addModule({ name: CORE_MODULE, version: NODE_RED_COMPAT_VERSION, builtin: true });
+  for (const [name, registers] of Object.entries(CORE_SETS)) {
     const set = runtime.registry.addSet(CORE_MODULE, name);
-    register(createRedApi(runtime, set));
+    const RED = createRedApi(runtime, set);
+    for (const register of [registers].flat()) register(RED);
   }
 }

@@ -1,6 +1,7 @@
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Runtime } from '../runtime/runtime.js';
+import { setInfo } from './info.js';
 import { RunnelError, errorMessage } from '../errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, unloadModule, type SetFlags } from './loader.js';
@@ -114,6 +115,7 @@ export class ModuleManager {
       delete this.records[name];
       await this.persist();
       this.runtime.log.info({ module: name }, 'node module removed');
+      this.notify('node/removed', [...mod.sets.values()].map((set) => setInfo(set, mod)));
     });
   }
 
@@ -135,6 +137,11 @@ export class ModuleManager {
       await this.applyEnabled(mod, [set], enabled);
       return set;
     });
+  }
+
+  /** Node-RED's runtime events for the editor's palette (`notification/node/...` on /comms). */
+  private notify(id: string, payload: unknown): void {
+    this.runtime.events.emit('runtime-event', { id, payload, retain: false });
   }
 
   private find(name: string): ModuleInfo {
@@ -160,8 +167,10 @@ export class ModuleManager {
   private async applyEnabled(mod: ModuleInfo, sets: NodeSetInfo[], enabled: boolean): Promise<void> {
     if (!enabled) this.assertNotInUse(sets.filter((s) => s.enabled));
     for (const set of sets) {
+      const changed = set.enabled !== enabled;
       this.runtime.registry.setEnabled(set, enabled);
       if (enabled && !set.loaded && !mod.builtin) await loadSetCode(this.runtime, mod, set);
+      if (changed) this.notify(enabled ? 'node/enabled' : 'node/disabled', setInfo(set, mod));
     }
     const rec = (this.records[mod.name] ??= { source: mod.builtin ? 'builtin' : 'nodesDir', version: mod.version, sets: {} });
     for (const set of mod.sets.values()) rec.sets[set.name] = set.enabled;
@@ -203,6 +212,8 @@ export class ModuleManager {
     await this.persist();
     this.runtime.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
     if (previous) await this.runtime.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
+    if (previous) this.notify('node/upgraded', { module: name, version: loaded.version });
+    else this.notify('node/added', [...loaded.sets.values()].map((set) => setInfo(set, loaded)));
     return loaded;
   }
 

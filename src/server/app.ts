@@ -10,6 +10,14 @@ import { nodesRoutes } from './nodes-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
+import { editorRoutes } from './editor/editor-routes.js';
+import { editorApiRoutes } from './editor/editor-api-routes.js';
+import { editorSettings } from './editor/editor-settings.js';
+import { NodeResources } from './editor/node-resources.js';
+import { buildTheme } from './editor/theme.js';
+import { CommsServer } from './comms/comms-server.js';
+import { bridgeRuntimeToComms } from './comms/runtime-bridge.js';
+import path from 'node:path';
 
 /**
  * Builds the HTTP server: the admin API under httpAdminRoot and the flows' own http-in routes
@@ -34,6 +42,19 @@ export async function buildApp(services: Services) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
 
+  const theme = buildTheme(settings.editorTheme, settings.settingsFile ? path.dirname(settings.settingsFile) : process.cwd());
+  const resources = new NodeResources(services.runtime.registry);
+
+  if (!settings.disableEditor) {
+    const comms = new CommsServer(app.server, { path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`, auth: services.auth, log: services.log });
+    const detach = bridgeRuntimeToComms(services.runtime, comms);
+    // Open websockets would keep the server from closing.
+    app.addHook('preClose', async () => {
+      detach();
+      comms.close();
+    });
+  }
+
   app.addHook('onRequest', corsPreflight(settings));
   await app.register(
     async (admin) => {
@@ -48,9 +69,11 @@ export async function buildApp(services: Services) {
         applyCors(settings, request.headers.origin, reply);
       });
       await admin.register(authRoutes, { services });
-      await admin.register(settingsRoutes, { services });
+      await admin.register(settingsRoutes, { services, editor: editorSettings(settings, theme) });
       await admin.register(flowsRoutes, { services });
-      await admin.register(nodesRoutes, { services });
+      await admin.register(nodesRoutes, { services, resources });
+      await admin.register(editorApiRoutes, { services, resources });
+      if (!settings.disableEditor) await admin.register(editorRoutes, { services, theme, resources });
       await admin.register(credentialsRoutes, { services });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
@@ -59,6 +82,7 @@ export async function buildApp(services: Services) {
   await app.register(httpNodePlugin, {
     services,
     adminRoutes: services.httpAdmin,
+    editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });
   return app;

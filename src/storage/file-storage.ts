@@ -38,6 +38,8 @@ class FileStorage implements Storage {
   private readonly paths: PairPaths;
   private readonly sessionsFile: string;
   private readonly runtimeFile: string;
+  /** Node-RED's file for the editor's per-user settings, so a user dir moves between the two. */
+  private readonly usersFile: string;
   private readonly pretty: boolean;
   private state: PairState | undefined;
   private closed = false;
@@ -49,6 +51,7 @@ class FileStorage implements Storage {
     this.paths = { flows, creds: `${flows.slice(0, flows.length - ext.length)}_cred${ext}` };
     this.sessionsFile = path.join(settings.userDir, '.sessions.json');
     this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');
+    this.usersFile = path.join(settings.userDir, '.config.users.json');
     this.pretty = settings.flowFilePretty;
   }
 
@@ -119,6 +122,23 @@ class FileStorage implements Storage {
     this.assertOpen();
     const text = JSON.stringify(config, null, 4);
     return this.queue.run(() => writeFileAtomic(this.runtimeFile, text, { backup: true, mode: SECRET_FILE_MODE }));
+  }
+
+  async getUserSettings(username: string): Promise<Record<string, unknown>> {
+    this.assertOpen();
+    const users = (await this.readJson(this.usersFile, isPlainObject)) as Record<string, unknown> | undefined;
+    const mine = users && Object.hasOwn(users, username) ? users[username] : undefined;
+    return isPlainObject(mine) ? (mine as Record<string, unknown>) : {};
+  }
+
+  saveUserSettings(username: string, settings: Record<string, unknown>): Promise<void> {
+    this.assertOpen();
+    // Read inside the queue so two users saving at once do not lose each other's change.
+    return this.queue.run(async () => {
+      const users = ((await this.readJson(this.usersFile, isPlainObject)) as Record<string, unknown> | undefined) ?? {};
+      const text = JSON.stringify({ ...users, [username]: settings }, null, 4);
+      await writeFileAtomic(this.usersFile, text, { backup: true });
+    });
   }
 
   async close(): Promise<void> {

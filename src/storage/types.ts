@@ -65,6 +65,10 @@ export interface Storage {
   getSessions(): Promise<SessionRecord[]>;
   saveSessions(sessions: SessionRecord[]): Promise<void>;
   getRuntimeConfig(): Promise<RuntimeConfig>;
+  /** The editor's per-user settings (GET /settings/user), `{}` when none were saved. */
+  getUserSettings(username: string): Promise<Record<string, unknown>>;
+  /** Replaces one user's editor settings; other users' are untouched. */
+  saveUserSettings(username: string, settings: Record<string, unknown>): Promise<void>;
   saveRuntimeConfig(config: RuntimeConfig): Promise<void>;
   /** Waits for pending writes; the backend may not be used afterwards. */
   close(): Promise<void>;

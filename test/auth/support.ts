@@ -32,6 +32,10 @@ export class MemorySessions implements Storage {
     return {};
   }
   async saveRuntimeConfig() {}
+  async getUserSettings() {
+    return {};
+  }
+  async saveUserSettings() {}
   async close() {}
 }
 
