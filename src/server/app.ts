@@ -19,6 +19,13 @@ import { CommsServer } from './comms/comms-server.js';
 import { bridgeRuntimeToComms } from './comms/runtime-bridge.js';
 import path from 'node:path';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The editor's websocket; absent with disableEditor. */
+    comms?: CommsServer;
+  }
+}
+
 /**
  * Builds the HTTP server: the admin API under httpAdminRoot and the flows' own http-in routes
  * under httpNodeRoot, on one port. Each route group is an encapsulated plugin; the admin API
@@ -48,6 +55,7 @@ export async function buildApp(services: Services) {
   if (!settings.disableEditor) {
     const comms = new CommsServer(app.server, { path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`, auth: services.auth, log: services.log });
     const detach = bridgeRuntimeToComms(services.runtime, comms);
+    app.decorate('comms', comms);
     // Open websockets would keep the server from closing.
     app.addHook('preClose', async () => {
       detach();

@@ -75,6 +75,13 @@ export class CommsServer {
     return this.clients.size;
   }
 
+  /** The longest queue any client has waiting. */
+  get longestQueue(): number {
+    let n = 0;
+    for (const c of this.clients) n = Math.max(n, c.queue.length);
+    return n;
+  }
+
   /** Messages dropped so far because clients did not keep up. */
   get dropped(): number {
     let n = 0;
