@@ -12,6 +12,7 @@ import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-no
 import { applyCors, corsPreflight } from './cors.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
+import { libraryRoutes } from './editor/library-routes.js';
 import { editorSettings } from './editor/editor-settings.js';
 import { NodeResources } from './editor/node-resources.js';
 import { buildTheme } from './editor/theme.js';
@@ -81,6 +82,7 @@ export async function buildApp(services: Services) {
       await admin.register(flowsRoutes, { services });
       await admin.register(nodesRoutes, { services, resources });
       await admin.register(editorApiRoutes, { services, resources });
+      await admin.register(libraryRoutes, { services });
       if (!settings.disableEditor) await admin.register(editorRoutes, { services, theme, resources });
       await admin.register(credentialsRoutes, { services });
     },

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { RunnelError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
+import { LibraryFiles } from './library-files.js';
 import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
 import { credsFileText, flowsFileText, hashJson, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
 import { SerialQueue } from './serial-queue.js';
@@ -40,6 +41,7 @@ class FileStorage implements Storage {
   private readonly runtimeFile: string;
   /** Node-RED's file for the editor's per-user settings, so a user dir moves between the two. */
   private readonly usersFile: string;
+  private readonly library: LibraryFiles;
   private readonly pretty: boolean;
   private state: PairState | undefined;
   private closed = false;
@@ -52,6 +54,7 @@ class FileStorage implements Storage {
     this.sessionsFile = path.join(settings.userDir, '.sessions.json');
     this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');
     this.usersFile = path.join(settings.userDir, '.config.users.json');
+    this.library = new LibraryFiles(settings.userDir);
     this.pretty = settings.flowFilePretty;
   }
 
@@ -139,6 +142,16 @@ class FileStorage implements Storage {
       const text = JSON.stringify({ ...users, [username]: settings }, null, 4);
       await writeFileAtomic(this.usersFile, text, { backup: true });
     });
+  }
+
+  getLibraryEntry(type: string, entry: string) {
+    this.assertOpen();
+    return this.library.get(type, entry);
+  }
+
+  saveLibraryEntry(type: string, entry: string, meta: Record<string, unknown>, body: string): Promise<void> {
+    this.assertOpen();
+    return this.library.save(type, entry, meta, body);
   }
 
   async close(): Promise<void> {

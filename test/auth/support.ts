@@ -36,6 +36,10 @@ export class MemorySessions implements Storage {
     return {};
   }
   async saveUserSettings() {}
+  async getLibraryEntry() {
+    return [];
+  }
+  async saveLibraryEntry() {}
   async close() {}
 }
 

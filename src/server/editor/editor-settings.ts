@@ -1,8 +1,17 @@
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import type { Settings } from '../../settings.js';
 import type { Theme } from './theme.js';
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The languages the editor offers: those editor-client has catalogs for. */
+const LANGUAGES = readdirSync(path.join(path.dirname(createRequire(import.meta.url).resolve('@node-red/editor-client/package.json')), 'locales'), { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort();
 
 /** The libraries the editor's import/export dialogs offer: the user dir's own and the modules' examples. */
 export const LIBRARIES = [
@@ -21,7 +30,7 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
   const runtimeState = isObject(extra.runtimeState) ? extra.runtimeState : {};
   const diagnostics = isObject(extra.diagnostics) ? extra.diagnostics : {};
   const body: Obj = {
-    editorTheme: theme.settings,
+    editorTheme: { languages: LANGUAGES, ...theme.settings },
     libraries: LIBRARIES,
     runtimeState: { enabled: runtimeState.enabled === true, ui: runtimeState.ui === true },
     diagnostics: { enabled: diagnostics.enabled !== false, ui: diagnostics.ui !== false },
