@@ -2,9 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { inspect } from 'node:util';
-import { Node, type DoneFn, type Msg, type NodeConfig, type NodeStatus, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import type { PreparedJSONata } from '../runtime/util/index.js';
+import type { DoneFn, Msg, NodeConfig, NodeStatus, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
 import type { AdminRequest, AdminResponse } from './lib/admin-route.js';
 
 /** The debug sidebar's pop-out window and its scripts ship with Node-RED's debug node. */
@@ -29,7 +27,7 @@ export default function (RED: RedApi) {
     return new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(exp, msg, (err, v) => (err ? reject(err) : resolve(v))));
   }
 
-  class DebugNode extends Node {
+  class DebugNode extends RED.nodes.Node {
     active: boolean;
     tosidebar: boolean;
     console: string;

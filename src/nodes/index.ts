@@ -1,5 +1,5 @@
-import type { Runtime } from '../runtime/runtime.js';
-import { createRedApi, NODE_RED_COMPAT_VERSION, type RedApi } from '../runtime/red-api.js';
+import type { NodeSets } from '../runtime/red-api-types.js';
+import { NODE_RED_COMPAT_VERSION } from '../version.js';
 import inject from './inject.js';
 import debug from './debug.js';
 import func from './function/function.js';
@@ -32,51 +32,46 @@ import exec from './exec.js';
 import globalConfig from './global-config.js';
 
 /**
- * The built-in sets are listed as Node-RED's core module, with Node-RED's set names: the editor
- * picks the core i18n namespace by the module name, and node-red-admin names sets as Node-RED does.
+ * The built-in node sets, each written against the same RED API contributed modules receive. The
+ * composition root hands them to the runtime. They are listed as Node-RED's core module, with
+ * Node-RED's set names and version: the editor picks the core i18n namespace by the module name,
+ * and node-red-admin names sets as Node-RED does.
  */
-const CORE_MODULE = 'node-red';
-
-type Register = (RED: RedApi) => void;
-
-/** Built-in node sets, each written against the same RED API contributed modules receive. */
-const CORE_SETS: Record<string, Register | Register[]> = {
-  inject,
-  debug,
-  function: func,
-  change,
-  switch: switchNode,
-  comment,
-  junction,
-  catch: catchNode,
-  status,
-  complete,
-  link,
-  httpin: httpIn,
-  httprequest: httpRequest,
-  template,
-  delay,
-  trigger,
-  JSON: json,
-  range,
-  rbe,
-  sort,
-  batch,
-  split: [split, join],
-  CSV: csv,
-  YAML: yaml,
-  XML: xml,
-  HTML: html,
-  file,
-  exec,
-  'global-config': globalConfig,
+export const CORE_NODES: NodeSets = {
+  module: 'node-red',
+  version: NODE_RED_COMPAT_VERSION,
+  sets: {
+    inject,
+    debug,
+    function: func,
+    change,
+    switch: switchNode,
+    comment,
+    junction,
+    catch: catchNode,
+    status,
+    complete,
+    link,
+    httpin: httpIn,
+    httprequest: httpRequest,
+    template,
+    delay,
+    trigger,
+    JSON: json,
+    range,
+    rbe,
+    sort,
+    batch,
+    split: (RED) => {
+      split(RED);
+      join(RED);
+    },
+    CSV: csv,
+    YAML: yaml,
+    XML: xml,
+    HTML: html,
+    file,
+    exec,
+    'global-config': globalConfig,
+  },
 };
-
-export async function loadCoreNodes(runtime: Runtime): Promise<void> {
-  runtime.registry.addModule({ name: CORE_MODULE, version: NODE_RED_COMPAT_VERSION, builtin: true });
-  for (const [name, registers] of Object.entries(CORE_SETS)) {
-    const set = runtime.registry.addSet(CORE_MODULE, name);
-    const RED = createRedApi(runtime, set);
-    for (const register of [registers].flat()) register(RED);
-  }
-}

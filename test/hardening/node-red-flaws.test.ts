@@ -231,6 +231,6 @@ test('§8.14 enabling an unknown node set is 404 not_found; core sets do not cla
   const sets = (await request(server.at('nodes'), { token: admin })).body as Record<string, unknown>[];
   assert.ok(sets.length > 0);
   for (const set of sets.filter((s) => s.module === 'node-red')) assert.notEqual(set.user, true, String(set.id));
-  const core = await request(server.at('nodes/runnel'), { token: admin });
+  const core = await request(server.at('nodes/node-red'), { token: admin });
   assert.equal(core.body.user, undefined);
 });

@@ -176,7 +176,7 @@ describe('the Node-RED editor', { timeout: 120_000 }, () => {
       { id: 'dbg', type: 'debug', z: 't1', active: true, tosidebar: true, wires: [] },
     ];
     assert.equal((await api('flows', { method: 'POST', json: flows })).status, 204);
-    const debug = server.instance.runtime.engine.nodes.get('dbg') as unknown as { active: boolean };
+    const debug = server.instance.runtime.services.nodes.get('dbg') as unknown as { active: boolean };
     assert.equal((await api('debug/dbg/disable', { method: 'POST' })).status, 201);
     assert.equal(debug.active, false);
     assert.equal((await api('debug/enable', { method: 'POST', json: { nodes: ['dbg'] } })).status, 200);
