@@ -13,6 +13,7 @@ import { applyCors, corsPreflight } from './cors.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
+import { contextRoutes } from './editor/context-routes.js';
 import { editorSettings } from './editor/editor-settings.js';
 import { NodeResources } from './editor/node-resources.js';
 import { buildTheme } from './editor/theme.js';
@@ -83,6 +84,7 @@ export async function buildApp(services: Services) {
       await admin.register(nodesRoutes, { services, resources });
       await admin.register(editorApiRoutes, { services, resources });
       await admin.register(libraryRoutes, { services });
+      await admin.register(contextRoutes, { services });
       if (!settings.disableEditor) await admin.register(editorRoutes, { services, theme, resources });
       await admin.register(credentialsRoutes, { services });
     },

@@ -238,3 +238,69 @@ describe('editor settings', { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe('the editor\'s context sidebar and libraries', { timeout: 60_000 }, () => {
+  let server: TestServer;
+  let work: string;
+  const api = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
+
+  before(async () => {
+    work = await tempDir('runnel-editor-lib-');
+    server = await startServer({ contextStorage: { default: { module: 'memory' }, file: { module: 'localfilesystem' } } });
+  });
+  after(async () => {
+    await server.dispose();
+    await removeDir(work);
+  });
+
+  it('shows global, flow and node context per store, encoded, and deletes a key', async () => {
+    const flows = [
+      { id: 't1', type: 'tab', label: 'T' },
+      { id: 'inj', type: 'inject', z: 't1', once: true, onceDelay: 0, props: [{ p: 'payload', v: '', vt: 'date' }], wires: [['fn']] },
+      {
+        id: 'fn',
+        type: 'function',
+        z: 't1',
+        func: 'global.set("g", Buffer.from("hi")); flow.set("f", {a: 1}); context.set("n", "node value"); global.set("kept", 1, "file"); return msg;',
+        outputs: 1,
+        wires: [[]],
+      },
+    ];
+    assert.equal((await api('flows', { method: 'POST', json: flows })).status, 204);
+    await eventually(async () => (await api('context/global')).body.default?.g);
+    const global = (await api('context/global')).body;
+    assert.deepEqual(global.default.g, { msg: '6869', format: 'buffer[2]' });
+    assert.deepEqual(global.file.kept, { msg: '1', format: 'number' });
+    assert.deepEqual((await api('context/flow/t1')).body.default.f, { msg: '{"a":1}', format: 'Object' });
+    assert.deepEqual((await api('context/node/fn')).body.default.n, { msg: 'node value', format: 'string[10]' });
+    assert.deepEqual((await api('context/node/fn/n?store=default')).body, { msg: 'node value', format: 'string[10]' });
+    assert.equal((await api('context/global/kept?store=file', { method: 'DELETE' })).status, 204);
+    assert.deepEqual((await api('context/global?store=file')).body, { file: {} });
+    assert.equal((await api('context/node/nope')).status, 404);
+    assert.equal((await api('context/flow/fn')).status, 404, 'a node is not a flow');
+    assert.equal((await api('context/global/g?store=nope')).status, 404);
+  });
+
+  it('saves and lists flows and functions in the local library, and lists module examples', async () => {
+    const flow = [{ id: 'a', type: 'comment', name: 'saved' }];
+    assert.deepEqual((await api('library/local/flows/')).body, []);
+    assert.equal((await api('library/local/flows/mine/first.json', { method: 'POST', json: flow })).status, 204);
+    assert.deepEqual((await api('library/local/flows/')).body, ['mine']);
+    assert.deepEqual((await api('library/local/flows/mine/')).body, [{ fn: 'first.json' }]);
+    const read = await api('library/local/flows/mine/first.json');
+    assert.match(read.headers.get('content-type') ?? '', /^application\/json/);
+    assert.deepEqual(read.body, flow);
+    const fn = { name: 'double', outputs: 1, text: 'msg.payload *= 2;\nreturn msg;' };
+    assert.equal((await api('library/local/functions/double.js', { method: 'POST', json: fn })).status, 204);
+    assert.deepEqual((await api('library/local/functions/')).body, [{ name: 'double', outputs: '1', fn: 'double.js' }]);
+    assert.equal((await api('library/local/functions/double.js')).text, fn.text);
+    assert.equal((await api('library/local/flows/..%2F..%2Fflows.json')).status, 404);
+    assert.equal((await api('library/local/fl%20ows/x', { method: 'POST', json: {} })).status, 400);
+    assert.equal((await api('library/examples/flows/x', { method: 'POST', json: flow })).status, 403);
+    const dir = await copyFixture('node-red-contrib-shout', work);
+    assert.equal((await api('nodes', { method: 'POST', json: { module: dir } })).status, 200);
+    assert.deepEqual((await api('library/examples/flows/')).body, ['node-red-contrib-shout']);
+    assert.deepEqual((await api('library/examples/flows/node-red-contrib-shout/')).body, [{ fn: 'shout-demo' }]);
+    assert.equal((await api('library/examples/flows/node-red-contrib-shout/shout-demo')).body[0].name, 'example');
+  });
+});
