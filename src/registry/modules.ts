@@ -34,8 +34,11 @@ export class ModuleManager {
   constructor(private readonly host: ModuleHost) {}
 
   private get ctx(): NpmContext {
-    const { settings, log } = this.host;
-    return { userDir: settings.userDir, palette: settings.externalModules.palette, log };
+    const { settings, log, events } = this.host;
+    // Node-RED's event log: one id per npm run, each output line an entry (`event-log/<id>` on /comms).
+    const id = `npm-${Date.now().toString(36)}`;
+    const onLine = (line: string, stream: 'out' | 'err') => events.emit('event-log', { id, payload: { ts: Date.now(), data: line, type: stream === 'err' ? 'error' : undefined } });
+    return { userDir: settings.userDir, palette: settings.externalModules.palette, log, onLine };
   }
 
   /** Loads `nodesDir` modules and the installed ones, and applies stored set flags. Runs once, before flows start. */

@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
-import { adminAuth, eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { copyFixture, removeDir } from '../registry/support.js';
 
 interface Entry {
   topic: string;
@@ -137,10 +138,21 @@ describe('/comms with adminAuth', { timeout: 60_000 }, () => {
     assert.equal(late.on('debug').length, 0, 'only what was subscribed');
   });
 
-  it('tells the palette about modules being enabled and disabled', async () => {
+  it('tells the palette about modules being installed, enabled and disabled, with npm\'s output in the event log', async () => {
     const e = editor();
     await e.send({ auth: token });
     await e.send({ subscribe: 'notification/node/#' });
+    await e.send({ subscribe: 'event-log/#' });
+    const work = await tempDir('runnel-comms-');
+    try {
+      const dir = await copyFixture('node-red-contrib-shout', work);
+      assert.equal((await request(server.at('nodes'), { method: 'POST', json: { module: dir }, token })).status, 200);
+      const [added] = await e.waitFor('notification/node/added');
+      assert.deepEqual(added.data.map((s: { id: string }) => s.id), ['node-red-contrib-shout/shout']);
+      await eventually(() => e.entries.some((x) => x.topic.startsWith('event-log/') && /added \d+ package/.test(x.data.data)));
+    } finally {
+      await removeDir(work);
+    }
     assert.equal((await request(server.at('nodes/node-red/exec'), { method: 'PUT', json: { enabled: false }, token })).status, 200);
     assert.equal((await request(server.at('nodes/node-red/exec'), { method: 'PUT', json: { enabled: true }, token })).status, 200);
     const [disabled] = await e.waitFor('notification/node/disabled');

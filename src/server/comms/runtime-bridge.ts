@@ -21,7 +21,7 @@ interface StatusEvent {
  * as is, runtime events as `notification/<id>`, node status as retained `status/<id>` (a newly
  * opened editor shows every status), and after each start or deploy the retained
  * `notification/runtime-deploy` and `notification/runtime-state` (with the missing-types warning
- * while deployed types are missing). Returns the function that detaches it.
+ * while deployed types are missing), and npm's output while modules install as `event-log/<id>`. Returns the function that detaches it.
  */
 export function bridgeRuntimeToComms(runtime: Runtime, comms: CommsServer): () => void {
   const events = runtime.events;
@@ -35,6 +35,7 @@ export function bridgeRuntimeToComms(runtime: Runtime, comms: CommsServer): () =
     if (empty) comms.forget(topic);
   };
   const onStarted = () => publishState(true);
+  const onEventLog = (e: { id: string; payload: unknown }) => comms.publish(`event-log/${e.id}`, e.payload);
   const publishState = (deploy: boolean) => {
     comms.publish('notification/runtime-deploy', { revision: runtime.rev }, true);
     const state = runtime.getState();
@@ -48,11 +49,13 @@ export function bridgeRuntimeToComms(runtime: Runtime, comms: CommsServer): () =
   events.on('runtime-event', onRuntimeEvent);
   events.on('node-status', onStatus);
   events.on('flows:started', onStarted);
+  events.on('event-log', onEventLog);
   publishState(false);
   return () => {
     events.off('comms', onComms);
     events.off('runtime-event', onRuntimeEvent);
     events.off('node-status', onStatus);
     events.off('flows:started', onStarted);
+    events.off('event-log', onEventLog);
   };
 }
