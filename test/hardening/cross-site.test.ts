@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { login, startServer, adminAuth, type TestServer } from '../helpers/server.js';
 import { rawTarball } from '../registry/support.js';
 import { send } from './support.js';
+import WebSocket from 'ws';
 
 /**
  * Finding 1 of issue 12: with no adminAuth (the default) a web page on another origin installed a
@@ -84,6 +85,21 @@ describe('cross-site requests without adminAuth', () => {
       const allowed = await send(server.at('flows'), { headers: { host: ok } });
       assert.equal(allowed.status, 200, `${ok}: ${allowed.text}`);
     }
+  });
+
+  test('the editor websocket: a page of another origin cannot open /comms; the editor can', async () => {
+    const open = (origin: string) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(server.at('comms').replace('http', 'ws'), { origin });
+        ws.on('open', () => {
+          ws.close();
+          resolve(101);
+        });
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('error', () => resolve(0));
+      });
+    assert.equal(await open(EVIL), 403);
+    assert.equal(await open(`http://${host(server)}`), 101);
   });
 
   test('http-in routes on the shared root still take cross-site posts (webhooks)', async () => {
