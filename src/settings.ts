@@ -22,6 +22,8 @@ export interface PaletteSettings {
   allowUpload: boolean;
   allowInstallScripts: boolean;
   allowLocalPaths: boolean;
+  /** Let uploaded and local modules depend on file:, link:, git or URL specs. */
+  allowNonRegistryDependencies: boolean;
   allowList: string[];
   denyList: string[];
   /** Bytes. */
@@ -226,6 +228,7 @@ function parseExternalModules(v: unknown): Settings['externalModules'] {
       allowUpload: pal.bool('allowUpload', true),
       allowInstallScripts: pal.bool('allowInstallScripts', false),
       allowLocalPaths: pal.bool('allowLocalPaths', true),
+      allowNonRegistryDependencies: pal.bool('allowNonRegistryDependencies', false),
       allowList: pal.list('allowList'),
       denyList: pal.list('denyList'),
       maxUploadSize: pal.raw.maxUploadSize === undefined ? 20 * 1024 * 1024 : parseSize(pal.raw.maxUploadSize, pal.k('maxUploadSize')),
