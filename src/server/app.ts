@@ -18,6 +18,7 @@ import { openApiOptions, openApiRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
+import { AdminPaths } from './admin-paths.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
@@ -83,8 +84,11 @@ export async function buildApp(services: Services) {
   app.addSchema(errorBody);
   // At the root, so it sees every route of every scope.
   await app.register(swagger, openApiOptions(settings));
+  const sharedRoot = settings.httpAdminRoot === settings.httpNodeRoot;
+  const adminPaths = sharedRoot ? new AdminPaths() : undefined;
   await app.register(
     async (admin) => {
+      if (adminPaths) admin.addHook('onRoute', (route) => adminPaths.add(route.method, route.url));
       admin.setErrorHandler(adminErrorHandler);
       // Routes contributed modules add through RED.httpAdmin, then a JSON 404.
       admin.setNotFoundHandler((request, reply) => dispatchOrNotFound(services.httpAdmin, request, reply));
@@ -119,6 +123,7 @@ export async function buildApp(services: Services) {
     services,
     adminRoutes: services.httpAdmin,
     originCheck,
+    adminPaths,
     editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });

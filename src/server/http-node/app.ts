@@ -4,7 +4,7 @@ import type { Settings } from '../../settings.js';
 import type { Logger } from '../../log.js';
 import type { RouteApp } from '../../runtime/http-types.js';
 import type { Services } from '../services.js';
-import { statusOf } from '../../errors.js';
+import { RunnelError, statusOf } from '../../errors.js';
 import { adminErrorHandler, describeRouteError } from '../errors.js';
 import { ExpressRouter, type Fallthrough } from './router.js';
 import { decorate, ExpressRequest, expressServerOptions } from './compat.js';
@@ -13,6 +13,7 @@ import { parseMultipart } from './multipart.js';
 import { compilePath } from './path-pattern.js';
 import type { LinearRegExp } from './linear-regexp.js';
 import type { OriginCheck } from '../request-origin.js';
+import type { AdminPaths } from '../admin-paths.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
 export interface HttpNodeApp extends RouteApp {
@@ -178,6 +179,8 @@ export interface HttpNodePluginOptions {
   adminRoutes?: HttpNodeApp;
   /** Keeps cross-site and rebinding requests away from the RED.httpAdmin routes (they go on to the node routes). */
   originCheck?: OriginCheck;
+  /** On a root shared with the admin API: its routes, which http-in routes may not answer in another case. */
+  adminPaths?: AdminPaths;
   /** The editor's page answers GET / on this root (both roots are the same): leave it that path. */
   editorAtRoot?: boolean;
 }
@@ -187,7 +190,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck, adminPaths }) => {
   const app = services.httpNode;
   // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
   const toNodeRoutes: Fallthrough = (err, req, res) => {
@@ -210,6 +213,13 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
       app.serve(req, res, body);
     }
   };
+  if (adminPaths) {
+    scope.addHook('onRequest', async (request) => {
+      if (adminPaths.covers(request.method, request.url)) {
+        throw new RunnelError('not_found', `${request.method} ${request.url.split('?')[0].slice(0, 200)} is an admin API path in another case; admin paths are case-sensitive`);
+      }
+    });
+  }
   const handler: RouteHandlerMethod = (request, reply) => {
     reply.hijack();
     const req = request.raw;
