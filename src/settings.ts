@@ -15,6 +15,8 @@ export interface AdminAuthConfig {
   users: UserConfig[];
   /** Token lifetime in seconds. */
   sessionExpiryTime: number;
+  /** Live sessions kept in all; beyond it the oldest expires (audited). */
+  maxSessions: number;
 }
 
 export interface PaletteSettings {
@@ -185,7 +187,8 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
     return { username: u.username as string, password: u.password, permissions: p as string | string[] };
   });
   const sessionExpiryTime = pick(v, 'sessionExpiryTime', isInt(1, 10 * 365 * 86400), 'a positive number of seconds', 604800);
-  return { type: 'credentials', users, sessionExpiryTime };
+  const maxSessions = pick(v, 'maxSessions', isInt(1, 10_000_000), 'a positive integer', 10_000);
+  return { type: 'credentials', users, sessionExpiryTime, maxSessions };
 }
 
 /** Reads one object under `externalModules` (`palette`, `modules`) with typed accessors. */

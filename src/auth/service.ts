@@ -2,17 +2,17 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from '../log.js';
 import type { AdminAuthConfig, Settings, UserConfig } from '../settings.js';
 import type { Storage } from '../storage/types.js';
-import type { AuthService, Principal, TokenGrant } from './types.js';
+import type { AuthService, Principal, SessionInfo, TokenGrant } from './types.js';
+import { createHash } from 'node:crypto';
 import { OAuthError } from './oauth-error.js';
 import { createPasswordChecker, type PasswordChecker } from './passwords.js';
-import { resolveScope } from './permissions.js';
+import { hasPermission, permissionList, resolveScope } from './permissions.js';
 import { LoginThrottle } from './throttle.js';
 import { hashToken, TokenStore } from './tokens.js';
 import { WorkQueue } from './queue.js';
 
 export { OAuthError } from './oauth-error.js';
 
-const MAX_SESSIONS_PER_USER = 100;
 const PRUNE_INTERVAL_MS = 60_000;
 /** Logins waiting for a bcrypt slot before new ones get 503. */
 const MAX_QUEUED_LOGINS = 1000;
@@ -30,11 +30,20 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   const config = deps.settings.adminAuth;
   if (!config) return disabledAuth;
   const checker = await createPasswordChecker(config.users);
-  const tokens = await TokenStore.open(deps.storage, deps.log, {
+  const log = deps.log;
+  const tokens = await TokenStore.open(deps.storage, log, {
     lifetime: config.sessionExpiryTime,
-    maxPerUser: MAX_SESSIONS_PER_USER,
+    maxSessions: config.maxSessions,
+    onEvict: (s) => log.audit({ event: 'auth.session.evicted', username: s.username, client: s.client, maxSessions: config.maxSessions }, 'oldest session expired: adminAuth.maxSessions reached'),
   });
-  return new CredentialsAuth(config, deps.settings.loginThrottle, deps.log, checker, tokens);
+  // Sessions of removed users, or from before a password change, end here rather than lingering.
+  const users = new Map(config.users.map((u) => [u.username, u]));
+  const ended = await tokens.retain((s) => {
+    const user = users.get(s.username);
+    return user !== undefined && (s.stamp === undefined || s.stamp === passwordStamp(user));
+  });
+  for (const s of ended) log.audit({ event: 'auth.session.ended', username: s.username, client: s.client, reason: users.has(s.username) ? 'password_changed' : 'user_removed' }, 'session ended at start');
+  return new CredentialsAuth(config, deps.settings.loginThrottle, log, checker, tokens);
 }
 
 const disabledAuth: AuthService = {
@@ -44,8 +53,26 @@ const disabledAuth: AuthService = {
     throw new OAuthError(404, 'not_found', 'Admin authentication is not enabled');
   },
   revoke: async () => undefined,
+  sessions: () => [],
+  revokeUser: async () => 0,
   close: async () => undefined,
 };
+
+/** A short fingerprint of a user's bcrypt hash, kept with each session (never the hash itself). */
+function passwordStamp(user: UserConfig): string {
+  return createHash('sha256').update(user.password).digest('hex').slice(0, 16);
+}
+
+/**
+ * What a token may do now: its scope, narrowed to the user's current permissions. A `*` token
+ * of a user since demoted to `read` can read; one whose user lost everything can do nothing.
+ */
+function effectiveScope(tokenScope: readonly string[], permissions: string | readonly string[]): string[] {
+  const own = permissionList(permissions);
+  const kept = tokenScope.filter((s) => hasPermission(own, s));
+  for (const p of own) if (!kept.includes(p) && hasPermission(tokenScope, p)) kept.push(p);
+  return kept;
+}
 
 type Attempt = { throttled: number } | { user: UserConfig | null };
 
@@ -78,9 +105,10 @@ class CredentialsAuth implements AuthService {
   async authenticate(token: string): Promise<Principal | null> {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
     const session = this.tokens.get(token);
-    // Removing a user from the settings ends their sessions; their scope stays frozen otherwise.
-    if (!session || !this.users.has(session.username)) return null;
-    return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
+    const user = session && this.users.get(session.username);
+    if (!session || !user) return null;
+    if (session.stamp !== undefined && session.stamp !== passwordStamp(user)) return null;
+    return { username: session.username, scope: effectiveScope(session.scope, user.permissions), tokenHash: session.tokenHash };
   }
 
   async login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
@@ -115,7 +143,7 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ event: 'auth.login.fail', reason: 'scope', scope: req.scope, ...who }, 'login failed: scope not permitted');
       throw e;
     }
-    const { token } = await this.tokens.create(user.username, req.client, scope);
+    const { token } = await this.tokens.create(user.username, req.client, scope, passwordStamp(user));
     this.log.audit({ event: 'auth.login', scope, ...who }, 'login succeeded');
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
   }
@@ -135,6 +163,16 @@ class CredentialsAuth implements AuthService {
     }
     await this.tokens.remove(tokenHash);
     this.log.audit({ ...who, owner: session.username, outcome: 'revoked', self: tokenHash === caller.tokenHash }, 'token revoked');
+  }
+
+  sessions(): SessionInfo[] {
+    return this.tokens.list().map((s) => ({ id: s.tokenHash.slice(0, 16), username: s.username, client: s.client, scope: [...s.scope], expires: new Date(s.expires).toISOString() }));
+  }
+
+  async revokeUser(caller: Principal, username: string, reqId?: string): Promise<number> {
+    const ended = await this.tokens.retain((s) => s.username !== username);
+    this.log.audit({ event: 'auth.revoke.user', username: caller.username, owner: username.slice(0, 256), count: ended.length, reqId }, 'sessions of a user revoked');
+    return ended.length;
   }
 
   async close(): Promise<void> {

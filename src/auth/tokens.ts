@@ -15,8 +15,9 @@ function newToken(): string {
 export interface TokenStoreOptions {
   /** Token lifetime in seconds. */
   lifetime: number;
-  /** Live sessions kept per user; creating one more drops that user's oldest. */
-  maxPerUser: number;
+  /** Live sessions kept in all; creating one more expires the oldest, reported to onEvict. */
+  maxSessions: number;
+  onEvict?: (evicted: SessionRecord) => void;
   now?: () => number;
 }
 
@@ -52,7 +53,7 @@ export class TokenStore {
     return this.sessions.size;
   }
 
-  async create(username: string, client: string, scope: string[]): Promise<{ token: string; record: SessionRecord }> {
+  async create(username: string, client: string, scope: string[], stamp?: string): Promise<{ token: string; record: SessionRecord }> {
     const token = newToken();
     const record: SessionRecord = {
       tokenHash: hashToken(token),
@@ -60,8 +61,9 @@ export class TokenStore {
       client,
       scope,
       expires: this.now() + this.options.lifetime * 1000,
+      ...(stamp === undefined ? {} : { stamp }),
     };
-    this.dropOldestBeyondCap(username);
+    this.dropOldestBeyondCap();
     this.sessions.set(record.tokenHash, record);
     try {
       await this.persist();
@@ -107,11 +109,34 @@ export class TokenStore {
     await this.saving.catch(() => undefined);
   }
 
-  private dropOldestBeyondCap(username: string): void {
-    const mine = [...this.sessions.values()].filter((s) => s.username === username);
-    if (mine.length < this.options.maxPerUser) return;
-    mine.sort((a, b) => a.expires - b.expires);
-    for (const s of mine.slice(0, mine.length - this.options.maxPerUser + 1)) this.sessions.delete(s.tokenHash);
+  /** Live sessions, oldest first. */
+  list(): SessionRecord[] {
+    const now = this.now();
+    return [...this.sessions.values()].filter((s) => s.expires > now);
+  }
+
+  /** Ends every session `keep` refuses; saves when any went. Returns how many. */
+  async retain(keep: (s: SessionRecord) => boolean): Promise<SessionRecord[]> {
+    const removed: SessionRecord[] = [];
+    for (const [h, s] of this.sessions) {
+      if (keep(s)) continue;
+      this.sessions.delete(h);
+      removed.push(s);
+    }
+    if (removed.length > 0) await this.persist();
+    return removed;
+  }
+
+  /**
+   * Memory stays bounded without logging anyone out early: only beyond the (large) cap does the
+   * oldest session go. The map keeps insertion order, so the first entry is the oldest.
+   */
+  private dropOldestBeyondCap(): void {
+    while (this.sessions.size >= this.options.maxSessions) {
+      const oldest = this.sessions.values().next().value as SessionRecord;
+      this.sessions.delete(oldest.tokenHash);
+      this.options.onEvict?.(oldest);
+    }
   }
 
   /**
@@ -141,6 +166,7 @@ function isSessionRecord(v: unknown): v is SessionRecord {
     typeof s.tokenHash === 'string' && /^[0-9a-f]{64}$/.test(s.tokenHash) &&
     typeof s.username === 'string' && typeof s.client === 'string' &&
     Array.isArray(s.scope) && s.scope.every((x) => typeof x === 'string') &&
-    typeof s.expires === 'number'
+    typeof s.expires === 'number' &&
+    (s.stamp === undefined || typeof s.stamp === 'string')
   );
 }

@@ -84,6 +84,8 @@ export interface SessionRecord {
   scope: string[];
   /** Epoch milliseconds. */
   expires: number;
+  /** Fingerprint of the user's password hash at login: a changed password ends the session. */
+  stamp?: string;
 }
 
 /** Small runtime state: the generated credential key, instance id, installed modules. */
