@@ -80,6 +80,12 @@ export interface Settings {
   loginThrottle: { maxFailures: number; windowMs: number };
   /** CORS for the admin API; off when undefined. */
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
+  /**
+   * Node-RED's `httpServerOptions['trust proxy']` (Express's values: true, a hop count, addresses,
+   * CIDRs or loopback/linklocal/uniquelocal): which proxies' X-Forwarded-For names the client
+   * address (login throttling, audit lines). false (default): the socket's address.
+   */
+  trustProxy: boolean | number | string | string[];
   /** Host names (or `*.domain`) an unauthenticated admin API answers to besides IP literals, localhost and uiHost. */
   httpAdminAllowedHosts: string[];
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
@@ -121,7 +127,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme',
+  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -312,6 +318,15 @@ function parseMetrics(m: Raw): Settings['metrics'] {
   };
 }
 
+function parseTrustProxy(options: unknown): Settings['trustProxy'] {
+  if (options === undefined || options === null) return false;
+  if (!isObject(options)) throw new SettingsError('httpServerOptions must be an object');
+  const v = options['trust proxy'];
+  if (v === undefined) return false;
+  if (typeof v === 'boolean' || isInt(0, 100)(v) || isNonEmptyString(v) || (isStringList(v) && (v as string[]).length > 0)) return v as Settings['trustProxy'];
+  throw new SettingsError('httpServerOptions["trust proxy"] must be true/false, a hop count, or addresses/CIDRs (a string or an array)');
+}
+
 /** Validates a raw settings object and fills the defaults. Throws SettingsError with a one-line reason. */
 export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string): Settings {
   if (!isObject(raw)) throw new SettingsError('settings must be an object');
@@ -372,6 +387,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
+    trustProxy: parseTrustProxy(raw.httpServerOptions),
     httpAdminAllowedHosts: (raw.httpAdminAllowedHosts as string[] | undefined) ?? [],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
     flowHistory: { max: pick(objectSetting(raw, 'flowHistory'), 'max', isInt(1, 100_000), 'a positive integer (flowHistory.max)', 50) },

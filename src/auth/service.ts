@@ -7,13 +7,16 @@ import { createHash } from 'node:crypto';
 import { OAuthError } from './oauth-error.js';
 import { createPasswordChecker, type PasswordChecker } from './passwords.js';
 import { hasPermission, permissionList, resolveScope } from './permissions.js';
-import { LoginThrottle } from './throttle.js';
+import { LoginThrottle, normaliseAddress } from './throttle.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import { hashToken, TokenStore } from './tokens.js';
 import { WorkQueue } from './queue.js';
 
 export { OAuthError } from './oauth-error.js';
 
 const PRUNE_INTERVAL_MS = 60_000;
+/** Logins of one user waiting their turn while its guessing is slowed; beyond it 503. */
+const MAX_WAITING_PER_USER = 100;
 /** Logins waiting for a bcrypt slot before new ones get 503. */
 const MAX_QUEUED_LOGINS = 1000;
 /** Tokens we issue are 43 characters; anything far longer is not worth hashing. */
@@ -88,6 +91,8 @@ class CredentialsAuth implements AuthService {
     MAX_QUEUED_LOGINS,
   );
   private readonly timer: NodeJS.Timeout;
+  private readonly userTurns = new Map<string, Promise<void>>();
+  private readonly waitingFor = new Map<string, number>();
 
   constructor(
     private readonly config: AdminAuthConfig,
@@ -111,7 +116,8 @@ class CredentialsAuth implements AuthService {
     return { username: session.username, scope: effectiveScope(session.scope, user.permissions), tokenHash: session.tokenHash };
   }
 
-  async login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
+  async login(raw: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
+    const req = { ...raw, ip: normaliseAddress(raw.ip) };
     const who = { username: req.username.slice(0, 256), ip: req.ip, client: req.client, reqId: req.reqId };
     const throttled = (wait: number) => {
       this.log.audit({ event: 'auth.login.fail', reason: 'throttled', ...who }, 'login refused: too many failures');
@@ -124,14 +130,17 @@ class CredentialsAuth implements AuthService {
     }
     // The throttle is checked again once a slot is free: failures that finished while this
     // attempt waited count, so a burst of parallel guesses cannot outrun the limit.
-    const attempt = await this.bcryptQueue.run<Attempt>(async () => {
-      const wait = this.throttle.retryAfter(req.ip, req.username);
-      return wait > 0 ? { throttled: wait } : { user: await this.checker.check(req.username, req.password) };
-    });
+    const attempt = await this.userTurn(req.username, () =>
+      this.bcryptQueue.run<Attempt>(async () => {
+        const wait = this.throttle.retryAfter(req.ip, req.username);
+        if (wait > 0) return { throttled: wait };
+        this.throttle.failed(req.ip, req.username);
+        return { user: await this.checker.check(req.username, req.password) };
+      }),
+    );
     if ('throttled' in attempt) throw throttled(attempt.throttled);
     const user = attempt.user;
     if (!user) {
-      this.throttle.failed(req.ip, req.username);
       this.log.audit({ event: 'auth.login.fail', reason: 'credentials', ...who }, 'login failed: bad username or password');
       throw new OAuthError(400, 'invalid_grant', 'Invalid username or password');
     }
@@ -146,6 +155,35 @@ class CredentialsAuth implements AuthService {
     const { token } = await this.tokens.create(user.username, req.client, scope, passwordStamp(user));
     this.log.audit({ event: 'auth.login', scope, ...who }, 'login succeeded');
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
+  }
+
+  /**
+   * Once a username collected maxFailures failures from all addresses, its logins run one at a
+   * time, each after the throttle's (exponential) delay: many addresses cannot multiply the
+   * guesses, and the real user is slowed, never locked out.
+   */
+  private async userTurn<T>(username: string, fn: () => Promise<T>): Promise<T> {
+    const key = username.slice(0, 256);
+    if (this.throttle.userDelay(username) === 0 && !this.userTurns.has(key)) return fn();
+    const waiting = (this.waitingFor.get(key) ?? 0) + 1;
+    if (waiting > MAX_WAITING_PER_USER) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins for this user in progress; retry shortly', 5);
+    this.waitingFor.set(key, waiting);
+    const previous = this.userTurns.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
+    this.userTurns.set(key, mine);
+    try {
+      await previous;
+      const pause = this.throttle.userDelay(username);
+      if (pause > 0) await delay(pause);
+      return await fn();
+    } finally {
+      release();
+      const left = (this.waitingFor.get(key) ?? 1) - 1;
+      if (left === 0) this.waitingFor.delete(key);
+      else this.waitingFor.set(key, left);
+      if (this.userTurns.get(key) === mine) this.userTurns.delete(key);
+    }
   }
 
   async revoke(caller: Principal, token: string, reqId?: string): Promise<void> {

@@ -55,6 +55,8 @@ export async function buildApp(services: Services) {
     childLoggerFactory: (logger) => logger,
     bodyLimit: settings.apiMaxLength,
     genReqId: () => randomUUID(),
+    // Fastify takes Express's forms (a hop count too, which its types omit).
+    trustProxy: (typeof settings.trustProxy === 'string' ? settings.trustProxy.split(',').map((s) => s.trim()) : settings.trustProxy) as boolean | string[],
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
