@@ -4,7 +4,8 @@ import { RunnelError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
 import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
-import { credsFileText, flowsFileText, hashJson, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
+import { credsFileText, flowsFileText, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
+import { hashJson } from './rev.js';
 import { SerialQueue } from './serial-queue.js';
 import type {
   FlowsSnapshot, RuntimeConfig, SaveFlowsRequest, SessionRecord, Storage, StoredCredentials,

@@ -6,7 +6,7 @@ import { encryptNodeRedBlob } from '../../src/credentials/cipher.js';
 import { resolveCredentialKey } from '../../src/credentials/key.js';
 import { CredentialStore } from '../../src/credentials/store.js';
 import { createFileStorage } from '../../src/storage/file-storage.js';
-import { revOf } from '../../src/storage/flow-pair.js';
+import { revOf } from '../../src/storage/rev.js';
 import { captureLog, makeTempDir, readJsonFile, removeDir, settingsFor } from '../storage/support.js';
 
 const SECRET = 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90';
