@@ -12,7 +12,6 @@ import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js'
 import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
 import { Hooks } from './hooks.js';
-import { Mutex } from './mutex.js';
 import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
 import { diffConfigs, stopSet } from './diff.js';
@@ -72,7 +71,7 @@ export class Runtime {
   credentials!: CredentialStore;
   credentialKey!: CredentialKey;
   private readonly flowSet: FlowSet;
-  private readonly mutex = new Mutex();
+  private readonly mutex = new SerialQueue();
   private readonly runtimeConfigQueue = new SerialQueue();
   private active: ActiveConfig;
   private started = false;
