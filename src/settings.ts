@@ -78,11 +78,16 @@ export interface Settings {
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
   contextStorage: ContextStorageSettings | undefined;
+  /** Where flows, credentials, sessions and runtime settings live. */
+  storage: StorageSettings;
   /** Extra keys from the settings file, visible to nodes through RED.settings. */
   extra: Record<string, unknown>;
   /** Absolute path of the settings file, if one was given. */
   settingsFile: string | undefined;
 }
+
+/** The storage backend: files in the user dir (the default). */
+export type StorageSettings = { type: 'file' };
 
 /** A context store's implementation: a built-in by name, or Node-RED's store factory `(config) => store`. */
 export type ContextStoreModule = 'memory' | 'localfilesystem' | ((config: Record<string, unknown>) => unknown);
@@ -107,7 +112,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage',
+  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage', 'storage',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -280,6 +285,13 @@ function fileStoreConfig(config: Raw, where: string, baseDir: string): Raw {
   return config.dir === undefined ? { ...config } : { ...config, dir: path.resolve(baseDir, config.dir as string) };
 }
 
+function parseStorage(v: unknown): StorageSettings {
+  if (v === undefined || v === null) return { type: 'file' };
+  if (!isObject(v)) throw new SettingsError('storage must be an object such as {"type": "file"}');
+  if (v.type !== 'file') throw new SettingsError(`storage.type ${JSON.stringify(v.type)} is not supported (use "file")`);
+  return { type: 'file' };
+}
+
 /** Validates a raw settings object and fills the defaults. Throws SettingsError with a one-line reason. */
 export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string): Settings {
   if (!isObject(raw)) throw new SettingsError('settings must be an object');
@@ -338,6 +350,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
+    storage: parseStorage(raw.storage),
     extra,
     settingsFile,
   };
