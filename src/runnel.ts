@@ -28,7 +28,7 @@ export interface RunnelInstance {
 /** The composition root: builds every layer and starts listening. */
 export async function startRunnel(settings: Settings, options: RunnelOptions = {}): Promise<RunnelInstance> {
   const log = createLogger(settings.logging.level, options.logDestination);
-  const storage = options.storage ?? createStorage(settings, log);
+  const storage = options.storage ?? (await createStorage(settings, log));
   await storage.init();
   const auth = await createAuthService({ settings, storage, log });
   const httpNode = createHttpNodeApp(settings, log);

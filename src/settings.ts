@@ -80,14 +80,23 @@ export interface Settings {
   contextStorage: ContextStorageSettings | undefined;
   /** Where flows, credentials, sessions and runtime settings live. */
   storage: StorageSettings;
+  /** This instance's name in a cluster; undefined = generated once and kept in the user dir. */
+  instanceId: string | undefined;
+  /** How other instances and operators reach this one (shown in GET /cluster). */
+  instanceUrl: string | undefined;
   /** Extra keys from the settings file, visible to nodes through RED.settings. */
   extra: Record<string, unknown>;
   /** Absolute path of the settings file, if one was given. */
   settingsFile: string | undefined;
 }
 
-/** The storage backend: files in the user dir (the default). */
-export type StorageSettings = { type: 'file' };
+/**
+ * The storage backend: files in the user dir (the default), or a PostgreSQL database that several
+ * instances share (a cluster).
+ */
+export type StorageSettings =
+  | { type: 'file' }
+  | { type: 'postgres'; url: string; schema: string; poolSize: number };
 
 /** A context store's implementation: a built-in by name, or Node-RED's store factory `(config) => store`. */
 export type ContextStoreModule = 'memory' | 'localfilesystem' | ((config: Record<string, unknown>) => unknown);
@@ -113,6 +122,7 @@ const KNOWN_KEYS = new Set([
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage', 'storage',
+  'instanceId', 'instanceUrl',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -285,15 +295,28 @@ function fileStoreConfig(config: Raw, where: string, baseDir: string): Raw {
   return config.dir === undefined ? { ...config } : { ...config, dir: path.resolve(baseDir, config.dir as string) };
 }
 
-function parseStorage(v: unknown): StorageSettings {
-  if (v === undefined || v === null) return { type: 'file' };
-  if (!isObject(v)) throw new SettingsError('storage must be an object such as {"type": "file"}');
-  if (v.type !== 'file') throw new SettingsError(`storage.type ${JSON.stringify(v.type)} is not supported (use "file")`);
-  return { type: 'file' };
+/** `RUNNEL_STORAGE_URL` wins over the file's `storage.url` (and implies type postgres). */
+function parseStorage(v: unknown, envUrl: string | undefined): StorageSettings {
+  if (v !== undefined && v !== null && !isObject(v)) throw new SettingsError('storage must be an object such as {"type": "file"}');
+  const raw: Raw = isObject(v) ? v : {};
+  const type = envUrl ? 'postgres' : (raw.type ?? 'file');
+  if (type === 'file') return { type: 'file' };
+  if (type !== 'postgres') throw new SettingsError(`storage.type ${JSON.stringify(type)} is not supported (use "file" or "postgres")`);
+  const url = envUrl || raw.url;
+  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url)) {
+    throw new SettingsError('storage.url must be a postgresql://user:password@host:port/database URL (or set RUNNEL_STORAGE_URL)');
+  }
+  const schema = raw.schema ?? 'runnel';
+  if (typeof schema !== 'string' || !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new SettingsError('storage.schema must be a schema name of lower-case letters, digits and _');
+  }
+  const poolSize = raw.poolSize ?? 10;
+  if (!isInt(1, 1000)(poolSize)) throw new SettingsError('storage.poolSize must be an integer between 1 and 1000');
+  return { type: 'postgres', url, schema, poolSize: poolSize as number };
 }
 
 /** Validates a raw settings object and fills the defaults. Throws SettingsError with a one-line reason. */
-export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string): Settings {
+export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string, env: NodeJS.ProcessEnv = process.env): Settings {
   if (!isObject(raw)) throw new SettingsError('settings must be an object');
   const credentialSecret = raw.credentialSecret;
   if (!(credentialSecret === undefined || credentialSecret === false || isNonEmptyString(credentialSecret))) {
@@ -350,7 +373,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
-    storage: parseStorage(raw.storage),
+    storage: parseStorage(raw.storage, env.RUNNEL_STORAGE_URL),
+    instanceId: pick(raw, 'instanceId', (v) => typeof v === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(v), 'a name of letters, digits, ".", "_" and "-"', undefined),
+    instanceUrl: pick(raw, 'instanceUrl', (v) => typeof v === 'string' && URL.canParse(v), 'an absolute URL', undefined),
     extra,
     settingsFile,
   };

@@ -1,12 +1,15 @@
 import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
 import { createFileStorage } from './file-storage.js';
+import { resolveInstanceId } from './instance-id.js';
 import type { Storage } from './types.js';
 
-/** The backend the `storage` setting selects. */
-export function createStorage(settings: Settings, log: Logger): Storage {
-  switch (settings.storage.type) {
-    case 'file':
-      return createFileStorage(settings, log);
+/** The backend the `storage` setting selects. PostgreSQL's client is loaded only when it is used. */
+export async function createStorage(settings: Settings, log: Logger): Promise<Storage> {
+  const config = settings.storage;
+  if (config.type === 'postgres') {
+    const { createPostgresStorage } = await import('./postgres/postgres-storage.js');
+    return createPostgresStorage(config, await resolveInstanceId(settings), log);
   }
+  return createFileStorage(settings, log);
 }

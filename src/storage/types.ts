@@ -38,6 +38,8 @@ export interface SaveFlowsRequest {
   expectedRev?: string;
   /** `JSON.stringify(flows)`, when the caller has it already (a 10,000-node config is megabytes). */
   json?: string;
+  /** The deployment type of the deploy (full, nodes, flows): other instances apply the change the same way. */
+  type?: string;
 }
 
 export interface SessionRecord {
@@ -53,7 +55,26 @@ export interface SessionRecord {
 /** Small runtime state: the generated credential key, instance id, installed modules. */
 export type RuntimeConfig = Record<string, unknown>;
 
+/** A change another instance committed to a shared backend. */
+export type StorageChange =
+  | { kind: 'flows'; rev: string; type: string; origin: string }
+  | { kind: 'sessions'; origin: string }
+  /** The change feed was interrupted and is back: changes may have been missed, compare revs. */
+  | { kind: 'resync' };
+
+/** What a backend that several instances share (PostgreSQL) adds: the changes made elsewhere. */
+export interface SharedStorage {
+  /** This instance's id; changes it made itself are not reported back to it. */
+  readonly instanceId: string;
+  /** Calls `listener` for every change another instance commits; returns the unsubscribe function. */
+  onChange(listener: (change: StorageChange) => void): () => void;
+  /** The rev in the shared store now, and the deployment type that produced it (to catch up after a resync). */
+  currentRev(): Promise<{ rev: string; type: string }>;
+}
+
 export interface Storage {
+  /** Present when other instances share this storage; undefined for a single instance's files. */
+  readonly shared?: SharedStorage;
   /** Prepares the backend (creates the user dir, repairs an interrupted save). Call once. */
   init(): Promise<void>;
   getFlows(): Promise<FlowsSnapshot>;
@@ -63,6 +84,11 @@ export interface Storage {
    */
   saveFlows(req: SaveFlowsRequest): Promise<{ rev: string }>;
   getSessions(): Promise<SessionRecord[]>;
+  /**
+   * Saves this instance's view of the sessions: those it read or saved before and that are missing
+   * now are removed, new ones are added. With a shared backend, sessions other instances added
+   * since this instance last read them are kept.
+   */
   saveSessions(sessions: SessionRecord[]): Promise<void>;
   getRuntimeConfig(): Promise<RuntimeConfig>;
   saveRuntimeConfig(config: RuntimeConfig): Promise<void>;

@@ -1,0 +1,176 @@
+import type pg from 'pg';
+import { RunnelError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { hashJson } from '../rev.js';
+import { SerialQueue } from '../serial-queue.js';
+import type {
+  FlowsSnapshot, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
+} from '../types.js';
+import { ChangeFeed, channelOf } from './change-feed.js';
+import { createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
+import { migrate } from './migrations.js';
+
+/**
+ * Storage in a PostgreSQL schema that several instances share. The flows row is the one truth:
+ * a save is a compare-and-swap against the rev in the database (not this instance's memory), in
+ * one transaction with the credentials, and tells the other instances by NOTIFY on commit.
+ * Documents are kept as the JSON text they were saved as, so a rev always hashes what is stored.
+ */
+
+export class StorageUnavailableError extends Error {}
+
+export function createPostgresStorage(config: PostgresConfig, instanceId: string, log: Logger): Storage {
+  return new PostgresStorage(config, instanceId, log.child({ module: 'storage' }));
+}
+
+class PostgresStorage implements Storage {
+  readonly shared: SharedStorage;
+  private readonly pool: pg.Pool;
+  private readonly feed: ChangeFeed;
+  private readonly t: { flows: string; sessions: string; config: string };
+  private readonly channel: string;
+  /** Saves from this instance, in call order. */
+  private readonly queue = new SerialQueue();
+  /** Token hashes this instance read or saved: what a saveSessions may remove. */
+  private knownSessions = new Set<string>();
+  private closed = false;
+
+  constructor(private readonly config: PostgresConfig, private readonly instanceId: string, private readonly log: Logger) {
+    this.pool = createPool(config, log);
+    const s = quoteIdent(config.schema);
+    this.t = { flows: `${s}.flows`, sessions: `${s}.sessions`, config: `${s}.runtime_config` };
+    this.channel = channelOf(config.schema);
+    this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log);
+    this.shared = {
+      instanceId,
+      onChange: (listener: (c: StorageChange) => void) => this.feed.onChange(listener),
+      currentRev: () => this.currentRev(),
+    };
+  }
+
+  async init(): Promise<void> {
+    this.assertOpen();
+    try {
+      await migrate(this.pool, this.config.schema, this.log);
+      await this.feed.start();
+    } catch (e) {
+      await this.pool.end().catch(() => undefined);
+      throw new StorageUnavailableError(`cannot use the PostgreSQL database ${redactUrl(this.config.url)}: ${(e as Error).message}`);
+    }
+  }
+
+  async getFlows(): Promise<FlowsSnapshot> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ rev: string; flows: string; credentials: string | null }>(
+      `SELECT rev, flows, credentials FROM ${this.t.flows} WHERE id = 1`,
+    );
+    const row = rows[0]!;
+    return { flows: JSON.parse(row.flows), credentials: row.credentials === null ? null : JSON.parse(row.credentials), rev: row.rev };
+  }
+
+  private async currentRev(): Promise<{ rev: string; type: string }> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ rev: string; type: string }>(`SELECT rev, deployment_type AS type FROM ${this.t.flows} WHERE id = 1`);
+    return rows[0]!;
+  }
+
+  saveFlows(req: SaveFlowsRequest): Promise<{ rev: string }> {
+    this.assertOpen();
+    const flowsJson = req.json ?? JSON.stringify(req.flows);
+    const creds = req.credentials === null ? null : JSON.stringify(req.credentials);
+    const rev = hashJson(flowsJson);
+    const type = req.type ?? 'full';
+    return this.queue.run(() =>
+      this.transaction(async (client) => {
+        const { rows } = await client.query<{ rev: string }>(`SELECT rev FROM ${this.t.flows} WHERE id = 1 FOR UPDATE`);
+        if (req.expectedRev !== undefined && rows[0]!.rev !== req.expectedRev) {
+          throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`);
+        }
+        await client.query(
+          `UPDATE ${this.t.flows} SET rev = $1, flows = $2, credentials = COALESCE($3, credentials),
+             deployment_type = $4, origin = $5, updated_at = now() WHERE id = 1`,
+          [rev, flowsJson, creds, type, this.instanceId],
+        );
+        await this.notify(client, { kind: 'flows', rev, type, origin: this.instanceId });
+        return { rev };
+      }),
+    );
+  }
+
+  async getSessions(): Promise<SessionRecord[]> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ record: string }>(`SELECT record FROM ${this.t.sessions} ORDER BY seq`);
+    const sessions = rows.map((r) => JSON.parse(r.record) as SessionRecord);
+    this.knownSessions = new Set(sessions.map((s) => s.tokenHash));
+    return sessions;
+  }
+
+  saveSessions(sessions: SessionRecord[]): Promise<void> {
+    this.assertOpen();
+    const next = new Set(sessions.map((s) => s.tokenHash));
+    return this.queue.run(async () => {
+      const removed = [...this.knownSessions].filter((h) => !next.has(h));
+      const added = sessions.filter((s) => !this.knownSessions.has(s.tokenHash));
+      if (removed.length === 0 && added.length === 0) return;
+      await this.transaction(async (client) => {
+        if (removed.length > 0) await client.query(`DELETE FROM ${this.t.sessions} WHERE token_hash = ANY($1)`, [removed]);
+        if (added.length > 0) {
+          await client.query(
+            `INSERT INTO ${this.t.sessions} (token_hash, record, expires)
+               SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) ON CONFLICT (token_hash) DO NOTHING`,
+            [added.map((s) => s.tokenHash), added.map((s) => JSON.stringify(s)), added.map((s) => s.expires)],
+          );
+        }
+        await this.notify(client, { kind: 'sessions', origin: this.instanceId });
+      });
+      this.knownSessions = next;
+    });
+  }
+
+  async getRuntimeConfig(): Promise<RuntimeConfig> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ config: string }>(`SELECT config FROM ${this.t.config} WHERE id = 1`);
+    return JSON.parse(rows[0]!.config) as RuntimeConfig;
+  }
+
+  saveRuntimeConfig(config: RuntimeConfig): Promise<void> {
+    this.assertOpen();
+    const text = JSON.stringify(config);
+    return this.queue.run(async () => {
+      await this.pool.query(`UPDATE ${this.t.config} SET config = $1 WHERE id = 1`, [text]);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue.drain();
+    await this.feed.close();
+    await this.pool.end();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('storage is closed');
+  }
+
+  private async notify(client: pg.PoolClient, change: StorageChange): Promise<void> {
+    await client.query('SELECT pg_notify($1, $2)', [this.channel, JSON.stringify(change)]);
+  }
+
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (e) {
+      broken = isConnectionError(e);
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
