@@ -19,7 +19,7 @@ import { substituteEnv } from './env/env.js';
 import type { Engine } from './engine.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
-import type { DeployRequest, DeployResult, FlowsState } from './types.js';
+import { DEPLOYMENT_TYPES, type DeployRequest, type DeployResult, type DeploymentType, type FlowsState } from './types.js';
 import { loadCoreNodes } from '../nodes/index.js';
 import { ModuleManager } from '../registry/modules.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
@@ -72,11 +72,12 @@ export class Runtime {
   credentialKey!: CredentialKey;
   private readonly flowSet: FlowSet;
   private readonly mutex = new SerialQueue();
-  private readonly runtimeConfigQueue = new SerialQueue();
   private active: ActiveConfig;
   private started = false;
   private restartScheduled = false;
   private credentialSave: NodeJS.Timeout | undefined;
+  private followQueued: Promise<void> | undefined;
+  private unfollow: (() => void) | undefined;
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -119,8 +120,8 @@ export class Runtime {
   }
 
   /** Read-modify-write of the runtime config, one at a time (module records, RED.settings.set). */
-  updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<void> {
-    return this.runtimeConfigQueue.run(async () => this.storage.saveRuntimeConfig(change(await this.storage.getRuntimeConfig())));
+  async updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<void> {
+    await this.storage.updateRuntimeConfig(change);
   }
 
   attachServer(server: Server): void {
@@ -146,15 +147,22 @@ export class Runtime {
     await loadCoreNodes(this);
     await this.modules.loadInstalled();
     await this.mutex.run(async () => {
-      await this.loadFromStorage();
+      // Instances sharing storage must share the key: one that cannot read the credentials would
+      // run the flows without them and overwrite them at its first deploy.
+      await this.loadFromStorage(this.storage.shared !== undefined);
       await ensureFlowModules(this, this.active.parsed.all.values());
       await this.flowSet.apply(this.active.parsed, 'all');
       this.started = true;
       this.events.emit('flows:started', { config: { rev: this.active.rev }, type: 'full' });
     });
+    this.unfollow = this.storage.shared?.onChange((change) => {
+      if (change.kind === 'sessions') return;
+      this.follow().catch((err: unknown) => this.log.error({ err }, 'applying the flows another instance deployed failed'));
+    });
   }
 
   async stop(): Promise<void> {
+    this.unfollow?.();
     await this.mutex.run(async () => {
       this.started = false;
       await this.flushCredentials();
@@ -184,7 +192,7 @@ export class Runtime {
   }
 
   getState(): FlowsState {
-    const state: FlowsState = { state: this.started ? 'start' : 'stop' };
+    const state: FlowsState = { state: this.started ? 'start' : 'stop', rev: this.active.rev };
     if (this.flowSet.missingTypes.length) state.missingTypes = [...this.flowSet.missingTypes];
     if (this.flowSet.errors.size) state.errors = [...this.flowSet.errors.values()];
     return state;
@@ -192,7 +200,46 @@ export class Runtime {
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
   deploy(req: DeployRequest): Promise<DeployResult> {
-    return this.mutex.run(() => (req.type === 'reload' ? this.reload(req) : this.replace(req)));
+    return this.mutex.run(async () => {
+      if (req.type === 'reload') return this.reload(req);
+      try {
+        return await this.replace(req);
+      } catch (e) {
+        // Another instance deployed first and this one has not applied it yet: a deploy without
+        // a rev means "replace whatever is there", so catch up and deploy on top of it.
+        if (!(this.storage.shared && req.rev === undefined && (e as RunnelError).code === 'version_mismatch')) throw e;
+        await this.followStored();
+        return this.replace(req);
+      }
+    });
+  }
+
+  /**
+   * Applies the configuration another instance saved, restarting what the deployment type it was
+   * deployed with restarts. Runs in the deploy queue, so it never interleaves with a local deploy.
+   */
+  follow(): Promise<void> {
+    // Notifications arriving while one is queued are covered by it: it reads the newest rev.
+    this.followQueued ??= this.mutex.run(async () => {
+      this.followQueued = undefined;
+      if (this.started) await this.followStored();
+    });
+    return this.followQueued;
+  }
+
+  private async followStored(): Promise<void> {
+    const snapshot = await this.storage.getFlows();
+    if (snapshot.rev === this.active.rev) return;
+    const old = this.active;
+    const ids = new Set([...old.parsed.all.keys(), ...snapshot.flows.map((n) => n.id)]);
+    const before = new Map([...ids].map((id) => [id, JSON.stringify(this.credentials.get(id))]));
+    await this.credentials.load(snapshot.credentials);
+    const changedNodes = new Set([...ids].filter((id) => JSON.stringify(this.credentials.get(id)) !== before.get(id)));
+    const parsed = parseConfig(snapshot.flows, this.registry.isKnownType);
+    const type = (DEPLOYMENT_TYPES as readonly string[]).includes(snapshot.type ?? '') ? (snapshot.type as DeploymentType) : 'full';
+    this.active = { flows: snapshot.flows, parsed, rev: snapshot.rev };
+    await this.applyChange(old, parsed, type === 'reload' ? 'full' : type, changedNodes);
+    this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
   }
 
   private async replace(req: DeployRequest): Promise<DeployResult> {
@@ -207,26 +254,33 @@ export class Runtime {
     parsed.text = new Map(plan.flows.map((n, i) => [n.id, texts[i]]));
     const json = `[${texts.join(',')}]`;
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
-    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json });
+    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json, type: req.type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
     this.active = { flows: plan.flows, parsed, rev, json };
+    const restarted = await this.applyChange(old, parsed, req.type as Exclude<DeploymentType, 'reload'>, plan.changedNodes);
+    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
+    return { rev, restarted };
+  }
+
+  /** Stops and starts what the deployment type says, going from `old` to the (already active) `parsed`. */
+  private async applyChange(old: ActiveConfig, parsed: ParsedConfig, type: Exclude<DeploymentType, 'reload'>, changedNodes: Set<string>): Promise<string[]> {
     let stop: Set<string> | 'all' = 'all';
     let rewired: Iterable<string> = [];
-    if (req.type !== 'full') {
-      const diff = diffConfigs(old.parsed, parsed, plan.changedNodes);
+    if (type !== 'full') {
+      const diff = diffConfigs(old.parsed, parsed, changedNodes);
       if (!diff.globalConfigChanged) {
-        stop = stopSet(req.type as 'nodes' | 'flows', diff, old.parsed, parsed);
+        stop = stopSet(type, diff, old.parsed, parsed);
         rewired = diff.rewired;
       }
     }
     await ensureFlowModules(this, parsed.all.values());
     const restarted = await this.flowSet.apply(parsed, stop, rewired);
-    this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
-    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
-    this.events.emit('flows:started', { config: { rev }, type: req.type });
+    const rev = this.active.rev;
+    this.events.emit('flows:stopped', { config: { rev: old.rev }, type });
+    this.events.emit('flows:started', { config: { rev }, type });
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
-    return { rev, restarted };
+    return restarted;
   }
 
   /** Re-reads flows and credentials from storage and restarts everything. */
@@ -260,12 +314,15 @@ export class Runtime {
     });
   }
 
-  private async loadFromStorage(): Promise<void> {
+  private async loadFromStorage(strict = false): Promise<void> {
     const snapshot = await this.storage.getFlows();
     if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
     try {
       await this.credentials.load(snapshot.credentials);
     } catch (err) {
+      if (strict) {
+        throw new RunnelError('credentials_undecryptable', 'the stored credentials do not decrypt with this instance\'s key: every instance sharing a database needs the same credentialSecret');
+      }
       // Node-RED's behaviour: flows still start, without credentials; the file is left as it is until the next deploy.
       this.log.error({ code: (err as RunnelError).code }, (err as Error).message);
     }

@@ -122,6 +122,15 @@ class FileStorage implements Storage {
     return this.queue.run(() => writeFileAtomic(this.runtimeFile, text, { backup: true, mode: SECRET_FILE_MODE }));
   }
 
+  updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<RuntimeConfig> {
+    this.assertOpen();
+    return this.queue.run(async () => {
+      const next = change(await this.getRuntimeConfig());
+      await writeFileAtomic(this.runtimeFile, JSON.stringify(next, null, 4), { backup: true, mode: SECRET_FILE_MODE });
+      return structuredClone(next);
+    });
+  }
+
   async close(): Promise<void> {
     await this.queue.drain();
     this.closed = true;

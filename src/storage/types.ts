@@ -26,6 +26,8 @@ export interface FlowsSnapshot {
   credentials: StoredCredentials | null;
   /** SHA-256 hex of the compact JSON of `flows`. */
   rev: string;
+  /** The deployment type that produced this rev, where the backend records it (shared backends do). */
+  type?: string;
   /** Set when the stored pair was repaired at load (e.g. a crash between two writes): what happened. */
   recovered?: string;
 }
@@ -92,6 +94,12 @@ export interface Storage {
   saveSessions(sessions: SessionRecord[]): Promise<void>;
   getRuntimeConfig(): Promise<RuntimeConfig>;
   saveRuntimeConfig(config: RuntimeConfig): Promise<void>;
+  /**
+   * Read-modify-write of the runtime config as one step, also across instances sharing the
+   * backend (so two instances starting at once agree on one generated key). Resolves with what
+   * was stored.
+   */
+  updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<RuntimeConfig>;
   /** Waits for pending writes; the backend may not be used afterwards. */
   close(): Promise<void>;
 }

@@ -32,6 +32,9 @@ export class MemorySessions implements Storage {
     return {};
   }
   async saveRuntimeConfig() {}
+  async updateRuntimeConfig() {
+    return {};
+  }
   async close() {}
 }
 

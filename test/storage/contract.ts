@@ -37,6 +37,12 @@ const SESSION: SessionRecord = {
   expires: 1700000000000,
 };
 
+/** A snapshot without `type`, which only backends that record deployment types return. */
+async function readFlows(storage: Storage) {
+  const { type: _type, ...snapshot } = await storage.getFlows();
+  return snapshot;
+}
+
 export function storageContract(backend: StorageBackend): void {
   describe(`Storage contract: ${backend.name}`, { timeout: 60_000 }, () => {
     const opened: Storage[] = [];
@@ -55,7 +61,7 @@ export function storageContract(backend: StorageBackend): void {
 
     it('reads an empty place as an empty configuration', async () => {
       const { storage } = await open();
-      assert.deepEqual(await storage.getFlows(), { flows: [], credentials: null, rev: EMPTY_REV });
+      assert.deepEqual(await readFlows(storage), { flows: [], credentials: null, rev: EMPTY_REV });
       assert.deepEqual(await storage.getSessions(), []);
       assert.deepEqual(await storage.getRuntimeConfig(), {});
     });
@@ -64,7 +70,7 @@ export function storageContract(backend: StorageBackend): void {
       const { storage } = await open();
       const { rev } = await storage.saveFlows({ flows: FLOWS_A, credentials: { plain: { n1: { a: 1 } } } });
       assert.equal(rev, revOf(FLOWS_A));
-      assert.deepEqual(await storage.getFlows(), { flows: FLOWS_A, credentials: { plain: { n1: { a: 1 } } }, rev });
+      assert.deepEqual(await readFlows(storage), { flows: FLOWS_A, credentials: { plain: { n1: { a: 1 } } }, rev });
     });
 
     it('takes the caller\'s serialisation (json) as the stored text and the rev', async () => {
@@ -72,7 +78,7 @@ export function storageContract(backend: StorageBackend): void {
       const json = JSON.stringify(FLOWS_B);
       const { rev } = await storage.saveFlows({ flows: FLOWS_B, credentials: null, json });
       assert.equal(rev, revOf(FLOWS_B));
-      assert.deepEqual((await storage.getFlows()).flows, FLOWS_B);
+      assert.deepEqual((await readFlows(storage)).flows, FLOWS_B);
     });
 
     it('saves when expectedRev matches and refuses a stale rev with 409, changing nothing', async () => {
@@ -90,7 +96,7 @@ export function storageContract(backend: StorageBackend): void {
           return true;
         },
       );
-      assert.deepEqual(await storage.getFlows(), { flows: FLOWS_B, credentials: { plain: { t1: { k: 'v' } } }, rev: second.rev });
+      assert.deepEqual(await readFlows(storage), { flows: FLOWS_B, credentials: { plain: { t1: { k: 'v' } } }, rev: second.rev });
     });
 
     it('lets exactly one of two concurrent saves with the same expectedRev win', async () => {
@@ -103,14 +109,14 @@ export function storageContract(backend: StorageBackend): void {
       const winner = results.findIndex((r) => r.status === 'fulfilled');
       const loser = results[1 - winner] as PromiseRejectedResult;
       assert.equal(loser.reason.code, 'version_mismatch');
-      assert.deepEqual((await storage.getFlows()).flows, [FLOWS_A, FLOWS_B][winner]);
+      assert.deepEqual((await readFlows(storage)).flows, [FLOWS_A, FLOWS_B][winner]);
     });
 
     it('applies many concurrent saves in call order, ending on a matched pair', async () => {
       const { storage } = await open();
       await Promise.all(Array.from({ length: 20 }, (_, i) =>
         storage.saveFlows({ flows: [{ id: `n${i}`, type: 'tab' }], credentials: { plain: { [`n${i}`]: { k: i } } } })));
-      const snap = await storage.getFlows();
+      const snap = await readFlows(storage);
       assert.deepEqual(snap, { flows: [{ id: 'n19', type: 'tab' }], credentials: { plain: { n19: { k: 19 } } }, rev: revOf([{ id: 'n19', type: 'tab' }]) });
     });
 
@@ -118,7 +124,7 @@ export function storageContract(backend: StorageBackend): void {
       const { storage } = await open();
       await storage.saveFlows({ flows: FLOWS_A, credentials: { plain: { n1: { user: 'u' } } } });
       const { rev } = await storage.saveFlows({ flows: FLOWS_B, credentials: null });
-      assert.deepEqual(await storage.getFlows(), { flows: FLOWS_B, credentials: { plain: { n1: { user: 'u' } } }, rev });
+      assert.deepEqual(await readFlows(storage), { flows: FLOWS_B, credentials: { plain: { n1: { user: 'u' } } }, rev });
     });
 
     it('hands out copies: mutating a snapshot or the saved values does not change storage', async () => {
@@ -128,14 +134,14 @@ export function storageContract(backend: StorageBackend): void {
       await storage.saveFlows({ flows, credentials: creds });
       flows[0]!.label = 'changed';
       creds.plain.n1.a = 2;
-      const snap = await storage.getFlows();
+      const snap = await readFlows(storage);
       snap.flows.pop();
       (snap.credentials as { plain: Record<string, unknown> }).plain.n1 = {};
       const config = { nested: { a: 1 } };
       await storage.saveRuntimeConfig(config);
       config.nested.a = 2;
       (await storage.getRuntimeConfig()).extra = true;
-      assert.deepEqual(await storage.getFlows(), { flows: FLOWS_A, credentials: { plain: { n1: { a: 1 } } }, rev: revOf(FLOWS_A) });
+      assert.deepEqual(await readFlows(storage), { flows: FLOWS_A, credentials: { plain: { n1: { a: 1 } } }, rev: revOf(FLOWS_A) });
       assert.deepEqual(await storage.getRuntimeConfig(), { nested: { a: 1 } });
     });
 
@@ -146,7 +152,7 @@ export function storageContract(backend: StorageBackend): void {
       await storage.saveRuntimeConfig({ _credentialSecret: 'abc', instanceId: 'i1', telemetry: { on: false } });
       await storage.close();
       const { storage: again } = await open(place);
-      assert.deepEqual(await again.getFlows(), { flows: FLOWS_A, credentials: { $: 'opaque' }, rev });
+      assert.deepEqual(await readFlows(again), { flows: FLOWS_A, credentials: { $: 'opaque' }, rev });
       assert.deepEqual(await again.getSessions(), [SESSION]);
       assert.deepEqual(await again.getRuntimeConfig(), { _credentialSecret: 'abc', instanceId: 'i1', telemetry: { on: false } });
     });
@@ -164,12 +170,21 @@ export function storageContract(backend: StorageBackend): void {
       assert.deepEqual(await storage.getRuntimeConfig(), { b: 3 });
     });
 
+    it('updates the runtime config as one read-modify-write step, losing no concurrent change', async () => {
+      const { storage } = await open();
+      await storage.saveRuntimeConfig({ keep: true, count: 0 });
+      const results = await Promise.all(Array.from({ length: 10 }, () =>
+        storage.updateRuntimeConfig((c) => ({ ...c, count: (c.count as number) + 1 }))));
+      assert.deepEqual(results.map((r) => r.count).sort((a, b) => (a as number) - (b as number)), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      assert.deepEqual(await storage.getRuntimeConfig(), { keep: true, count: 10 });
+    });
+
     it('keeps two places apart', async () => {
       const { storage: one } = await open();
       const { storage: two } = await open();
       await one.saveFlows({ flows: FLOWS_A, credentials: null });
       await one.saveRuntimeConfig({ who: 'one' });
-      assert.deepEqual(await two.getFlows(), { flows: [], credentials: null, rev: EMPTY_REV });
+      assert.deepEqual(await readFlows(two), { flows: [], credentials: null, rev: EMPTY_REV });
       assert.deepEqual(await two.getRuntimeConfig(), {});
     });
 
@@ -180,7 +195,7 @@ export function storageContract(backend: StorageBackend): void {
       await pending;
       await assert.rejects(async () => storage.getFlows(), /storage is closed/);
       const { storage: again } = await open(place);
-      assert.deepEqual((await again.getFlows()).flows, FLOWS_B);
+      assert.deepEqual((await readFlows(again)).flows, FLOWS_B);
     });
   });
 }

@@ -67,6 +67,14 @@ describe('postgres storage', { timeout: 60_000 }, () => {
     assert.deepEqual(await b.getFlows(), await a.getFlows());
   });
 
+  it('serialises runtime config updates across instances', async () => {
+    const schema = await newSchema();
+    const instances = await Promise.all(['a', 'b', 'c'].map((id) => init(schema, id)));
+    await Promise.all(Array.from({ length: 30 }, (_, i) =>
+      instances[i % 3]!.updateRuntimeConfig((c) => ({ ...c, count: ((c.count as number | undefined) ?? 0) + 1 }))));
+    assert.deepEqual(await instances[0]!.getRuntimeConfig(), { count: 30 });
+  });
+
   it('tells the other instances (not itself) about a commit, with its rev and deployment type', async () => {
     const schema = await newSchema();
     const a = await init(schema, 'a');

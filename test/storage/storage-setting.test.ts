@@ -31,7 +31,7 @@ describe('the storage setting', () => {
       await writeFile(file, JSON.stringify({ uiPort: 0, userDir: path.join(dir, 'u'), storage: { type: 'mongo' } }));
       const r = await runCli(['start', '--settings', file]);
       assert.equal(r.code, 1);
-      assert.equal(r.stderr.trim(), 'runnel: invalid settings: storage.type "mongo" is not supported (use "file")');
+      assert.equal(r.stderr.trim(), 'runnel: invalid settings: storage.type "mongo" is not supported (use "file" or "postgres")');
     } finally {
       await removeDir(dir);
     }

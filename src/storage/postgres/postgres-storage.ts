@@ -61,11 +61,11 @@ class PostgresStorage implements Storage {
 
   async getFlows(): Promise<FlowsSnapshot> {
     this.assertOpen();
-    const { rows } = await this.pool.query<{ rev: string; flows: string; credentials: string | null }>(
-      `SELECT rev, flows, credentials FROM ${this.t.flows} WHERE id = 1`,
+    const { rows } = await this.pool.query<{ rev: string; flows: string; credentials: string | null; type: string }>(
+      `SELECT rev, flows, credentials, deployment_type AS type FROM ${this.t.flows} WHERE id = 1`,
     );
     const row = rows[0]!;
-    return { flows: JSON.parse(row.flows), credentials: row.credentials === null ? null : JSON.parse(row.credentials), rev: row.rev };
+    return { flows: JSON.parse(row.flows), credentials: row.credentials === null ? null : JSON.parse(row.credentials), rev: row.rev, type: row.type };
   }
 
   private async currentRev(): Promise<{ rev: string; type: string }> {
@@ -139,6 +139,18 @@ class PostgresStorage implements Storage {
     return this.queue.run(async () => {
       await this.pool.query(`UPDATE ${this.t.config} SET config = $1 WHERE id = 1`, [text]);
     });
+  }
+
+  updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<RuntimeConfig> {
+    this.assertOpen();
+    return this.queue.run(() =>
+      this.transaction(async (client) => {
+        const { rows } = await client.query<{ config: string }>(`SELECT config FROM ${this.t.config} WHERE id = 1 FOR UPDATE`);
+        const text = JSON.stringify(change(JSON.parse(rows[0]!.config) as RuntimeConfig));
+        await client.query(`UPDATE ${this.t.config} SET config = $1 WHERE id = 1`, [text]);
+        return JSON.parse(text) as RuntimeConfig;
+      }),
+    );
   }
 
   async close(): Promise<void> {
