@@ -70,6 +70,8 @@ export interface SharedStorage {
   readonly instanceId: string;
   /** Calls `listener` for every change another instance commits; returns the unsubscribe function. */
   onChange(listener: (change: StorageChange) => void): () => void;
+  /** A session another instance may have created since this one last read the sessions. */
+  findSession(tokenHash: string): Promise<SessionRecord | undefined>;
   /** The rev in the shared store now, and the deployment type that produced it (to catch up after a resync). */
   currentRev(): Promise<{ rev: string; type: string }>;
 }

@@ -45,6 +45,7 @@ class PostgresStorage implements Storage {
       instanceId,
       onChange: (listener: (c: StorageChange) => void) => this.feed.onChange(listener),
       currentRev: () => this.currentRev(),
+      findSession: (tokenHash: string) => this.findSession(tokenHash),
     };
   }
 
@@ -66,6 +67,15 @@ class PostgresStorage implements Storage {
     );
     const row = rows[0]!;
     return { flows: JSON.parse(row.flows), credentials: row.credentials === null ? null : JSON.parse(row.credentials), rev: row.rev, type: row.type };
+  }
+
+  private async findSession(tokenHash: string): Promise<SessionRecord | undefined> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ record: string }>(`SELECT record FROM ${this.t.sessions} WHERE token_hash = $1`, [tokenHash]);
+    if (rows[0] === undefined) return undefined;
+    // Read by this instance now: a later saveSessions must not re-insert it if it was revoked meanwhile.
+    this.knownSessions.add(tokenHash);
+    return JSON.parse(rows[0].record) as SessionRecord;
   }
 
   private async currentRev(): Promise<{ rev: string; type: string }> {
