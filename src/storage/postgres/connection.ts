@@ -30,6 +30,8 @@ export function createPool(config: PostgresConfig, log: Logger): pg.Pool {
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
+    // A statement on a connection whose server vanished without a word must not hang a request.
+    query_timeout: 15_000,
   });
   // An idle client losing its server emits here; unhandled, it would crash the process.
   pool.on('error', (err) => log.warn({ err: err.message }, 'PostgreSQL connection lost'));
@@ -53,5 +55,5 @@ export function isConnectionError(e: unknown): boolean {
     if (err.code.startsWith('08') || /^57P0[1-3]$/.test(err.code)) return true;
     if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(err.code)) return true;
   }
-  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(err?.message ?? '');
+  return /Connection terminated|connection timeout|Query read timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(err?.message ?? '');
 }

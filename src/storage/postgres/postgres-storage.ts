@@ -19,6 +19,21 @@ import { migrate } from './migrations.js';
 
 export class StorageUnavailableError extends Error {}
 
+/** Seconds a client is told to wait when the database is down: about how long a reconnect takes. */
+const RETRY_AFTER_S = 5;
+
+/** A lost or refused connection becomes 503 storage_unavailable; anything else stays as it is. */
+function unavailable(e: unknown): unknown {
+  if (!isConnectionError(e)) return e;
+  return new RunnelError('storage_unavailable', `The database cannot be reached (${(e as Error).message}); nothing was changed`, { retryAfter: RETRY_AFTER_S });
+}
+
+function guarded<T>(work: Promise<T>): Promise<T> {
+  return work.catch((e: unknown) => {
+    throw unavailable(e);
+  });
+}
+
 export function createPostgresStorage(config: PostgresConfig, instanceId: string, log: Logger): Storage {
   return new PostgresStorage(config, instanceId, log.child({ module: 'storage' }));
 }
@@ -62,7 +77,7 @@ class PostgresStorage implements Storage {
 
   async getFlows(): Promise<FlowsSnapshot> {
     this.assertOpen();
-    const { rows } = await this.pool.query<{ rev: string; flows: string; credentials: string | null; type: string }>(
+    const { rows } = await this.query<{ rev: string; flows: string; credentials: string | null; type: string }>(
       `SELECT rev, flows, credentials, deployment_type AS type FROM ${this.t.flows} WHERE id = 1`,
     );
     const row = rows[0]!;
@@ -71,7 +86,7 @@ class PostgresStorage implements Storage {
 
   private async findSession(tokenHash: string): Promise<SessionRecord | undefined> {
     this.assertOpen();
-    const { rows } = await this.pool.query<{ record: string }>(`SELECT record FROM ${this.t.sessions} WHERE token_hash = $1`, [tokenHash]);
+    const { rows } = await this.query<{ record: string }>(`SELECT record FROM ${this.t.sessions} WHERE token_hash = $1`, [tokenHash]);
     if (rows[0] === undefined) return undefined;
     // Read by this instance now: a later saveSessions must not re-insert it if it was revoked meanwhile.
     this.knownSessions.add(tokenHash);
@@ -80,7 +95,7 @@ class PostgresStorage implements Storage {
 
   private async currentRev(): Promise<{ rev: string; type: string }> {
     this.assertOpen();
-    const { rows } = await this.pool.query<{ rev: string; type: string }>(`SELECT rev, deployment_type AS type FROM ${this.t.flows} WHERE id = 1`);
+    const { rows } = await this.query<{ rev: string; type: string }>(`SELECT rev, deployment_type AS type FROM ${this.t.flows} WHERE id = 1`);
     return rows[0]!;
   }
 
@@ -109,7 +124,7 @@ class PostgresStorage implements Storage {
 
   async getSessions(): Promise<SessionRecord[]> {
     this.assertOpen();
-    const { rows } = await this.pool.query<{ record: string }>(`SELECT record FROM ${this.t.sessions} ORDER BY seq`);
+    const { rows } = await this.query<{ record: string }>(`SELECT record FROM ${this.t.sessions} ORDER BY seq`);
     const sessions = rows.map((r) => JSON.parse(r.record) as SessionRecord);
     this.knownSessions = new Set(sessions.map((s) => s.tokenHash));
     return sessions;
@@ -139,7 +154,7 @@ class PostgresStorage implements Storage {
 
   async getRuntimeConfig(): Promise<RuntimeConfig> {
     this.assertOpen();
-    const { rows } = await this.pool.query<{ config: string }>(`SELECT config FROM ${this.t.config} WHERE id = 1`);
+    const { rows } = await this.query<{ config: string }>(`SELECT config FROM ${this.t.config} WHERE id = 1`);
     return JSON.parse(rows[0]!.config) as RuntimeConfig;
   }
 
@@ -147,7 +162,7 @@ class PostgresStorage implements Storage {
     this.assertOpen();
     const text = JSON.stringify(config);
     return this.queue.run(async () => {
-      await this.pool.query(`UPDATE ${this.t.config} SET config = $1 WHERE id = 1`, [text]);
+      await this.query(`UPDATE ${this.t.config} SET config = $1 WHERE id = 1`, [text]);
     });
   }
 
@@ -175,12 +190,16 @@ class PostgresStorage implements Storage {
     if (this.closed) throw new Error('storage is closed');
   }
 
+  private query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return guarded(this.pool.query<R>(text, values));
+  }
+
   private async notify(client: pg.PoolClient, change: StorageChange): Promise<void> {
     await client.query('SELECT pg_notify($1, $2)', [this.channel, JSON.stringify(change)]);
   }
 
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await guarded(this.pool.connect());
     let broken = false;
     try {
       await client.query('BEGIN');
@@ -190,7 +209,7 @@ class PostgresStorage implements Storage {
     } catch (e) {
       broken = isConnectionError(e);
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
+      throw unavailable(e);
     } finally {
       client.release(broken);
     }
