@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
-import type { Storage, FlowNodeConfig, RuntimeConfig } from '../storage/types.js';
+import type { Storage, FlowNodeConfig, InstanceRecord, RuntimeConfig } from '../storage/types.js';
 import { SerialQueue } from '../storage/serial-queue.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
@@ -26,6 +26,8 @@ import { ensureFlowModules } from '../registry/external-modules.js';
 import { RUNNEL_VERSION } from '../version.js';
 import { settingsViewFor } from './settings-view.js';
 import { NODE_RED_COMPAT_VERSION } from './red-api.js';
+import { ClusterMember } from './cluster-member.js';
+import { primaryOnlyIds, primaryView } from './primary-only.js';
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
@@ -78,6 +80,9 @@ export class Runtime {
   private credentialSave: NodeJS.Timeout | undefined;
   private followQueued: Promise<void> | undefined;
   private unfollow: (() => void) | undefined;
+  private member: ClusterMember | undefined;
+  /** Whether primary-only tabs run here: always for a single instance, for the elected one in a cluster. */
+  private primary: boolean;
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -107,6 +112,7 @@ export class Runtime {
     };
     this.flowSet = new FlowSet(this.engine);
     this.modules = new ModuleManager(this);
+    this.primary = deps.storage.shared === undefined;
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
@@ -155,14 +161,52 @@ export class Runtime {
       this.started = true;
       this.events.emit('flows:started', { config: { rev: this.active.rev }, type: 'full' });
     });
-    this.unfollow = this.storage.shared?.onChange((change) => {
+    const shared = this.storage.shared;
+    if (!shared) return;
+    this.unfollow = shared.onChange((change) => {
       if (change.kind === 'sessions') return;
       this.follow().catch((err: unknown) => this.log.error({ err }, 'applying the flows another instance deployed failed'));
     });
+    this.member = new ClusterMember(shared, {
+      log: this.log,
+      describe: (primary) => this.describeInstance(primary),
+      setPrimary: (primary) => this.setPrimary(primary),
+    });
+    this.member.start();
+  }
+
+  /** GET /cluster: the live instances (just this one without shared storage). */
+  async clusterView(): Promise<InstanceRecord[]> {
+    if (this.member) return this.member.instances();
+    return [{ id: this.settings.instanceId ?? 'local', ...this.describeInstance(true), lastSeen: new Date().toISOString() }];
+  }
+
+  private describeInstance(primary: boolean): Omit<InstanceRecord, 'id' | 'lastSeen'> {
+    const modules: Record<string, string> = {};
+    for (const m of this.registry.modules.values()) if (!m.builtin) modules[m.name] = m.version;
+    return { url: this.settings.instanceUrl ?? null, version: this.version, rev: this.active.rev, state: this.getState().state, primary, modules };
+  }
+
+  /** Starts or stops the primary-only tabs as this instance gains or loses the primary role. */
+  private setPrimary(primary: boolean): Promise<void> {
+    return this.mutex.run(async () => {
+      if (this.primary === primary) return;
+      this.primary = primary;
+      if (!this.started) return;
+      const affected = primaryOnlyIds(this.active.flows);
+      this.active.parsed = this.parse(this.active.flows);
+      if (affected.size > 0) await this.flowSet.apply(this.active.parsed, primary ? new Set() : affected);
+    });
+  }
+
+  /** Parses what this instance runs: the stored flows, primary-only tabs disabled off the primary. */
+  private parse(flows: FlowNodeConfig[]): ParsedConfig {
+    return parseConfig(primaryView(flows, this.primary), this.registry.isKnownType);
   }
 
   async stop(): Promise<void> {
     this.unfollow?.();
+    await this.member?.stop();
     await this.mutex.run(async () => {
       this.started = false;
       await this.flushCredentials();
@@ -235,7 +279,7 @@ export class Runtime {
     const before = new Map([...ids].map((id) => [id, JSON.stringify(this.credentials.get(id))]));
     await this.credentials.load(snapshot.credentials);
     const changedNodes = new Set([...ids].filter((id) => JSON.stringify(this.credentials.get(id)) !== before.get(id)));
-    const parsed = parseConfig(snapshot.flows, this.registry.isKnownType);
+    const parsed = this.parse(snapshot.flows);
     const type = (DEPLOYMENT_TYPES as readonly string[]).includes(snapshot.type ?? '') ? (snapshot.type as DeploymentType) : 'full';
     this.active = { flows: snapshot.flows, parsed, rev: snapshot.rev };
     await this.applyChange(old, parsed, type === 'reload' ? 'full' : type, changedNodes);
@@ -248,7 +292,7 @@ export class Runtime {
       throw new RunnelError('version_mismatch', `The flows have changed: rev ${req.rev} is not the active rev`);
     }
     const plan = this.credentials.plan(req.flows, req.credentials);
-    const parsed = parseConfig(plan.flows, this.registry.isKnownType);
+    const parsed = this.parse(plan.flows);
     // One serialisation serves the rev, the file, GET /flows and the diff's fast path.
     const texts = plan.flows.map((n) => JSON.stringify(n));
     parsed.text = new Map(plan.flows.map((n, i) => [n.id, texts[i]]));
@@ -326,7 +370,7 @@ export class Runtime {
       // Node-RED's behaviour: flows still start, without credentials; the file is left as it is until the next deploy.
       this.log.error({ code: (err as RunnelError).code }, (err as Error).message);
     }
-    this.active = { flows: snapshot.flows, parsed: parseConfig(snapshot.flows, this.registry.isKnownType), rev: snapshot.rev };
+    this.active = { flows: snapshot.flows, parsed: this.parse(snapshot.flows), rev: snapshot.rev };
   }
 
   private scheduleStartWaiting(): void {
@@ -336,7 +380,7 @@ export class Runtime {
       this.restartScheduled = false;
       void this.mutex.run(async () => {
         if (!this.started) return;
-        const parsed = parseConfig(this.active.flows, this.registry.isKnownType);
+        const parsed = this.parse(this.active.flows);
         this.active.parsed = parsed;
         await this.flowSet.start(parsed);
       });

@@ -64,6 +64,19 @@ export type StorageChange =
   /** The change feed was interrupted and is back: changes may have been missed, compare revs. */
   | { kind: 'resync' };
 
+/** One instance as its heartbeats describe it (GET /cluster). */
+export interface InstanceRecord {
+  id: string;
+  url: string | null;
+  version: string;
+  rev: string;
+  state: string;
+  primary: boolean;
+  /** ISO time of the last heartbeat, by the database's clock. */
+  lastSeen: string;
+  modules: Record<string, unknown>;
+}
+
 /** What a backend that several instances share (PostgreSQL) adds: the changes made elsewhere. */
 export interface SharedStorage {
   /** This instance's id; changes it made itself are not reported back to it. */
@@ -72,6 +85,17 @@ export interface SharedStorage {
   onChange(listener: (change: StorageChange) => void): () => void;
   /** A session another instance may have created since this one last read the sessions. */
   findSession(tokenHash: string): Promise<SessionRecord | undefined>;
+  /**
+   * Campaigns for primary: `onRole(true)` when this instance becomes the one primary, `onRole(false)`
+   * when it stops being it (lost its connection). Resolves the function that leaves the election.
+   */
+  campaign(onRole: (primary: boolean) => void): () => Promise<void>;
+  /** Records this instance as alive, with what it runs. */
+  heartbeat(info: Omit<InstanceRecord, 'id' | 'lastSeen'>): Promise<void>;
+  /** Instances whose last heartbeat is recent; the others have dropped out. */
+  listInstances(): Promise<InstanceRecord[]>;
+  /** Removes this instance from the list (a clean stop). */
+  leave(): Promise<void>;
   /** The rev in the shared store now, and the deployment type that produced it (to catch up after a resync). */
   currentRev(): Promise<{ rev: string; type: string }>;
 }

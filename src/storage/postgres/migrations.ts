@@ -36,6 +36,13 @@ const MIGRATIONS: Migration[] = [
     );
     INSERT INTO ${s}.runtime_config (id, config) VALUES (1, '{}');
   `,
+  (s) => `
+    CREATE TABLE ${s}.instances (
+      id text PRIMARY KEY,
+      info text NOT NULL,
+      last_seen timestamptz NOT NULL DEFAULT now()
+    );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -4,10 +4,11 @@ import type { Logger } from '../../log.js';
 import { hashJson } from '../rev.js';
 import { SerialQueue } from '../serial-queue.js';
 import type {
-  FlowsSnapshot, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
+  FlowsSnapshot, InstanceRecord, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
 } from '../types.js';
 import { ChangeFeed, channelOf } from './change-feed.js';
 import { createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
+import { Election } from './election.js';
 import { migrate } from './migrations.js';
 
 /**
@@ -18,6 +19,9 @@ import { migrate } from './migrations.js';
  */
 
 export class StorageUnavailableError extends Error {}
+
+/** An instance whose last heartbeat is older than this has dropped out of the cluster view. */
+export const INSTANCE_TIMEOUT_S = 5;
 
 /** Seconds a client is told to wait when the database is down: about how long a reconnect takes. */
 const RETRY_AFTER_S = 5;
@@ -42,7 +46,7 @@ class PostgresStorage implements Storage {
   readonly shared: SharedStorage;
   private readonly pool: pg.Pool;
   private readonly feed: ChangeFeed;
-  private readonly t: { flows: string; sessions: string; config: string };
+  private readonly t: { flows: string; sessions: string; config: string; instances: string };
   private readonly channel: string;
   /** Saves from this instance, in call order. */
   private readonly queue = new SerialQueue();
@@ -53,7 +57,7 @@ class PostgresStorage implements Storage {
   constructor(private readonly config: PostgresConfig, private readonly instanceId: string, private readonly log: Logger) {
     this.pool = createPool(config, log);
     const s = quoteIdent(config.schema);
-    this.t = { flows: `${s}.flows`, sessions: `${s}.sessions`, config: `${s}.runtime_config` };
+    this.t = { flows: `${s}.flows`, sessions: `${s}.sessions`, config: `${s}.runtime_config`, instances: `${s}.instances` };
     this.channel = channelOf(config.schema);
     this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log);
     this.shared = {
@@ -61,6 +65,28 @@ class PostgresStorage implements Storage {
       onChange: (listener: (c: StorageChange) => void) => this.feed.onChange(listener),
       currentRev: () => this.currentRev(),
       findSession: (tokenHash: string) => this.findSession(tokenHash),
+      campaign: (onRole: (primary: boolean) => void) => {
+        const election = new Election(() => createClient(config), config.schema, onRole, log);
+        election.start();
+        return () => election.stop();
+      },
+      heartbeat: async (info: Omit<InstanceRecord, 'id' | 'lastSeen'>) => {
+        await this.query(
+          `INSERT INTO ${this.t.instances} (id, info, last_seen) VALUES ($1, $2, now())
+             ON CONFLICT (id) DO UPDATE SET info = EXCLUDED.info, last_seen = now()`,
+          [instanceId, JSON.stringify(info)],
+        );
+      },
+      listInstances: async () => {
+        const { rows } = await this.query<{ id: string; info: string; last_seen: Date }>(
+          `SELECT id, info, last_seen FROM ${this.t.instances} WHERE last_seen > now() - make_interval(secs => $1) ORDER BY id`,
+          [INSTANCE_TIMEOUT_S],
+        );
+        return rows.map((r) => ({ id: r.id, ...(JSON.parse(r.info) as Omit<InstanceRecord, 'id' | 'lastSeen'>), lastSeen: r.last_seen.toISOString() }));
+      },
+      leave: async () => {
+        await this.query(`DELETE FROM ${this.t.instances} WHERE id = $1`, [instanceId]);
+      },
     };
   }
 
