@@ -236,7 +236,9 @@ export class Runtime {
   }
 
   getState(): FlowsState {
-    const state: FlowsState = { state: this.started ? 'start' : 'stop', rev: this.active.rev };
+    const state: FlowsState = { state: this.started ? 'start' : 'stop' };
+    // Instances sharing storage may briefly run different revs: each says which it runs.
+    if (this.storage.shared) state.rev = this.active.rev;
     if (this.flowSet.missingTypes.length) state.missingTypes = [...this.flowSet.missingTypes];
     if (this.flowSet.errors.size) state.errors = [...this.flowSet.errors.values()];
     return state;

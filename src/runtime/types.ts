@@ -32,8 +32,8 @@ export interface NodeErrorReport {
 
 export interface FlowsState {
   state: 'start' | 'stop';
-  /** The rev of the configuration this instance runs (in a cluster, instances may briefly differ). */
-  rev: string;
+  /** With shared storage (a cluster): the rev of the configuration this instance runs. */
+  rev?: string;
   /** Types used by the active configuration that no loaded module provides. */
   missingTypes?: string[];
   /** Nodes whose constructor threw during the last start. */
