@@ -6,7 +6,7 @@ import type { Storage, FlowNodeConfig, InstanceRecord, RuntimeConfig } from '../
 import { SerialQueue } from '../storage/serial-queue.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
-import { Registry } from '../registry/registry.js';
+import { Registry, type NodeSetInfo } from '../registry/registry.js';
 import { CredentialStore } from '../credentials/store.js';
 import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js';
 import { ContextManager } from './context.js';
@@ -16,16 +16,18 @@ import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
 import { diffConfigs, stopSet } from './diff.js';
 import { substituteEnv } from './env/env.js';
-import type { Engine } from './engine.js';
+import type { RuntimeServices } from './services.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
 import { DEPLOYMENT_TYPES, type DeployRequest, type DeployResult, type DeploymentType, type FlowsState } from './types.js';
-import { loadCoreNodes } from '../nodes/index.js';
 import { ModuleManager } from '../registry/modules.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
-import { RUNNEL_VERSION } from '../version.js';
+import type { Catalogs } from '../registry/host.js';
+import { NODE_RED_COMPAT_VERSION, RUNNEL_VERSION } from '../version.js';
 import { settingsViewFor } from './settings-view.js';
-import { NODE_RED_COMPAT_VERSION } from './red-api.js';
+import { createRedApi } from './red-api.js';
+import type { NodeSets } from './red-api-types.js';
+import { nodeClasses } from './node-classes.js';
 import { ClusterMember } from './cluster-member.js';
 import { primaryOnlyIds, primaryView } from './primary-only.js';
 
@@ -39,6 +41,8 @@ export interface RuntimeDeps {
   auth: AuthService;
   httpNode: RouteApp;
   httpAdmin?: RouteApp;
+  /** The built-in node sets, registered before installed modules load (which may replace their types). */
+  builtinNodes: NodeSets;
 }
 
 interface ActiveConfig {
@@ -62,17 +66,18 @@ export class Runtime {
   readonly storage: Storage;
   readonly auth: AuthService;
   readonly version = RUNNEL_VERSION;
-  readonly registry = new Registry();
+  readonly registry = new Registry(nodeClasses);
   readonly modules: ModuleManager;
   readonly events = new EventEmitter();
   readonly httpNode: RouteApp;
   readonly httpAdmin: RouteApp | undefined;
   readonly context: ContextManager;
-  readonly engine: Engine;
+  readonly services: RuntimeServices;
   server: Server | undefined;
   credentials!: CredentialStore;
   credentialKey!: CredentialKey;
   private readonly flowSet: FlowSet;
+  private readonly builtinNodes: NodeSets;
   private readonly mutex = new SerialQueue();
   private active: ActiveConfig;
   private started = false;
@@ -91,6 +96,7 @@ export class Runtime {
     this.auth = deps.auth;
     this.httpNode = deps.httpNode;
     this.httpAdmin = deps.httpAdmin;
+    this.builtinNodes = deps.builtinNodes;
     this.events.setMaxListeners(0);
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
@@ -98,7 +104,7 @@ export class Runtime {
       userDir: this.settings.userDir,
       log: this.log,
     });
-    this.engine = {
+    this.services = {
       settings: this.settings,
       log: this.log,
       queue: new DeliveryQueue(),
@@ -110,7 +116,7 @@ export class Runtime {
       credentialsFor: (id, type, env) => this.credentialsFor(id, type, env),
       getGlobalSetting: (name) => this.flowSet.globalEnv.getSetting(name),
     };
-    this.flowSet = new FlowSet(this.engine);
+    this.flowSet = new FlowSet(this.services);
     this.modules = new ModuleManager(this);
     this.primary = deps.storage.shared === undefined;
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
@@ -123,6 +129,17 @@ export class Runtime {
       this.events.emit('type-registered', type);
       this.scheduleStartWaiting();
     });
+  }
+
+  /** The RED object one node set's code receives. */
+  redApiFor(set: NodeSetInfo, options: { moduleDir: string; catalogs: Catalogs }): unknown {
+    return createRedApi(this, set, options);
+  }
+
+  private registerBuiltinNodes(): void {
+    const { module, sets } = this.builtinNodes;
+    this.registry.addModule({ name: module, version: RUNNEL_VERSION, builtin: true });
+    for (const [name, register] of Object.entries(sets)) register(createRedApi(this, this.registry.addSet(module, name)));
   }
 
   /** Read-modify-write of the runtime config, one at a time (module records, RED.settings.set). */
@@ -150,7 +167,7 @@ export class Runtime {
       stored !== null && typeof stored === 'object' && !Array.isArray(stored) ? (stored as Record<string, unknown>) : {},
       (values) => this.updateRuntimeConfig((config) => ({ ...config, [STORED_SETTINGS]: values })),
     );
-    await loadCoreNodes(this);
+    this.registerBuiltinNodes();
     await this.modules.loadInstalled();
     await this.mutex.run(async () => {
       // Instances sharing storage must share the key: one that cannot read the credentials would
