@@ -99,7 +99,7 @@ export type StorageSettings =
   | { type: 'postgres'; url: string; schema: string; poolSize: number };
 
 /** A context store's implementation: a built-in by name, or Node-RED's store factory `(config) => store`. */
-export type ContextStoreModule = 'memory' | 'localfilesystem' | ((config: Record<string, unknown>) => unknown);
+export type ContextStoreModule = 'memory' | 'localfilesystem' | 'postgres' | ((config: Record<string, unknown>) => unknown);
 
 export interface ContextStoreSettings {
   module: ContextStoreModule;
@@ -245,7 +245,7 @@ function parseExternalModules(v: unknown): Settings['externalModules'] {
   };
 }
 
-const BUILTIN_STORES = ['memory', 'localfilesystem'];
+const BUILTIN_STORES = ['memory', 'localfilesystem', 'postgres'];
 
 /**
  * Node-RED's rules (context/index.js load): names are `[a-zA-Z0-9_]+`, `_` is reserved and skipped,
@@ -272,7 +272,7 @@ function parseContextStorage(v: unknown, baseDir: string): ContextStorageSetting
     const module = entry.module;
     if (typeof module === 'string' ? !BUILTIN_STORES.includes(module) : typeof module !== 'function') {
       throw new SettingsError(
-        `${where}.module must be "memory", "localfilesystem" or a context store module (require it in a .js settings file), got ${JSON.stringify(module) ?? typeof module}`,
+        `${where}.module must be "memory", "localfilesystem", "postgres" or a context store module (require it in a .js settings file), got ${JSON.stringify(module) ?? typeof module}`,
       );
     }
     const config = entry.config === undefined ? {} : entry.config;

@@ -103,6 +103,7 @@ export class Runtime {
       contextStorage: this.settings.contextStorage,
       userDir: this.settings.userDir,
       log: this.log,
+      shared: deps.storage.shared,
     });
     this.services = {
       settings: this.settings,

@@ -61,6 +61,8 @@ export type RuntimeConfig = Record<string, unknown>;
 export type StorageChange =
   | { kind: 'flows'; rev: string; type: string; origin: string }
   | { kind: 'sessions'; origin: string }
+  /** Context values written elsewhere: these top-level keys of a scope (null: the whole scope). */
+  | { kind: 'context'; scope: string; keys: string[] | null; origin: string }
   /** The change feed was interrupted and is back: changes may have been missed, compare revs. */
   | { kind: 'resync' };
 
@@ -77,12 +79,32 @@ export interface InstanceRecord {
   modules: Record<string, unknown>;
 }
 
+/** One stored context value: a scope (`global`, a flow id, `node:flow`), a top-level key, JSON text. */
+export interface ContextEntry {
+  scope: string;
+  key: string;
+  value: string;
+}
+
+/** Context values every instance shares (the `postgres` context store keeps them here). */
+export interface SharedContext {
+  load(): Promise<ContextEntry[]>;
+  /** The stored values of some keys of a scope (all of its keys when `keys` is null). */
+  read(scope: string, keys: string[] | null): Promise<ContextEntry[]>;
+  /** Writes values (`undefined` deletes the key) in one transaction and tells the other instances. */
+  write(changes: Array<{ scope: string; key: string; value: string | undefined }>): Promise<void>;
+  deleteScope(scope: string): Promise<void>;
+  /** Deletes every node and flow scope whose id (before the `:`) is not listed; global stays. */
+  clean(activeIds: string[]): Promise<void>;
+}
+
 /** What a backend that several instances share (PostgreSQL) adds: the changes made elsewhere. */
 export interface SharedStorage {
   /** This instance's id; changes it made itself are not reported back to it. */
   readonly instanceId: string;
   /** Calls `listener` for every change another instance commits; returns the unsubscribe function. */
   onChange(listener: (change: StorageChange) => void): () => void;
+  readonly context: SharedContext;
   /** A session another instance may have created since this one last read the sessions. */
   findSession(tokenHash: string): Promise<SessionRecord | undefined>;
   /**

@@ -43,6 +43,14 @@ const MIGRATIONS: Migration[] = [
       last_seen timestamptz NOT NULL DEFAULT now()
     );
   `,
+  (s) => `
+    CREATE TABLE ${s}.context (
+      scope text NOT NULL,
+      key text NOT NULL,
+      value text NOT NULL,
+      PRIMARY KEY (scope, key)
+    );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

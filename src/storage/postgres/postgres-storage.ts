@@ -9,6 +9,7 @@ import type {
 import { ChangeFeed, channelOf } from './change-feed.js';
 import { createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
 import { Election } from './election.js';
+import { sharedContext } from './shared-context.js';
 import { migrate } from './migrations.js';
 
 /**
@@ -65,6 +66,13 @@ class PostgresStorage implements Storage {
       onChange: (listener: (c: StorageChange) => void) => this.feed.onChange(listener),
       currentRev: () => this.currentRev(),
       findSession: (tokenHash: string) => this.findSession(tokenHash),
+      context: sharedContext({
+        table: `${s}.context`,
+        query: (text, values) => this.query(text, values),
+        transaction: (work) => this.transaction(work),
+        notify: (client, change) => this.notify(client, change),
+        instanceId,
+      }),
       campaign: (onRole: (primary: boolean) => void) => {
         const election = new Election(() => createClient(config), config.schema, onRole, log);
         election.start();
