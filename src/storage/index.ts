@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
 import { createFileStorage } from './file-storage.js';
@@ -8,6 +9,8 @@ import type { Storage } from './types.js';
 export async function createStorage(settings: Settings, log: Logger): Promise<Storage> {
   const config = settings.storage;
   if (config.type === 'postgres') {
+    // The user dir still holds what each instance keeps for itself: node modules, its id, files.
+    await mkdir(settings.userDir, { recursive: true });
     const { createPostgresStorage } = await import('./postgres/postgres-storage.js');
     return createPostgresStorage(config, await resolveInstanceId(settings), log);
   }

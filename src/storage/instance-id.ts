@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Settings } from '../settings.js';
 import { readTextIfExists, writeFileAtomic } from './atomic-file.js';
@@ -14,7 +13,6 @@ export async function resolveInstanceId(settings: Pick<Settings, 'instanceId' | 
   const stored = (await readTextIfExists(file))?.trim();
   if (stored && /^[A-Za-z0-9._-]{1,128}$/.test(stored)) return stored;
   const id = randomBytes(6).toString('hex');
-  await mkdir(settings.userDir, { recursive: true });
   await writeFileAtomic(file, `${id}\n`, { backup: false });
   return id;
 }
