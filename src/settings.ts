@@ -15,6 +15,10 @@ export interface AdminAuthConfig {
   users: UserConfig[];
   /** Token lifetime in seconds. */
   sessionExpiryTime: number;
+  /** Node-RED's `adminAuth.tokens`: resolves a bearer token Runnel did not issue to a user, or null. */
+  tokens?: (token: string) => Promise<{ username: string; permissions: string | string[] } | null | undefined> | { username: string; permissions: string | string[] } | null | undefined;
+  /** Node-RED's `adminAuth.default`: what a request without a token may do. */
+  default?: { permissions: string | string[] };
 }
 
 export interface PaletteSettings {
@@ -177,7 +181,18 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
     return { username: u.username as string, password: u.password, permissions: p as string | string[] };
   });
   const sessionExpiryTime = pick(v, 'sessionExpiryTime', isInt(1, 10 * 365 * 86400), 'a positive number of seconds', 604800);
-  return { type: 'credentials', users, sessionExpiryTime };
+  if (v.tokens !== undefined && typeof v.tokens !== 'function') throw new SettingsError('adminAuth.tokens must be a function (token) => user, from a .js settings file');
+  const dflt = v.default;
+  if (dflt !== undefined && !(isObject(dflt) && (isNonEmptyString(dflt.permissions) || (isStringList(dflt.permissions) && (dflt.permissions as string[]).length > 0)))) {
+    throw new SettingsError('adminAuth.default must be {permissions: "read" | [..]}');
+  }
+  return {
+    type: 'credentials',
+    users,
+    sessionExpiryTime,
+    ...(v.tokens === undefined ? {} : { tokens: v.tokens as AdminAuthConfig['tokens'] }),
+    ...(dflt === undefined ? {} : { default: { permissions: (dflt as Raw).permissions as string | string[] } }),
+  };
 }
 
 /** Reads one object under `externalModules` (`palette`, `modules`) with typed accessors. */

@@ -11,6 +11,7 @@ import { credentialsRoutes } from './credentials-routes.js';
 import { historyRoutes } from './history-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { healthRoutes } from './health-routes.js';
+import { tokensRoutes } from './tokens-routes.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { errorBody } from './schemas.js';
 import swagger from '@fastify/swagger';
@@ -71,6 +72,7 @@ export async function buildApp(services: Services) {
       await admin.register(flowRoutes, { services });
       await admin.register(healthRoutes, { services });
       await admin.register(openApiRoute);
+      await admin.register(tokensRoutes, { services });
       if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
