@@ -101,7 +101,9 @@ test('§8.4 bad or expired tokens are 401, never a silent downgrade to a default
       const res = await request(open.at('flows'), { token });
       assert.deepEqual([res.status, res.body.code], [401, 'invalid_token']);
     }
-    assert.deepEqual((await request(open.at('flows'))).status, 401);
+    // No token at all is what adminAuth.default describes (Node-RED's anonymous user): read, never more.
+    assert.equal((await request(open.at('flows'))).status, 200);
+    assert.equal((await request(open.at('flows'), { method: 'POST', json: [] })).status, 401);
   } finally {
     await open.dispose();
   }
