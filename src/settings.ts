@@ -86,6 +86,10 @@ export interface Settings {
   flowHistory: { max: number };
   /** GET /metrics: off unless enabled; `permission` requires a token; `port` serves it on its own listener. */
   metrics: { enabled: boolean; permission?: string; port?: number };
+  /** Turns off the Node-RED editor (the page and its files; the admin API stays). */
+  disableEditor: boolean;
+  /** Node-RED's editor theme: page, header, login, palette, projects, tours, codeEditor, ... */
+  editorTheme: Record<string, unknown>;
   /** Extra keys from the settings file, visible to nodes through RED.settings. */
   extra: Record<string, unknown>;
   /** Absolute path of the settings file, if one was given. */
@@ -115,7 +119,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics',
+  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -375,6 +379,8 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
     flowHistory: { max: pick(objectSetting(raw, 'flowHistory'), 'max', isInt(1, 100_000), 'a positive integer (flowHistory.max)', 50) },
     metrics: parseMetrics(objectSetting(raw, 'metrics')),
+    disableEditor: pick(raw, 'disableEditor', isBool, 'true or false', false),
+    editorTheme: pick<Raw>(raw, 'editorTheme', isObject, 'an object', {}),
     extra,
     settingsFile,
   };

@@ -140,8 +140,8 @@ export class Runtime {
   }
 
   private registerBuiltinNodes(): void {
-    const { module, sets } = this.builtinNodes;
-    this.registry.addModule({ name: module, version: RUNNEL_VERSION, builtin: true });
+    const { module, sets, version } = this.builtinNodes;
+    this.registry.addModule({ name: module, version: version ?? RUNNEL_VERSION, builtin: true });
     for (const [name, register] of Object.entries(sets)) register(createRedApi(this, this.registry.addSet(module, name)));
   }
 

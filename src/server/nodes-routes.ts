@@ -10,6 +10,9 @@ import { needsPermission } from '../auth/guard.js';
 import { RunnelError } from '../errors.js';
 import { moduleInfo, setInfo } from '../registry/info.js';
 import { anyObject, noContent } from './schemas.js';
+import type { NodeResources } from './editor/node-resources.js';
+import { wantsHtml } from './editor/editor-api-routes.js';
+import { requestLang } from './editor/lang.js';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 214 } as const;
 const moduleParams = { type: 'object', properties: { module: nameSchema }, required: ['module'] } as const;
@@ -37,7 +40,7 @@ type SetParams = ModuleParams & { set: string };
 const moduleName = (p: ModuleParams) => (p.scope === undefined ? p.module : `@${p.scope}/${p.module}`);
 
 /** The node registry: list sets, read modules, install, upgrade, remove, enable and disable (spec §2.5, §4.5). */
-export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: NodeResources }> = async (app, { services, resources }) => {
   const { runtime, auth, settings } = services;
   const registry = runtime.registry;
   const modules = runtime.modules;
@@ -50,7 +53,10 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
   // Fastify parses text/plain by default; no route here takes text, so it is a 415 like any other type.
   app.removeContentTypeParser('text/plain');
 
-  app.get('/nodes', { ...read, schema: { response: { 200: { type: 'array', items: anyObject } } } }, async () => registry.allSets().map(setInfo));
+  // The editor asks for every set's HTML (definitions, edit templates, help) with Accept: text/html.
+  app.get('/nodes', { ...read, schema: { response: { 200: { type: 'array', items: anyObject } } } }, async (request, reply) =>
+    wantsHtml(request) ? reply.type('text/html; charset=utf-8').send(await resources.allHtml(requestLang(request))) : registry.allSets().map((set) => setInfo(set, registry.modules.get(set.module))),
+  );
 
   const getModule = async (params: ModuleParams) => {
     const mod = registry.modules.get(moduleName(params));
@@ -121,7 +127,8 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     setModuleEnabled(request.params, request.body.enabled),
   );
 
-  const setSetEnabled = async (params: SetParams, enabled: boolean) => setInfo(await modules.setSetEnabled(moduleName(params), params.set, enabled));
+  const setSetEnabled = async (params: SetParams, enabled: boolean) =>
+    setInfo(await modules.setSetEnabled(moduleName(params), params.set, enabled), registry.modules.get(moduleName(params)));
   app.put<{ Params: SetParams; Body: { enabled: boolean } }>('/nodes/:module/:set', { ...write, schema: { params: setParams, body: enabledBody, response: { 200: anyObject } } }, async (request) =>
     setSetEnabled(request.params, request.body.enabled),
   );

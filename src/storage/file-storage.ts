@@ -3,6 +3,7 @@ import path from 'node:path';
 import { RunnelError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
+import { LibraryFiles } from './library-files.js';
 import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
 import { credsFileText, flowsFileText, hashJson, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
 import { SerialQueue } from './serial-queue.js';
@@ -39,6 +40,9 @@ class FileStorage implements Storage {
   private readonly paths: PairPaths;
   private readonly sessionsFile: string;
   private readonly runtimeFile: string;
+  /** Node-RED's file for the editor's per-user settings, so a user dir moves between the two. */
+  private readonly usersFile: string;
+  private readonly library: LibraryFiles;
   private readonly pretty: boolean;
   private readonly history: FileHistory;
   private state: PairState | undefined;
@@ -51,6 +55,8 @@ class FileStorage implements Storage {
     this.paths = { flows, creds: `${flows.slice(0, flows.length - ext.length)}_cred${ext}` };
     this.sessionsFile = path.join(settings.userDir, '.sessions.json');
     this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');
+    this.usersFile = path.join(settings.userDir, '.config.users.json');
+    this.library = new LibraryFiles(settings.userDir);
     this.pretty = settings.flowFilePretty;
     this.history = new FileHistory(path.join(settings.userDir, '.history'), settings.flowHistory.max, log);
   }
@@ -160,6 +166,33 @@ class FileStorage implements Storage {
     this.assertOpen();
     const text = JSON.stringify(config, null, 4);
     return this.queue.run(() => writeFileAtomic(this.runtimeFile, text, { backup: true, mode: SECRET_FILE_MODE }));
+  }
+
+  async getUserSettings(username: string): Promise<Record<string, unknown>> {
+    this.assertOpen();
+    const users = (await this.readJson(this.usersFile, isPlainObject)) as Record<string, unknown> | undefined;
+    const mine = users && Object.hasOwn(users, username) ? users[username] : undefined;
+    return isPlainObject(mine) ? (mine as Record<string, unknown>) : {};
+  }
+
+  saveUserSettings(username: string, settings: Record<string, unknown>): Promise<void> {
+    this.assertOpen();
+    // Read inside the queue so two users saving at once do not lose each other's change.
+    return this.queue.run(async () => {
+      const users = ((await this.readJson(this.usersFile, isPlainObject)) as Record<string, unknown> | undefined) ?? {};
+      const text = JSON.stringify({ ...users, [username]: settings }, null, 4);
+      await writeFileAtomic(this.usersFile, text, { backup: true });
+    });
+  }
+
+  getLibraryEntry(type: string, entry: string) {
+    this.assertOpen();
+    return this.library.get(type, entry);
+  }
+
+  saveLibraryEntry(type: string, entry: string, meta: Record<string, unknown>, body: string): Promise<void> {
+    this.assertOpen();
+    return this.library.save(type, entry, meta, body);
   }
 
   async close(): Promise<void> {

@@ -127,7 +127,14 @@ export interface Storage {
   getSessions(): Promise<SessionRecord[]>;
   saveSessions(sessions: SessionRecord[]): Promise<void>;
   getRuntimeConfig(): Promise<RuntimeConfig>;
+  /** The editor's per-user settings (GET /settings/user), `{}` when none were saved. */
+  getUserSettings(username: string): Promise<Record<string, unknown>>;
+  /** Replaces one user's editor settings; other users' are untouched. */
+  saveUserSettings(username: string, settings: Record<string, unknown>): Promise<void>;
   saveRuntimeConfig(config: RuntimeConfig): Promise<void>;
+  /** The editor's local library: a file's text, or a folder's listing (`[dir, ..., {fn, ...meta}]`). */
+  getLibraryEntry(type: string, path: string): Promise<string | (string | Record<string, unknown>)[]>;
+  saveLibraryEntry(type: string, path: string, meta: Record<string, unknown>, body: string): Promise<void>;
   /** Waits for pending writes; the backend may not be used afterwards. */
   close(): Promise<void>;
 }

@@ -41,6 +41,14 @@ export class MemorySessions implements Storage {
     return {};
   }
   async saveRuntimeConfig() {}
+  async getUserSettings() {
+    return {};
+  }
+  async saveUserSettings() {}
+  async getLibraryEntry() {
+    return [];
+  }
+  async saveLibraryEntry() {}
   async close() {}
 }
 
