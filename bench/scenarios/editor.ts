@@ -35,7 +35,7 @@ async function openEditor(browser: Browser, system: RunningSystem, token: string
       const RED = (globalThis as any).RED;
       const doc = (globalThis as any).document;
       if (!RED?.nodes?.version?.() || !doc.querySelector('.red-ui-palette-node[data-palette-type="inject"]')) return false;
-      if (doc.querySelector('#red-ui-main-container.hide')) return false;
+      if (!doc.querySelector('#red-ui-workspace-tabs .red-ui-tab')) return false;
       return !expectNodes || doc.querySelectorAll('#red-ui-workspace-chart .red-ui-flow-node-group').length > 0;
     },
     nodesExpected,
