@@ -8,6 +8,13 @@ import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
+import { historyRoutes } from './history-routes.js';
+import { flowRoutes } from './flow-routes.js';
+import { healthRoutes } from './health-routes.js';
+import { metricsRoutes } from './metrics/routes.js';
+import { errorBody } from './schemas.js';
+import swagger from '@fastify/swagger';
+import { openApiOptions, openApiRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
 import { editorRoutes } from './editor/editor-routes.js';
@@ -51,6 +58,11 @@ export async function buildApp(services: Services) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
 
+  const { metrics } = services;
+  if (metrics) {
+    app.addHook('onRequest', metrics.onRequest);
+    app.addHook('onResponse', metrics.onResponse);
+  }
   const theme = buildTheme(settings.editorTheme, settings.settingsFile ? path.dirname(settings.settingsFile) : process.cwd());
   const resources = new NodeResources(services.runtime.registry);
 
@@ -66,6 +78,9 @@ export async function buildApp(services: Services) {
   }
 
   app.addHook('onRequest', corsPreflight(settings));
+  app.addSchema(errorBody);
+  // At the root, so it sees every route of every scope.
+  await app.register(swagger, openApiOptions(settings));
   await app.register(
     async (admin) => {
       admin.setErrorHandler(adminErrorHandler);
@@ -87,6 +102,11 @@ export async function buildApp(services: Services) {
       await admin.register(contextRoutes, { services });
       if (!settings.disableEditor) await admin.register(editorRoutes, { services, theme, resources });
       await admin.register(credentialsRoutes, { services });
+      await admin.register(historyRoutes, { services });
+      await admin.register(flowRoutes, { services });
+      await admin.register(healthRoutes, { services });
+      await admin.register(openApiRoute);
+      if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
   );
