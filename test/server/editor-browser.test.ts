@@ -113,7 +113,8 @@ describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
       await page.click('#node-dialog-ok');
       await page.waitForSelector('#node-input-name', { state: 'detached' });
       await deploy(page, type);
-      await eventually(async () => (await storedFlows(server, token)).find((n) => n.id === 'fn1')?.name === name, 10_000);
+      await w.shot(`05-deployed-${type}`);
+      await eventually(async () => (await storedFlows(server, token)).find((n) => n.id === 'fn1')?.name === name, 20_000);
     }
     await w.shot('05-edited');
     const before = server.instance.runtime.rev;
