@@ -5,11 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { request, startServer, tempDir } from '../test/helpers/server.js';
+import { request, startServer } from '../test/helpers/server.js';
 import { installCapture } from '../test/helpers/capture.js';
 import { bundledNpmCli } from '../src/registry/npm.js';
+import { tempDir, removeDir } from '../test/helpers/dirs.js';
 
 const run = promisify(execFile);
 
@@ -42,6 +43,6 @@ test('a tarball packed from the registry installs through multipart POST /nodes 
     assert.deepEqual(got.map((m) => m.payload), [3, 4.5, 6]);
   } finally {
     await server.dispose();
-    await rm(work, { recursive: true, force: true });
+    await removeDir(work);
   }
 });

@@ -1,12 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { writeFile, readdir, rm } from 'node:fs/promises';
+import { writeFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { verify } from '../src/auth/bcrypt.js';
-import { tempDir, request } from './helpers/server.js';
+import { request } from './helpers/server.js';
 import { after } from 'node:test';
 import { runCli, spawnRunnel, killRunnels, BIN } from './helpers/process.js';
+import { tempDir, removeDir } from './helpers/dirs.js';
 
 describe('command line', () => {
   after(killRunnels);
@@ -35,7 +36,7 @@ describe('command line', () => {
       assert.equal(badFlag.code, 1);
       assert.match(badFlag.stderr, /--port/);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 
@@ -53,7 +54,7 @@ describe('command line', () => {
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     } finally {
       blocker.close();
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 
@@ -91,7 +92,7 @@ describe('command line', () => {
       assert.match(plain.out, /listening on http:\/\/127\.0\.0\.1:\d+\//);
       assert.ok((await readdir(path.join(dir, '.runnel'))).includes('.config.runtime.json'));
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 
@@ -117,7 +118,7 @@ describe('command line', () => {
         await again.exited;
       }
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 });

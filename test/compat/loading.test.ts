@@ -1,9 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { adminAuth, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { COMPAT_FIXTURES, capture, deploy, flowNode } from './support.js';
+import { adminAuth } from '../helpers/users.js';
 
 describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }, () => {
   let server: TestServer;

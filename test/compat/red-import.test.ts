@@ -1,10 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { capture, deploy, flowNode } from './support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
 
 /** Writes `files` (path -> text) under `root`. */
 async function writeTree(root: string, files: Record<string, string>): Promise<void> {
@@ -58,7 +59,7 @@ describe('compat: RED.import resolves like RED.require', { timeout: 30_000 }, ()
   });
   after(async () => {
     await server?.dispose();
-    await rm(root, { recursive: true, force: true });
+    await removeDir(root);
   });
 
   it("finds the module's own dependencies (ESM and CommonJS), the user directory's, built-ins and relative files", async () => {

@@ -1,10 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 import { capture, deploy, flowNode } from './support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
 
 /** A node that runs one RED.settings operation per message and reports what it saw. */
 const MODULE = `module.exports = function (RED) {
@@ -61,7 +62,7 @@ describe('compat: RED.settings.set and delete', { timeout: 30_000 }, () => {
   });
   after(async () => {
     await stop();
-    await rm(root, { recursive: true, force: true });
+    await removeDir(root);
   });
 
   it('keeps values the settings file does not set, across a restart, and refuses the ones it sets', async () => {

@@ -1,10 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD, request, startServer, type TestServer } from '../helpers/server.js';
-import { copyFixture, removeDir, tempDir } from '../registry/support.js';
+import { request, startServer, type TestServer } from '../helpers/server.js';
+import { copyFixture } from '../registry/support.js';
 import { AUDIT_LEVEL } from '../../src/log.js';
 import { send, tokenRequest } from './support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
+import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
 
 /**
  * The audit log: one structured line at level `audit` (45) for every login (success or failure,

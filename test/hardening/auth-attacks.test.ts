@@ -2,9 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { hashSync } from '../../src/auth/bcrypt.js';
-import { ADMIN_PASSWORD, adminAuth, login, READER_PASSWORD, request, startServer, type TestServer } from '../helpers/server.js';
+import { login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 import { filesHolding, median, send, tokenRequest } from './support.js';
+import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
 
 /** Authentication attacks (issue 6 §4), each over real HTTP from distinct loopback addresses. */
 

@@ -2,11 +2,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ADMIN_PASSWORD, adminAuth, eventually, login, READER_PASSWORD, request, startServer, type TestServer } from '../helpers/server.js';
+import { eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { CredentialCipher, encryptNodeRedBlob } from '../../src/credentials/cipher.js';
 import { hashToken } from '../../src/auth/tokens.js';
 import { send, tokenRequest } from './support.js';
+import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
 
 /**
  * Every flaw of Node-RED listed in node-red-behaviour.md §8, shown absent in Runnel. Each test is

@@ -2,10 +2,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { adminAuth, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 import { hashToken } from '../../src/auth/tokens.js';
 import { send, tokenRequest } from './support.js';
+import { adminAuth } from '../helpers/users.js';
 
 /** What production needs around the API: security headers, CORS, request ids, graceful shutdown. */
 

@@ -1,12 +1,13 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { node, deploy, receiver, type Conf } from './flow.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
 
 const writer = (mode: string) => ({ filename: 'out/a.txt', filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: mode, encoding: 'none' });
 const reader = (format: string, extra: Conf = {}) => ({ filename: 'out/a.txt', filenameType: 'str', format, chunk: false, sendError: true, encoding: 'none', allProps: false, ...extra });
@@ -39,7 +40,7 @@ describe('file and file in nodes', () => {
   });
   after(async () => {
     await server.dispose();
-    await rm(dir, { recursive: true, force: true });
+    await removeDir(dir);
   });
 
   test('write creates the directory, append adds lines, and relative names resolve against fileWorkingDirectory', async () => {

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, writeFile, rm } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startServer, request, tempDir } from '../helpers/server.js';
+import { startServer, request } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
 
 /** A module shipping its own `json` type, as node-red-node-rbe ships `rbe` beside Node-RED's core. */
 async function overridingModule(dir: string): Promise<string> {
@@ -52,6 +53,6 @@ test('an installed module may replace a built-in type; deployed nodes switch ove
     assert.deepEqual((await capture.waitFor('out', 3))[2].payload, { a: 1 }, 'the built-in json is back');
   } finally {
     await server.dispose();
-    await rm(dir, { recursive: true, force: true });
+    await removeDir(dir);
   }
 });

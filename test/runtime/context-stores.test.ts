@@ -1,13 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveSettings } from '../../src/settings.js';
 import { ContextManager } from '../../src/runtime/context.js';
 import type { ContextStore } from '../../src/runtime/context/store.js';
 import { MemoryStore } from '../../src/runtime/context/memory-store.js';
-import { eventually, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { eventually, request, startServer, type TestServer } from '../helpers/server.js';
 import { killRunnels, runCli, spawnRunnel } from '../helpers/process.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
 
 /**
  * POST /ctx {op: 'set', f, g, n, m, store?} writes flow `f`, global `g` and node `n` in `store`
@@ -209,7 +210,7 @@ describe('context stores through a running server', () => {
         message: `Error loading context store: Invalid JSON in context file '${file}'`,
       });
     } finally {
-      await rm(userDir, { recursive: true, force: true });
+      await removeDir(userDir);
     }
   });
 
@@ -225,7 +226,7 @@ describe('context stores through a running server', () => {
         'runnel: invalid settings: contextStorage.file.module must be "memory", "localfilesystem" or a context store module (require it in a .js settings file), got "localfilesytem"',
       );
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 
@@ -249,7 +250,7 @@ describe('context stores through a running server', () => {
       assert.deepEqual(await readJson(path.join(context, 't1', 'flow.json')), { f: 'second' });
     } finally {
       killRunnels();
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 });

@@ -5,13 +5,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { eventually, request, startServer, tempDir } from '../helpers/server.js';
+import { eventually, request, startServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 import { killRunnels, spawnRunnel } from '../helpers/process.js';
 import { createRedApi } from '../../src/runtime/red-api.js';
 import { deploy, type Conf } from '../nodes/flow.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
 
 const at = { x: 100, y: 100 };
 const cap = (id: string, z = 't1'): Conf => ({ id, type: 'test-capture', z, name: id, ...at, wires: [] });
@@ -38,7 +39,7 @@ describe('review findings', () => {
       assert.equal((alive as { status: number }).status, 200);
     } finally {
       killRunnels();
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { startServer, request, tempDir, type TestServer } from '../helpers/server.js';
+import { startServer, request, type TestServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 import { encryptNodeRedBlob } from '../../src/credentials/cipher.js';
+import { tempDir } from '../helpers/dirs.js';
 
 const SECRET = 'a-test-secret';
 const v2 = { 'Runtime-API-Version': 'v2' };

@@ -2,10 +2,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { adminAuth, eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Node } from '../../src/runtime/node.js';
-import { copyFixture, npmPack, rawTarball, removeDir, tempDir, NODE_RED_PACKAGE } from '../registry/support.js';
+import { copyFixture, npmPack, rawTarball, NODE_RED_PACKAGE } from '../registry/support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
+import { adminAuth } from '../helpers/users.js';
 
 const flow = (type: string) => [
   { id: 't1', type: 'tab', label: 'T' },

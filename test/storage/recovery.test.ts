@@ -5,7 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import { createFileStorage } from '../../src/storage/file-storage.js';
 import { credsFileText, revOf } from '../../src/storage/flow-pair.js';
 import type { FlowNodeConfig, FlowsSnapshot } from '../../src/storage/types.js';
-import { captureLog, makeTempDir, readJsonFile, removeDir, settingsFor, tempFilesIn } from './support.js';
+import { readJsonFile, settingsFor, tempFilesIn } from './support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { captureLog } from '../helpers/log.js';
 
 /**
  * A save is: credentials temp written, credentials backup copied, credentials renamed, flows temp
@@ -26,7 +28,7 @@ describe('crash recovery of the flows/credentials pair', { timeout: 30_000 }, ()
   let n = 0;
 
   before(async () => {
-    root = await makeTempDir();
+    root = await tempDir();
   });
   after(async () => {
     await removeDir(root);
