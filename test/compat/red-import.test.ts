@@ -4,8 +4,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { capture, deploy, flowNode } from './support.js';
+import { TAB, capture, flowNode } from './support.js';
 import { tempDir, removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 /** Writes `files` (path -> text) under `root`. */
 async function writeTree(root: string, files: Record<string, string>): Promise<void> {
@@ -55,7 +56,7 @@ describe('compat: RED.import resolves like RED.require', { timeout: 30_000 }, ()
     });
     server = await startServer({ nodesDir: [path.join(root, 'nodes')] }, userDir);
     cap = installCapture(server);
-    await deploy(server, [flowNode('imp', 'compat-import', [['cap']]), capture('cap', 'imported')]);
+    await deploy(server, [flowNode('imp', 'compat-import', [['cap']]), capture('cap', 'imported')], { tab: TAB });
   });
   after(async () => {
     await server?.dispose();

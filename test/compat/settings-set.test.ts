@@ -4,8 +4,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
-import { capture, deploy, flowNode } from './support.js';
+import { TAB, capture, flowNode } from './support.js';
 import { tempDir, removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 /** A node that runs one RED.settings operation per message and reports what it saw. */
 const MODULE = `module.exports = function (RED) {
@@ -38,7 +39,7 @@ describe('compat: RED.settings.set and delete', { timeout: 30_000 }, () => {
   const boot = async () => {
     server = await startServer({ nodesDir: [nodesDir], httpNodeRoot: '/api' }, userDir);
     const cap = installCapture(server);
-    await deploy(server, [flowNode('s', 'compat-settings', [['cap']]), capture('cap', 'settings')]);
+    await deploy(server, [flowNode('s', 'compat-settings', [['cap']]), capture('cap', 'settings')], { tab: TAB });
     let seen = 0;
     return async (msg: Record<string, unknown>) => {
       server!.instance.runtime.engine.nodes.get('s')!.receive(msg);

@@ -1,7 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, eventually, type TestServer } from '../helpers/server.js';
-import { deploy, receiver, type Conf } from './flow.js';
+import { receiver, type Conf } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const node = (id: string, extra: Conf = {}): Conf => ({ id, type: 'debug', z: 't1', name: id, x: 100, y: 100, wires: [], ...extra });
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v));

@@ -2,7 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { node, receiver, type Conf } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const NODE = JSON.stringify(process.execPath);
 const execNode = (id: string, command: string, extra: Conf = {}) =>
@@ -90,8 +91,7 @@ describe('exec node', () => {
     const [out] = await capture.waitFor('hold-out');
     const pid = Number(out.payload);
     assert.ok(pid > 0);
-    const r = await request(server.at('flows'), { method: 'POST', json: [{ id: 't1', type: 'tab', label: 'exec' }], headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, [{ id: 't1', type: 'tab', label: 'exec' }]);
     await eventually(() => {
       try {
         process.kill(pid, 0);

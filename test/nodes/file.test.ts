@@ -6,8 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { node, receiver, type Conf } from './flow.js';
 import { tempDir, removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 const writer = (mode: string) => ({ filename: 'out/a.txt', filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: mode, encoding: 'none' });
 const reader = (format: string, extra: Conf = {}) => ({ filename: 'out/a.txt', filenameType: 'str', format, chunk: false, sendError: true, encoding: 'none', allProps: false, ...extra });

@@ -2,7 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, request, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { deploy, receiver, type Conf } from './flow.js';
+import { receiver, type Conf } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires, ...extra,

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { startServer, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
-import { deploy, receiver, type Conf } from './flow.js';
+import { receiver, type Conf } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires, ...extra,

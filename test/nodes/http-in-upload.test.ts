@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { Blob } from 'node:buffer';
 import { startServer, request, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { deploy, type Conf } from './flow.js';
+import { type Conf } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const node = (id: string, type: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z: 't1', x: 100, y: 100, wires: [wires], ...extra,

@@ -2,7 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { deploy, type Conf } from './flow.js';
+import { type Conf } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const node = (id: string, type: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z: 't1', x: 100, y: 100, wires: [wires], ...extra,

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { startServer, eventually, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
-import { deploy, receiver, type Conf } from './flow.js';
+import { receiver, type Conf } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const USER = 'alice';
 const PASSWORD = 'secret "pw"';

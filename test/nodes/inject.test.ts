@@ -2,7 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, request, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, type Conf } from './flow.js';
+import { node, type Conf } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 describe('inject node', () => {
   let server: TestServer;

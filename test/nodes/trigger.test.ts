@@ -2,7 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { node, receiver, type Conf } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const settle = (ms = 60) => new Promise((r) => setTimeout(r, ms));
 

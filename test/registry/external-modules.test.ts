@@ -25,9 +25,10 @@ import type { SubflowDefinition } from '../../src/registry/registry.js';
 import { resolveSettings } from '../../src/settings.js';
 import { eventually, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { deploy, type Conf } from '../nodes/flow.js';
+import { type Conf } from '../nodes/flow.js';
 import { npmPack } from './support.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 const PKG = 'runnel-fixture-pad';
 const TGZ_PATH = `/${PKG}/-/${PKG}-1.0.0.tgz`;

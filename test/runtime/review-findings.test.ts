@@ -11,8 +11,9 @@ import { eventually, request, startServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 import { killRunnels, spawnRunnel } from '../helpers/process.js';
 import { createRedApi } from '../../src/runtime/red-api.js';
-import { deploy, type Conf } from '../nodes/flow.js';
+import { type Conf } from '../nodes/flow.js';
 import { tempDir, removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 const at = { x: 100, y: 100 };
 const cap = (id: string, z = 't1'): Conf => ({ id, type: 'test-capture', z, name: id, ...at, wires: [] });
