@@ -26,13 +26,14 @@ export interface FlowSuite {
 
 /**
  * The common set-up of a node test file: a server with the capture type, the given flows deployed
- * before the tests and the server disposed after them. Call it inside `describe`.
+ * before the tests and the server disposed after them. Call it inside `describe`. Settings that
+ * depend on an earlier `before` hook (a temp dir) are given as a function, read when the server starts.
  */
-export function flowSuite(flows: (server: TestServer) => Conf[], settings: Record<string, unknown> = {}): FlowSuite {
+export function flowSuite(flows: (server: TestServer) => Conf[], settings: Conf | (() => Conf) = {}): FlowSuite {
   let server: TestServer | undefined;
   let capture: Capture | undefined;
   before(async () => {
-    server = await startServer(settings);
+    server = await startServer(typeof settings === 'function' ? settings() : settings);
     capture = installCapture(server);
     await deploy(server, flows(server));
   });
