@@ -1,4 +1,4 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { node, type Conf, flowSuite } from './flow.js';
 
