@@ -29,7 +29,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
   });
 
   /** Installs `module`, runs `check`, and records the outcome either way. */
-  const moduleTest = (module: string, result: string, check: () => Promise<void>) =>
+  const moduleTest = (module: string, result: string, check: () => Promise<void>): void => {
     it(module, { timeout: INSTALL_TIMEOUT }, async () => {
       const res = await install(server, module);
       try {
@@ -43,6 +43,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
         throw err;
       }
     });
+  };
 
   moduleTest('node-red-node-rbe', 'rbe blocks unchanged payloads (1,1,2,2,1 → 1,2,1)', async () => {
     await deploy(server, [flowNode('rbe', 'rbe', [['cap']], { func: 'rbe', gap: '', start: '', inout: 'out', property: 'payload' }), captureNode('cap', 'rbe-out')], { tab: TAB });

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { request, startServer } from '../test/helpers/server.js';
+import { startServer } from '../test/helpers/server.js';
 import { installCapture } from '../test/helpers/capture.js';
 import { bundledNpmCli } from '../src/registry/npm.js';
 import { tempDir, removeDir } from '../test/helpers/dirs.js';

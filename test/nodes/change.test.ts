@@ -1,7 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Conf, flowSuite, node } from './flow.js';
-import { deploy } from '../helpers/deploy.js';
 
 describe('change node', () => {
   const t = flowSuite(() => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request } from '../helpers/server.js';
+import { startServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 import { deploy } from '../helpers/deploy.js';
 
