@@ -64,7 +64,8 @@ async function runScenario(
       const label = `[${scenario.name}] round ${round + 1}/${opts.rounds} ${SYSTEM_LABELS[kind]}`;
       let system;
       try {
-        system = await startSystem(kind, ctx.env);
+        const bare = kind === 'bare' ? scenario.bareBody?.(ctx) : undefined;
+        system = await startSystem(kind, bare ? { ...ctx.env, bareBody: bare.body, bareType: bare.type } : ctx.env);
       } catch (e) {
         // A system that cannot start once will not start later either; skip it for the run.
         unavailable[kind] = briefly((e as Error).message);

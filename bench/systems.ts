@@ -29,8 +29,9 @@ export interface SystemEnv {
   /** The compiled bench folder (where bare-server.js lives). */
   benchDir: string;
   users: BenchUsers;
-  /** What the bare server answers. */
+  /** What the bare server answers, and its content type (default: the http response node's for a string). */
   bareBody: string;
+  bareType?: string;
   /** Extra `node` flags for the systems' processes (the profiler passes `--cpu-prof`). */
   nodeArgs?: string[];
 }
@@ -106,7 +107,10 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     const red = path.join(env.peerDir, 'node_modules', 'node-red', 'red.js');
     plan = { args: [red, '-u', path.join(dir, 'user'), '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
   } else {
-    plan = { args: [path.join(env.benchDir, 'bare-server.js'), String(port), env.bareBody], cwd: dir, readyPath: '' };
+    const bodyFile = path.join(dir, 'body');
+    await writeFile(bodyFile, env.bareBody);
+    const args = [path.join(env.benchDir, 'bare-server.js'), String(port), bodyFile];
+    plan = { args: env.bareType ? [...args, env.bareType] : args, cwd: dir, readyPath: '' };
   }
   const child = spawn(process.execPath, [...(env.nodeArgs ?? []), ...plan.args], { cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = captureTail(child);

@@ -34,7 +34,7 @@ export const ERRORS = {
   unauthorized: [401, 'no valid access token was sent'],
   invalid_token: [401, 'the access token is unknown, expired or revoked'],
   forbidden: [403, 'the operation is not allowed'],
-  insufficient_scope: [403, "the token's permissions do not cover the operation"],
+  insufficient_scope: [401, "the token's permissions do not cover the operation (401 with RFC 6750's error, as Node-RED answers)"],
   install_not_allowed: [403, 'installing modules (or this module) is disabled by the settings'],
   upload_not_allowed: [403, 'installing modules from uploaded tarballs is disabled by the settings'],
   local_path_not_allowed: [403, 'installing modules from a local path is disabled by the settings'],

@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import { createFileStorage } from './storage/file-storage.js';
 import { createAuthService } from './auth/service.js';
 import { Runtime } from './runtime/runtime.js';
+import { CORE_NODES } from './nodes/index.js';
 import { buildApp } from './server/app.js';
 import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/app.js';
 import type { Storage } from './storage/types.js';
@@ -33,7 +34,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const auth = await createAuthService({ settings, storage, log });
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
-  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth });
+  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES });
   const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin });
   runtime.attachServer(app.server);
   await runtime.start();

@@ -1,7 +1,5 @@
 import { inspect } from 'node:util';
-import { Node, type DoneFn, type Msg, type NodeConfig, type NodeStatus, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import type { PreparedJSONata } from '../runtime/util/index.js';
+import type { DoneFn, Msg, NodeConfig, NodeStatus, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 /** Longest status text before Node-RED truncates it with "...". */
 const STATUS_LENGTH = 32;
@@ -21,7 +19,7 @@ export default function (RED: RedApi) {
     return new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(exp, msg, (err, v) => (err ? reject(err) : resolve(v))));
   }
 
-  class DebugNode extends Node {
+  class DebugNode extends RED.nodes.Node {
     active: boolean;
     tosidebar: boolean;
     console: string;

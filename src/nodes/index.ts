@@ -1,6 +1,4 @@
-import type { Runtime } from '../runtime/runtime.js';
-import { createRedApi, type RedApi } from '../runtime/red-api.js';
-import { RUNNEL_VERSION } from '../version.js';
+import type { NodeSets } from '../runtime/red-api-types.js';
 import inject from './inject.js';
 import debug from './debug.js';
 import func from './function/function.js';
@@ -32,47 +30,42 @@ import file from './file.js';
 import exec from './exec.js';
 import globalConfig from './global-config.js';
 
-/** The module name the built-in node sets are listed under in GET /nodes. */
-const CORE_MODULE = 'runnel';
-
-/** Built-in node sets, each written against the same RED API contributed modules receive. */
-const CORE_SETS: Record<string, (RED: RedApi) => void> = {
-  inject,
-  debug,
-  function: func,
-  change,
-  switch: switchNode,
-  comment,
-  junction,
-  catch: catchNode,
-  status,
-  complete,
-  link,
-  httpin: httpIn,
-  httprequest: httpRequest,
-  template,
-  delay,
-  trigger,
-  JSON: json,
-  range,
-  rbe,
-  sort,
-  batch,
-  split,
-  join,
-  csv,
-  yaml,
-  xml,
-  html,
-  file,
-  exec,
-  'global-config': globalConfig,
+/**
+ * The built-in node sets, listed under the module `runnel` in GET /nodes, each written against the
+ * same RED API contributed modules receive. The composition root hands them to the runtime.
+ */
+export const CORE_NODES: NodeSets = {
+  module: 'runnel',
+  sets: {
+    inject,
+    debug,
+    function: func,
+    change,
+    switch: switchNode,
+    comment,
+    junction,
+    catch: catchNode,
+    status,
+    complete,
+    link,
+    httpin: httpIn,
+    httprequest: httpRequest,
+    template,
+    delay,
+    trigger,
+    JSON: json,
+    range,
+    rbe,
+    sort,
+    batch,
+    split,
+    join,
+    csv,
+    yaml,
+    xml,
+    html,
+    file,
+    exec,
+    'global-config': globalConfig,
+  },
 };
-
-export async function loadCoreNodes(runtime: Runtime): Promise<void> {
-  runtime.registry.addModule({ name: CORE_MODULE, version: RUNNEL_VERSION, builtin: true });
-  for (const [name, register] of Object.entries(CORE_SETS)) {
-    const set = runtime.registry.addSet(CORE_MODULE, name);
-    register(createRedApi(runtime, set));
-  }
-}

@@ -1,6 +1,4 @@
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import type { PreparedJSONata } from '../runtime/util/index.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 interface Prop {
   p: string;
@@ -78,7 +76,7 @@ class Cron {
 
 export default function (RED: RedApi) {
   /** Node-RED's migration of the pre-`props` form: payload/payloadType and topic on the node. */
-  function normaliseProps(config: NodeConfig, node: Node): Prop[] {
+  function normaliseProps(config: NodeConfig, node: NodeInstance): Prop[] {
     const raw = Array.isArray(config.props) ? (config.props as Partial<Prop>[]) : [{ p: 'payload' }, { p: 'topic', vt: 'str' }];
     return raw.map((prop) => {
       const p: Prop = { p: String(prop.p ?? ''), v: prop.v, vt: prop.vt ?? 'str' };
@@ -107,7 +105,7 @@ export default function (RED: RedApi) {
     return new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(exp, msg, (err, value) => (err ? reject(err) : resolve(value))));
   }
 
-  class InjectNode extends Node {
+  class InjectNode extends RED.nodes.Node {
     props: Prop[];
     repeat: number;
     crontab: string;

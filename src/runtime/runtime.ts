@@ -6,7 +6,7 @@ import type { Storage, FlowNodeConfig, RuntimeConfig } from '../storage/types.js
 import { SerialQueue } from '../storage/serial-queue.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
-import { Registry } from '../registry/registry.js';
+import { Registry, type NodeSetInfo } from '../registry/registry.js';
 import { CredentialStore } from '../credentials/store.js';
 import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js';
 import { ContextManager } from './context.js';
@@ -17,16 +17,18 @@ import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
 import { diffConfigs, stopSet } from './diff.js';
 import { substituteEnv } from './env/env.js';
-import type { Engine } from './engine.js';
+import type { RuntimeServices } from './services.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
 import type { DeployRequest, DeployResult, FlowsState } from './types.js';
-import { loadCoreNodes } from '../nodes/index.js';
 import { ModuleManager } from '../registry/modules.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
-import { RUNNEL_VERSION } from '../version.js';
+import type { Catalogs } from '../registry/host.js';
+import { NODE_RED_COMPAT_VERSION, RUNNEL_VERSION } from '../version.js';
 import { settingsViewFor } from './settings-view.js';
-import { NODE_RED_COMPAT_VERSION } from './red-api.js';
+import { createRedApi } from './red-api.js';
+import type { NodeSets } from './red-api-types.js';
+import { nodeClasses } from './node-classes.js';
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
@@ -38,6 +40,8 @@ export interface RuntimeDeps {
   auth: AuthService;
   httpNode: RouteApp;
   httpAdmin?: RouteApp;
+  /** The built-in node sets, registered before installed modules load (which may replace their types). */
+  builtinNodes: NodeSets;
 }
 
 interface ActiveConfig {
@@ -61,17 +65,18 @@ export class Runtime {
   readonly storage: Storage;
   readonly auth: AuthService;
   readonly version = RUNNEL_VERSION;
-  readonly registry = new Registry();
+  readonly registry = new Registry(nodeClasses);
   readonly modules: ModuleManager;
   readonly events = new EventEmitter();
   readonly httpNode: RouteApp;
   readonly httpAdmin: RouteApp | undefined;
   readonly context: ContextManager;
-  readonly engine: Engine;
+  readonly services: RuntimeServices;
   server: Server | undefined;
   credentials!: CredentialStore;
   credentialKey!: CredentialKey;
   private readonly flowSet: FlowSet;
+  private readonly builtinNodes: NodeSets;
   private readonly mutex = new Mutex();
   private readonly runtimeConfigQueue = new SerialQueue();
   private active: ActiveConfig;
@@ -86,6 +91,7 @@ export class Runtime {
     this.auth = deps.auth;
     this.httpNode = deps.httpNode;
     this.httpAdmin = deps.httpAdmin;
+    this.builtinNodes = deps.builtinNodes;
     this.events.setMaxListeners(0);
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
@@ -93,7 +99,7 @@ export class Runtime {
       userDir: this.settings.userDir,
       log: this.log,
     });
-    this.engine = {
+    this.services = {
       settings: this.settings,
       log: this.log,
       queue: new DeliveryQueue(),
@@ -105,7 +111,7 @@ export class Runtime {
       credentialsFor: (id, type, env) => this.credentialsFor(id, type, env),
       getGlobalSetting: (name) => this.flowSet.globalEnv.getSetting(name),
     };
-    this.flowSet = new FlowSet(this.engine);
+    this.flowSet = new FlowSet(this.services);
     this.modules = new ModuleManager(this);
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
     // A type arriving (module install, enable) may let waiting flows start.
@@ -117,6 +123,17 @@ export class Runtime {
       this.events.emit('type-registered', type);
       this.scheduleStartWaiting();
     });
+  }
+
+  /** The RED object one node set's code receives. */
+  redApiFor(set: NodeSetInfo, options: { moduleDir: string; catalogs: Catalogs }): unknown {
+    return createRedApi(this, set, options);
+  }
+
+  private registerBuiltinNodes(): void {
+    const { module, sets } = this.builtinNodes;
+    this.registry.addModule({ name: module, version: RUNNEL_VERSION, builtin: true });
+    for (const [name, register] of Object.entries(sets)) register(createRedApi(this, this.registry.addSet(module, name)));
   }
 
   /** Read-modify-write of the runtime config, one at a time (module records, RED.settings.set). */
@@ -144,7 +161,7 @@ export class Runtime {
       stored !== null && typeof stored === 'object' && !Array.isArray(stored) ? (stored as Record<string, unknown>) : {},
       (values) => this.updateRuntimeConfig((config) => ({ ...config, [STORED_SETTINGS]: values })),
     );
-    await loadCoreNodes(this);
+    this.registerBuiltinNodes();
     await this.modules.loadInstalled();
     await this.mutex.run(async () => {
       await this.loadFromStorage();

@@ -4,6 +4,7 @@ import { needsPermission } from '../auth/guard.js';
 import { RunnelError } from '../errors.js';
 import { DEPLOYMENT_TYPES, type DeploymentType } from '../runtime/types.js';
 import { assertShallow, validateFlows } from './flows-validation.js';
+import { sendFlowsBody } from './flows-body.js';
 
 const VERSION_HEADERS = ['runtime-api-version', 'node-red-api-version'];
 const TYPE_HEADERS = ['runtime-deployment-type', 'node-red-deployment-type'];
@@ -37,7 +38,7 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
 
   app.get('/flows', { onRequest: needsPermission(auth, 'flows.read') }, async (request, reply) => {
     const version = apiVersion(request);
-    return reply.type('application/json').send(runtime.getFlowsJson(version));
+    return sendFlowsBody(request, reply, runtime.getFlowsJson(version), runtime.rev, version);
   });
 
   app.get('/flows/state', { onRequest: needsPermission(auth, 'flows.read') }, async () => runtime.getState());
@@ -73,10 +74,8 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
         }
         const b = body as Record<string, unknown>;
         if (b.rev !== undefined && typeof b.rev !== 'string') throw new RunnelError('invalid_flows', '"rev" must be a string');
+        // The runtime compares it with the active rev inside its deploy lock, where no other deploy can intervene.
         rev = b.rev as string | undefined;
-        if (rev !== undefined && rev !== runtime.rev) {
-          throw new RunnelError('version_mismatch', `The flows have changed: rev ${rev} is not the active rev`);
-        }
         if (!Array.isArray(b.flows)) throw new RunnelError('invalid_flows', '"flows" must be an array of nodes');
         flows = b.flows;
         if (b.credentials !== undefined) {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
-import { NODE_RED_COMPAT_VERSION } from '../runtime/red-api.js';
+import { NODE_RED_COMPAT_VERSION } from '../version.js';
 import { settingsViewFor } from '../runtime/settings-view.js';
 
 /** GET /settings: what a client (CLI, dashboard) needs to know about this runtime. */

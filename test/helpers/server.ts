@@ -4,6 +4,10 @@ import { removeDir, tempDir } from './dirs.js';
 import { captureLog } from './log.js';
 import { ADMIN_PASSWORD } from './users.js';
 
+// A test that starts a server usually needs users and temp dirs too: one import gives all three.
+export { ADMIN_PASSWORD, READER_PASSWORD, adminAuth } from './users.js';
+export { tempDir } from './dirs.js';
+
 export interface TestServer {
   url: string;
   /** URL of a path under the admin root (no leading slash needed). */

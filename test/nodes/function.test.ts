@@ -162,7 +162,7 @@ describe('function node', () => {
 
   test('finalize runs when the node is removed; timers stop', async () => {
     await deploy(t.server, flows.filter((n) => n.id !== 'init' && n.id !== 'tick'));
-    const global = t.server.instance.runtime.engine.context.getGlobalContext();
+    const global = t.server.instance.runtime.services.context.getGlobalContext();
     assert.equal(global.get('finalized'), 'init');
   });
 });
@@ -176,7 +176,7 @@ describe('function node external modules', () => {
 
     test('libs are refused when functionExternalModules is false', async () => {
       await eventually(() => t.server.logs.some((l) => l.includes('Failed to start node') && l.includes('Function node not allowed to load external modules')));
-      assert.equal(t.server.instance.runtime.engine.nodes.get('libs'), undefined);
+      assert.equal(t.server.instance.runtime.services.nodes.get('libs'), undefined);
     });
   });
 

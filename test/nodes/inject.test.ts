@@ -37,7 +37,7 @@ describe('inject node', () => {
       node('catch-bad', 'catch', { scope: ['bad'], uncaught: false }, [['cap-bad-errors']]),
       ...['cap-props', 'cap-legacy', 'cap-repeat', 'cap-manual', 'cap-bad', 'cap-bad-errors'].map((id) => node(id, 'test-capture')),
     ];
-    server.instance.runtime.engine.context.getGlobalContext().set('seed', 'from-global');
+    server.instance.runtime.services.context.getGlobalContext().set('seed', 'from-global');
     return flows;
   });
 

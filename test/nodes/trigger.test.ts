@@ -13,7 +13,7 @@ const trigger = (extra: Conf): Conf => ({
 describe('trigger node', () => {
   const payloads = (name: string) => t.capture.of(name).map((m) => m.payload);
   const t = flowSuite((server) => {
-    server.instance.runtime.engine.context.getFlowContext('t1').set('later', 'from-flow');
+    server.instance.runtime.services.context.getFlowContext('t1').set('later', 'from-flow');
     const nodes: [string, Conf, number][] = [
       ['basic', trigger({}), 1],
       ['extend', trigger({ duration: '60', extend: true }), 1],
@@ -102,7 +102,7 @@ describe('trigger node', () => {
   test('with two outputs op2 leaves on the second, read from flow context when sent', async () => {
     receive('two', { _msgid: 'w', payload: 'x' });
     await t.capture.waitFor('cap-two');
-    t.server.instance.runtime.engine.context.getFlowContext('t1').set('later', 'changed');
+    t.server.instance.runtime.services.context.getFlowContext('t1').set('later', 'changed');
     assert.deepEqual(await t.capture.waitFor('cap-two-2'), [{ _msgid: 'w', payload: 'changed' }]);
     assert.deepEqual(t.capture.of('cap-two'), [{ _msgid: 'w', payload: 5 }]);
   });

@@ -29,7 +29,7 @@ describe('function node libs stay inside the package they name', () => {
         },
         cap('out'),
       ]);
-      server.instance.runtime.engine.nodes.get('fn')!.receive({ _msgid: 'm' });
+      server.instance.runtime.services.nodes.get('fn')!.receive({ _msgid: 'm' });
       await eventually(() => server.logs.some((l) => l.includes('Function node failed to load external modules')) || capture.of('out').length > 0);
       assert.equal((globalThis as Record<string, unknown>)[marker], undefined, 'a file outside the allowed package was imported');
       assert.deepEqual(capture.of('out'), []);

@@ -33,7 +33,7 @@ test('an installed module may replace a built-in type; deployed nodes switch ove
       { id: 'out', type: 'test-capture', name: 'out', z: 't1', x: 1, y: 1, wires: [] },
     ];
     await deploy(server, flows);
-    const send = () => server.instance.runtime.engine.nodes.get('j')!.receive({ payload: '{"a":1}' });
+    const send = () => server.instance.runtime.services.nodes.get('j')!.receive({ payload: '{"a":1}' });
     send();
     assert.deepEqual((await capture.waitFor('out', 1))[0].payload, { a: 1 });
 

@@ -33,7 +33,7 @@ describe('subflow modules with malformed flow entries', () => {
         { id: 'pass', type: 'function', z: 't1', ...at, func: 'return msg;', outputs: 1, wires: [['out']] },
         cap('out'),
       ]);
-      runtime.engine.nodes.get('pass')!.receive({ _msgid: 'p' });
+      runtime.services.nodes.get('pass')!.receive({ _msgid: 'p' });
       await capture.waitFor('out', 1, 2000);
     } finally {
       await server.dispose();

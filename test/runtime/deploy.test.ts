@@ -67,7 +67,7 @@ describe('deployment types restart exactly the expected nodes', () => {
   test('rewiring in a nodes deploy hot-swaps wires without a restart', async () => {
     await deploy(server, edit(base(), 'A', { wires: [['D']] }), { type: 'nodes' });
     assert.deepEqual(capture.restartedSince(), []);
-    server.instance.runtime.engine.nodes.get('A')!.receive({ payload: 'via-new-wire' });
+    server.instance.runtime.services.nodes.get('A')!.receive({ payload: 'via-new-wire' });
     const got = await capture.waitFor('D');
     assert.equal(got[0].payload, 'via-new-wire');
     assert.equal(capture.of('B').length, 0);
@@ -78,13 +78,13 @@ describe('deployment types restart exactly the expected nodes', () => {
     await deploy(server, without, { type: 'nodes' });
     assert.deepEqual(capture.closes.get('C'), [{ removed: true }]);
     assert.deepEqual(capture.closes.get('B'), [{ removed: false }]);
-    assert.equal(server.instance.runtime.engine.nodes.has('C'), false);
+    assert.equal(server.instance.runtime.services.nodes.has('C'), false);
   });
 
   test('disabled nodes and tabs are stored but not run', async () => {
     const flows = base().map((n) => (n.id === 'D' ? { ...n, d: true } : n.id === 't2' ? { ...n, disabled: true } : n));
     await deploy(server, flows, { type: 'full' });
-    const live = server.instance.runtime.engine.nodes;
+    const live = server.instance.runtime.services.nodes;
     assert.equal(live.has('D'), false);
     assert.equal(live.has('E'), false);
     assert.equal(live.has('A'), true);
@@ -94,7 +94,7 @@ describe('deployment types restart exactly the expected nodes', () => {
 
   test('messages flow along wires with the first delivery uncloned', async () => {
     const msg: Record<string, unknown> = { payload: { deep: 1 } };
-    server.instance.runtime.engine.nodes.get('A')!.receive(msg);
+    server.instance.runtime.services.nodes.get('A')!.receive(msg);
     const [got] = await capture.waitFor('C');
     assert.equal(got, msg);
     assert.equal(typeof got._msgid, 'string');
@@ -113,7 +113,7 @@ describe('missing types', () => {
       ];
       await deploy(server, flows);
       assert.deepEqual((await request(server.at('flows/state'))).body, { state: 'start', missingTypes: ['test-capture'] });
-      assert.equal(server.instance.runtime.engine.nodes.has('ok'), true);
+      assert.equal(server.instance.runtime.services.nodes.has('ok'), true);
       const capture = installCapture(server);
       for (let i = 0; i < 100 && !capture.starts.has('w'); i++) await new Promise((res) => setTimeout(res, 10));
       assert.equal(capture.starts.get('w'), 1);

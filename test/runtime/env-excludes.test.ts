@@ -19,7 +19,7 @@ describe('envVarExcludes', () => {
         { id: 'fn', type: 'function', z: 't1', ...at, outputs: 1, wires: [['out']], func: 'msg.payload = env.get("RUNNEL_REVIEW_EXCLUDED"); return msg;' },
         cap('out'),
       ]);
-      server.instance.runtime.engine.nodes.get('fn')!.receive({ _msgid: 'e' });
+      server.instance.runtime.services.nodes.get('fn')!.receive({ _msgid: 'e' });
       const [msg] = await capture.waitFor('out');
       assert.equal(msg.payload, 'from-global');
     } finally {

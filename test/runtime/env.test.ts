@@ -25,7 +25,7 @@ test('a whole ${ENV} node property and typed env values resolve through the tab 
       { id: 'out', type: 'test-capture', name: 'out', z: 't1', x: 1, y: 1, wires: [] },
     ];
     await deploy(server, flows);
-    server.instance.runtime.engine.nodes.get('c')!.receive({});
+    server.instance.runtime.services.nodes.get('c')!.receive({});
     const [msg] = await capture.waitFor('out');
     assert.equal(msg.payload, 'hi');
     assert.equal(msg.outer, 'outer', 'the older $(X) form');

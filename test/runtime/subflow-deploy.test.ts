@@ -74,7 +74,7 @@ describe('deploys restart subflow instances as a whole', () => {
     await deploy(server, base().filter((n) => n.id !== 'ib'), { type: 'nodes' });
     assert.deepEqual(capture.restartedSince(), []);
     assert.deepEqual(capture.closes.get('ib-inner'), [{ removed: true }]);
-    const nodes = server.instance.runtime.engine.nodes;
+    const nodes = server.instance.runtime.services.nodes;
     assert.equal(nodes.has('ib'), false);
     assert.equal(nodes.has('ib-inner'), false);
     assert.equal(nodes.has('ia-inner'), true);
@@ -97,9 +97,9 @@ describe('deploys restart subflow instances as a whole', () => {
     ], { type: 'full' });
     const runtime = server.instance.runtime;
     assert.deepEqual(runtime.getState(), { state: 'start', missingTypes: ['no-such-type'] });
-    assert.equal(runtime.engine.nodes.has('im'), false);
-    assert.equal(runtime.engine.nodes.has('t2-node'), false);
-    assert.equal(runtime.engine.nodes.has('ia-inner'), true);
+    assert.equal(runtime.services.nodes.has('im'), false);
+    assert.equal(runtime.services.nodes.has('t2-node'), false);
+    assert.equal(runtime.services.nodes.has('ia-inner'), true);
     receive('src', { payload: 'still running' });
     assert.equal((await capture.waitFor('outa', 1))[0].payload, 'still running');
   });

@@ -28,7 +28,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
   let capture: Capture;
   let work: string;
   const api = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), { token, ...init });
-  const inject = (id: string, msg: Record<string, unknown>) => (server.instance.runtime.engine.nodes.get(id) as Node).receive(msg);
+  const inject = (id: string, msg: Record<string, unknown>) => (server.instance.runtime.services.nodes.get(id) as Node).receive(msg);
 
   before(async () => {
     work = await tempDir('runnel-nodes-');
@@ -111,7 +111,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.version, '2.0.0');
     assert.equal(res.body.nodes[0].loaded, true);
-    await eventually(() => server.instance.runtime.engine.nodes.get('n1'));
+    await eventually(() => server.instance.runtime.services.nodes.get('n1'));
     const before = capture.of('out').length;
     inject('n1', { payload: 'again' });
     const msgs = await capture.waitFor('out', before + 1);
@@ -149,7 +149,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     const scoped = await api('nodes/@runnel-test/esm-nodes');
     assert.equal(scoped.status, 200);
     assert.equal(scoped.body.version, '0.2.0');
-    await eventually(() => server.instance.runtime.engine.nodes.get('n1'));
+    await eventually(() => server.instance.runtime.services.nodes.get('n1'));
     const before = capture.of('out').length;
     inject('n1', { payload: 21 });
     const msgs = await capture.waitFor('out', before + 1);
