@@ -8,6 +8,7 @@ import { request } from './helpers/server.js';
 import { after } from 'node:test';
 import { runCli, spawnRunnel, killRunnels, BIN } from './helpers/process.js';
 import { tempDir, removeDir } from './helpers/dirs.js';
+import { deploy } from './helpers/deploy.js';
 
 describe('command line', () => {
   after(killRunnels);
@@ -104,8 +105,7 @@ describe('command line', () => {
         { id: 't1', type: 'tab' },
         { id: 'f1', type: 'function', z: 't1', x: 1, y: 1, wires: [], func: 'return msg;', finalize: "node.warn('finalize-ran');", outputs: 1 },
       ];
-      const r = await request(new URL('flows', run.url).href, { method: 'POST', json: flows });
-      assert.equal(r.status, 204, r.text);
+      await deploy(run, flows);
       run.child.kill('SIGTERM');
       assert.equal(await run.exited, 0);
       assert.match(run.output(), /finalize-ran/);
