@@ -6,9 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { RunnelError } from '../../src/errors.js';
 import { createFileStorage } from '../../src/storage/file-storage.js';
 import type { FlowNodeConfig } from '../../src/storage/types.js';
-import { readJsonFile, settingsFor, tempFilesIn } from './support.js';
-import { tempDir, removeDir } from '../helpers/dirs.js';
-import { captureLog } from '../helpers/log.js';
+import { captureLog, makeTempDir, readJsonFile, removeDir, settingsFor, tempFilesIn } from './support.js';
 
 const EMPTY_REV = '4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945';
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -32,7 +30,7 @@ describe('file storage', { timeout: 30_000 }, () => {
   };
 
   before(async () => {
-    root = await tempDir();
+    root = await makeTempDir();
   });
   after(async () => {
     await removeDir(root);

@@ -5,9 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { createFileStorage } from '../../src/storage/file-storage.js';
 import { credsFileText, revOf } from '../../src/storage/flow-pair.js';
 import type { FlowNodeConfig, FlowsSnapshot } from '../../src/storage/types.js';
-import { readJsonFile, settingsFor, tempFilesIn } from './support.js';
-import { tempDir, removeDir } from '../helpers/dirs.js';
-import { captureLog } from '../helpers/log.js';
+import { captureLog, makeTempDir, readJsonFile, removeDir, settingsFor, tempFilesIn } from './support.js';
 
 /**
  * A save is: credentials temp written, credentials backup copied, credentials renamed, flows temp
@@ -28,7 +26,7 @@ describe('crash recovery of the flows/credentials pair', { timeout: 30_000 }, ()
   let n = 0;
 
   before(async () => {
-    root = await tempDir();
+    root = await makeTempDir();
   });
   after(async () => {
     await removeDir(root);
