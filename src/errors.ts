@@ -42,6 +42,7 @@ export const ERRORS = {
   method_not_allowed: [405, 'the route does not take that method'],
   version_mismatch: [409, 'the rev sent is not the active rev: the flows changed since they were read'],
   conflict: [409, 'the request conflicts with the current state'],
+  history_credentials_unreadable: [409, 'the credentials kept with a revision do not decrypt with the current key'],
   payload_too_large: [413, 'the body or an uploaded file is larger than allowed'],
   unsupported_media_type: [415, 'the body has a content type the route does not take'],
   too_many_requests: [429, 'too many requests (login throttling); retry after the Retry-After header'],

@@ -13,6 +13,15 @@ export class MemorySessions implements Storage {
   async saveFlows(): Promise<never> {
     throw new Error('not used by auth');
   }
+  async recordRevision(): Promise<never> {
+    throw new Error('not used by auth');
+  }
+  async listRevisions(): Promise<never> {
+    throw new Error('not used by auth');
+  }
+  async getRevision(): Promise<never> {
+    throw new Error('not used by auth');
+  }
   async getSessions() {
     return structuredClone(this.sessions);
   }
@@ -24,6 +33,14 @@ export class MemorySessions implements Storage {
     return {};
   }
   async saveRuntimeConfig() {}
+  async getUserSettings() {
+    return {};
+  }
+  async saveUserSettings() {}
+  async getLibraryEntry() {
+    return [];
+  }
+  async saveLibraryEntry() {}
   async close() {}
 }
 

@@ -25,6 +25,8 @@ export interface DeployOptions {
  * Deploys a configuration through POST /flows, as an editor would, and fails the test unless the
  * server accepted it. Answers the new rev (v2 only). `target` is a TestServer or a spawned Runnel.
  */
+export async function deploy(target: { url: string }, flows: Conf[], options: DeployOptions & { api: 'v2' }): Promise<string>;
+export async function deploy(target: { url: string }, flows: Conf[], options?: DeployOptions): Promise<string | undefined>;
 export async function deploy(target: { url: string }, flows: Conf[], options: DeployOptions = {}): Promise<string | undefined> {
   const api = options.api ?? 'v1';
   const tab = typeof options.tab === 'string' ? { id: options.tab, type: 'tab', label: options.tab } : options.tab;

@@ -40,7 +40,7 @@ test('an installed module may replace a built-in type; deployed nodes switch ove
     const installed = await request(server.at('nodes'), { method: 'POST', json: { module: await overridingModule(dir) } });
     assert.equal(installed.status, 200, installed.text);
     assert.deepEqual(installed.body.nodes[0].types, ['json']);
-    const core = (await request(server.at('nodes/runnel'))).body.nodes.find((s: { name: string }) => s.name === 'JSON');
+    const core = (await request(server.at('nodes/node-red'))).body.nodes.find((s: { name: string }) => s.name === 'JSON');
     assert.deepEqual(core.types, []);
     await new Promise((r) => setTimeout(r, 100));
     send();

@@ -44,7 +44,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
   it('lists the built-in sets', async () => {
     const res = await api('nodes', { headers: { accept: 'application/json' } });
     assert.equal(res.status, 200);
-    assert.ok(res.body.some((s: { id: string; module: string }) => s.id === 'runnel/inject' && s.module === 'runnel'));
+    assert.ok(res.body.some((s: { id: string; module: string }) => s.id === 'node-red/inject' && s.module === 'node-red'));
   });
 
   it('installs a module from a directory and runs its type in a deployed flow', async () => {
@@ -58,7 +58,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
       user: true,
       path: path.join(server.userDir, 'node_modules', 'node-red-contrib-upper'),
       nodes: [
-        { id: 'node-red-contrib-upper/upper', name: 'upper', types: ['upper-case'], enabled: true, loaded: true, module: 'node-red-contrib-upper', version: '1.0.0' },
+        { id: 'node-red-contrib-upper/upper', name: 'upper', types: ['upper-case'], enabled: true, loaded: true, local: true, user: true, module: 'node-red-contrib-upper', version: '1.0.0' },
       ],
     });
     const manifest = JSON.parse(await readFile(path.join(server.userDir, 'package.json'), 'utf8'));
@@ -96,7 +96,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     const del = await api('nodes/node-red-contrib-upper', { method: 'DELETE' });
     assert.equal(del.status, 400);
     assert.equal(del.body.code, 'type_in_use');
-    const core = await api('nodes/runnel', { method: 'DELETE' });
+    const core = await api('nodes/node-red', { method: 'DELETE' });
     assert.equal(core.status, 400);
     assert.equal(core.body.code, 'module_not_removable');
   });

@@ -174,6 +174,8 @@ export interface HttpNodePluginOptions {
    * as Node-RED mounts its admin app before the node app.
    */
   adminRoutes?: HttpNodeApp;
+  /** The editor's page answers GET / on this root (both roots are the same): leave it that path. */
+  editorAtRoot?: boolean;
 }
 
 /**
@@ -181,7 +183,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot }) => {
   const app = services.httpNode;
   // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
   const toNodeRoutes: Fallthrough = (err, req, res) => {
@@ -229,6 +231,7 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
     }
     route(req, res, body);
   };
-  scope.all('/', handler);
+  if (editorAtRoot) scope.route({ method: scope.supportedMethods.filter((m) => m !== 'GET' && m !== 'HEAD'), url: '/', handler });
+  else scope.all('/', handler);
   scope.all('/*', handler);
 };
