@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN_PASSWORD, adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
-import { copyFixture, npmPack, removeDir } from '../registry/support.js';
+import { copyFixture, npmPack } from '../registry/support.js';
+import { removeDir } from '../helpers/dirs.js';
 
 const FLOW = [
   { id: 'tab1', type: 'tab', label: 'Editor test' },

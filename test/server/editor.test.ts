@@ -4,7 +4,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
-import { copyFixture, removeDir } from '../registry/support.js';
+import { copyFixture } from '../registry/support.js';
+import { removeDir } from '../helpers/dirs.js';
 
 const require = createRequire(import.meta.url);
 const NODES_DIR = path.dirname(require.resolve('@node-red/nodes/package.json'));
