@@ -31,6 +31,8 @@ import html from './html.js';
 import file from './file.js';
 import exec from './exec.js';
 import globalConfig from './global-config.js';
+import tls from './network/tls/tls.js';
+import mqtt from './network/mqtt/index.js';
 
 /** The module name the built-in node sets are listed under in GET /nodes. */
 const CORE_MODULE = 'runnel';
@@ -67,6 +69,8 @@ const CORE_SETS: Record<string, (RED: RedApi) => void> = {
   file,
   exec,
   'global-config': globalConfig,
+  tls,
+  mqtt,
 };
 
 export async function loadCoreNodes(runtime: Runtime): Promise<void> {
