@@ -33,6 +33,7 @@ import exec from './exec.js';
 import globalConfig from './global-config.js';
 import tls from './network/tls/tls.js';
 import mqtt from './network/mqtt/index.js';
+import websocket from './network/websocket/index.js';
 
 /** The module name the built-in node sets are listed under in GET /nodes. */
 const CORE_MODULE = 'runnel';
@@ -71,6 +72,7 @@ const CORE_SETS: Record<string, (RED: RedApi) => void> = {
   'global-config': globalConfig,
   tls,
   mqtt,
+  websocket,
 };
 
 export async function loadCoreNodes(runtime: Runtime): Promise<void> {
