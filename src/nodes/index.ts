@@ -34,6 +34,7 @@ import globalConfig from './global-config.js';
 import tls from './network/tls/tls.js';
 import mqtt from './network/mqtt/index.js';
 import websocket from './network/websocket/index.js';
+import tcpin from './network/tcp/index.js';
 
 /** The module name the built-in node sets are listed under in GET /nodes. */
 const CORE_MODULE = 'runnel';
@@ -73,6 +74,7 @@ const CORE_SETS: Record<string, (RED: RedApi) => void> = {
   tls,
   mqtt,
   websocket,
+  tcpin,
 };
 
 export async function loadCoreNodes(runtime: Runtime): Promise<void> {

@@ -9,6 +9,7 @@ import { Aedes } from 'aedes';
 import mqtt, { type MqttClient, type IClientOptions } from 'mqtt';
 import { ROOT } from './process.js';
 import { tempDir } from './server.js';
+import { freePort } from './ports.js';
 
 export const TLS_DIR = path.join(ROOT, 'test', 'fixtures', 'tls');
 
@@ -79,14 +80,6 @@ export const hasMosquitto = existsSync(MOSQUITTO);
 export interface Mosquitto {
   port: number;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((r) => probe.close(r));
-  return port;
 }
 
 /** A mosquitto process listening on 127.0.0.1 only, anonymous access, no persistence. */
