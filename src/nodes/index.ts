@@ -35,6 +35,7 @@ import tls from './network/tls/tls.js';
 import mqtt from './network/mqtt/index.js';
 import websocket from './network/websocket/index.js';
 import tcpin from './network/tcp/index.js';
+import udp from './network/udp/index.js';
 
 /** The module name the built-in node sets are listed under in GET /nodes. */
 const CORE_MODULE = 'runnel';
@@ -75,6 +76,7 @@ const CORE_SETS: Record<string, (RED: RedApi) => void> = {
   mqtt,
   websocket,
   tcpin,
+  udp,
 };
 
 export async function loadCoreNodes(runtime: Runtime): Promise<void> {
