@@ -19,7 +19,6 @@ async function deployAs(server: TestServer, flows: Conf[], type = 'full'): Promi
   const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-Deployment-Type': type } });
   assert.equal(r.status, 204, r.text);
 }
-const statusOf = (server: TestServer, id: string) => (server.instance.runtime.engine.nodes.get(id) as any)?.['_status'] ?? (server.instance.runtime.engine.nodes.get(id) as any)?.status;
 
 describe('mqtt nodes against an aedes broker', () => {
   let broker: TestBroker;
@@ -134,7 +133,7 @@ describe('mqtt nodes against an aedes broker', () => {
 
     receive('dyn', { action: 'disconnect' });
     await capture.waitFor('completed', 4);
-    assert.equal((server.instance.runtime.engine.nodes.get('b1') as any).connected, false);
+    assert.equal((server.instance.runtime.services.nodes.get('b1') as any).connected, false);
     receive('dyn', { action: 'connect' });
     await capture.waitFor('completed', 5);
     await outside.publishAsync('dyn/b/e', '4', { qos: 1 });

@@ -9,9 +9,8 @@
  * the broker is back, instead of being dropped.
  */
 import mqtt, { type IClientSubscribeOptions, type MqttClient } from 'mqtt';
-import type { Node, NodeConfig, NodeStatus } from '../../../runtime/node.js';
-import type { RedApi } from '../../../runtime/red-api.js';
 import type { TlsConfigNode } from '../tls/tls.js';
+import type { NodeConfig, NodeInstance, NodeStatus, RedApi } from '../../../runtime/red-api-types.js';
 import { brokerUrl, clientOptions, isV5, mergeSettings, settingsFromConfig, type BrokerSettings } from './options.js';
 import { setBoolProp, setBufferProp, setIntProp, setStrProp, setUserProperties } from './properties.js';
 import { isValidPublishTopic, matchTopic } from './topic.js';
@@ -33,7 +32,7 @@ export const STATUS = {
   disconnected: { fill: 'red', shape: 'ring', text: 'node-red:common.status.disconnected' },
 } satisfies Record<string, NodeStatus>;
 
-export interface MqttBrokerNode extends Node {
+export interface MqttBrokerNode extends NodeInstance {
   broker?: string;
   brokerurl: string;
   options: Bag;
@@ -42,10 +41,10 @@ export interface MqttBrokerNode extends Node {
   connecting: boolean;
   closing: boolean;
   serverProperties: Bag;
-  users: Record<string, Node>;
+  users: Record<string, NodeInstance>;
   v5(): boolean;
-  register(user: Node): void;
-  deregister(user: Node, done: () => void, autoDisconnect?: boolean): void;
+  register(user: NodeInstance): void;
+  deregister(user: NodeInstance, done: () => void, autoDisconnect?: boolean): void;
   canConnect(): boolean;
   setOptions(change: Bag): void;
   connect(callback?: () => void): void;
@@ -105,12 +104,12 @@ export default function (RED: RedApi) {
     node.v5 = () => isV5(settings);
     const subscriptionIdsAvailable = () => node.v5() && node.serverProperties.subscriptionIdentifiersAvailable === true;
 
-    node.register = (user: Node) => {
+    node.register = (user: NodeInstance) => {
       node.users[user.id] = user;
       if (Object.keys(node.users).length === 1 && settings.autoConnect) node.connect();
       user.status(node.connected ? STATUS.connected : node.connecting ? STATUS.connecting : STATUS.disconnected);
     };
-    node.deregister = (user: Node, done: () => void, autoDisconnect?: boolean) => {
+    node.deregister = (user: NodeInstance, done: () => void, autoDisconnect?: boolean) => {
       user.status(STATUS.disconnected);
       delete node.users[user.id];
       if (autoDisconnect && !node.closing && node.connected && Object.keys(node.users).length === 0) node.disconnect(done);

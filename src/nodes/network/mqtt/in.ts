@@ -3,8 +3,7 @@
  * (`subscribe`, `unsubscribe`, `getSubscriptions`, `connect`, `disconnect`) asks for, and sends
  * `{topic, payload, qos, retain}` plus the MQTT 5 properties of each message received.
  */
-import type { DoneFn, Msg, Node, NodeConfig, SendFn } from '../../../runtime/node.js';
-import type { RedApi } from '../../../runtime/red-api.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../../../runtime/red-api-types.js';
 import { STATUS, type MqttBrokerNode } from './broker.js';
 import { connectAction, disconnectAction } from './actions.js';
 import { PayloadError, decodePayload, setBoolProp, setBufferProp, setIntProp, setStrProp, setUserProperties } from './properties.js';
@@ -14,7 +13,7 @@ type Bag = Record<string, any>;
 const ACTIONS = new Set(['connect', 'disconnect', 'subscribe', 'unsubscribe', 'getSubscriptions']);
 
 export default function (RED: RedApi) {
-  function MqttIn(this: Node, config: NodeConfig) {
+  function MqttIn(this: NodeInstance, config: NodeConfig) {
     RED.nodes.createNode(this, config);
     const node = this;
     const dynamic = config.inputs == 1;

@@ -2,14 +2,13 @@
  * `mqtt out`: publishes `msg.payload` to `msg.topic` (the node's own topic, QoS, retain and MQTT 5
  * properties win when set), or runs a `connect` / `disconnect` action.
  */
-import type { DoneFn, Msg, Node, NodeConfig } from '../../../runtime/node.js';
-import type { RedApi } from '../../../runtime/red-api.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
 import { STATUS, type MqttBrokerNode } from './broker.js';
 import { connectAction, disconnectAction } from './actions.js';
 import { parseUserProperties } from './properties.js';
 
 export default function (RED: RedApi) {
-  function MqttOut(this: Node, config: NodeConfig) {
+  function MqttOut(this: NodeInstance, config: NodeConfig) {
     RED.nodes.createNode(this, config);
     const node = this;
     const topic = config.topic as string | undefined;

@@ -5,13 +5,13 @@
  * `msg._session = {type: "tcp", id}` so a `tcp out` in reply mode answers the same socket.
  */
 import type net from 'node:net';
-import type { Msg, Node, NodeConfig } from '../../../runtime/node.js';
+import type { Msg, NodeConfig, NodeInstance } from '../../../runtime/red-api-types.js';
 import { connectTo, connectionsText, createServerFor, tlsNodeOf, unescapeNewline, type TcpContext } from './shared.js';
 
 type Chunk = string | Buffer;
 
 /** Collects one connection's bytes into messages according to the node's mode. */
-function framer(node: Node, opts: { stream: boolean; datatype: string; newline: string; trim: boolean; topic: unknown }, base: () => Msg) {
+function framer(node: NodeInstance, opts: { stream: boolean; datatype: string; newline: string; trim: boolean; topic: unknown }, base: () => Msg) {
   let buffer: Chunk = opts.datatype === 'buffer' ? Buffer.alloc(0) : '';
   const splitting = () => opts.stream && opts.datatype === 'utf8' && opts.newline !== '';
   return {
@@ -40,7 +40,7 @@ function framer(node: Node, opts: { stream: boolean; datatype: string; newline: 
 
 export default function (ctx: TcpContext) {
   const { RED, pool } = ctx;
-  function TcpIn(this: Node, config: NodeConfig) {
+  function TcpIn(this: NodeInstance, config: NodeConfig) {
     RED.nodes.createNode(this, config);
     const node = this;
     const host = String(config.host ?? '');

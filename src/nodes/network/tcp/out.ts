@@ -4,12 +4,12 @@
  * of them), `msg.reset` closing instead; as a server writes to every connected client.
  */
 import type net from 'node:net';
-import type { DoneFn, Msg, Node, NodeConfig } from '../../../runtime/node.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance } from '../../../runtime/red-api-types.js';
 import { connectTo, connectionsText, createServerFor, tlsNodeOf, toBytes, type TcpContext } from './shared.js';
 
 export default function (ctx: TcpContext) {
   const { RED, pool } = ctx;
-  function TcpOut(this: Node, config: NodeConfig) {
+  function TcpOut(this: NodeInstance, config: NodeConfig) {
     RED.nodes.createNode(this, config);
     const node = this;
     const host = String(config.host ?? '');

@@ -6,7 +6,7 @@
  * answer is a copy of the last message sent on that connection with the reply as payload.
  */
 import type net from 'node:net';
-import type { DoneFn, Msg, Node, NodeConfig, SendFn } from '../../../runtime/node.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, SendFn } from '../../../runtime/red-api-types.js';
 import { connectTo, connectionsText, tlsNodeOf, type TcpContext } from './shared.js';
 
 interface Pending {
@@ -36,7 +36,7 @@ function delimiterOf(text: string): number {
 
 export default function (ctx: TcpContext) {
   const { RED } = ctx;
-  function TcpRequest(this: Node, config: NodeConfig) {
+  function TcpRequest(this: NodeInstance, config: NodeConfig) {
     RED.nodes.createNode(this, config);
     const node = this;
     let out = String(config.out ?? 'time');

@@ -4,8 +4,7 @@
  * as Node-RED keeps them. Other nodes ask it to fill in their TLS options (`addTLSOptions`).
  */
 import { readFileSync } from 'node:fs';
-import type { Node, NodeConfig } from '../../../runtime/node.js';
-import type { RedApi } from '../../../runtime/red-api.js';
+import type { NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
 
 /** What a node that uses TLS gets from `addTLSOptions`: the options of `tls.connect`/`tls.createServer`. */
 export interface TlsOptions {
@@ -19,7 +18,7 @@ export interface TlsOptions {
   [option: string]: unknown;
 }
 
-export interface TlsConfigNode extends Node {
+export interface TlsConfigNode extends NodeInstance {
   valid: boolean;
   addTLSOptions(opts: TlsOptions): TlsOptions;
 }

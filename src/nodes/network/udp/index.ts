@@ -10,11 +10,10 @@
  */
 import dgram from 'node:dgram';
 import os from 'node:os';
-import type { DoneFn, Msg, Node, NodeConfig } from '../../../runtime/node.js';
-import type { RedApi } from '../../../runtime/red-api.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
 
 /** An interface name (`eth0`) becomes its address for the IP version; an address stays as it is. */
-function interfaceAddress(node: Node, iface: string | null, ipv: string): string | null {
+function interfaceAddress(node: NodeInstance, iface: string | null, ipv: string): string | null {
   if (!iface || iface.includes('.') || iface.includes(':')) return iface;
   const family = ipv === 'udp6' ? 'IPv6' : 'IPv4';
   const found = os.networkInterfaces()[iface]?.find((a) => a.family === family);
@@ -25,7 +24,7 @@ function interfaceAddress(node: Node, iface: string | null, ipv: string): string
   return found.address;
 }
 
-function membershipError(node: Node, err: NodeJS.ErrnoException): void {
+function membershipError(node: NodeInstance, err: NodeJS.ErrnoException): void {
   if (err.code === 'EINVAL') node.error('Bad Multicast Address');
   else if (err.code === 'ENODEV') node.error('Must be ip address of the required interface');
   else node.error(`error: ${err.code ?? err.message}`);
@@ -40,7 +39,7 @@ export default function (RED: RedApi) {
     res.end(JSON.stringify([...ports.keys()]));
   });
 
-  function UdpIn(this: Node, config: NodeConfig) {
+  function UdpIn(this: NodeInstance, config: NodeConfig) {
     RED.nodes.createNode(this, config);
     const node = this;
     const port = String(config.port ?? '');
@@ -108,7 +107,7 @@ export default function (RED: RedApi) {
     });
   }
 
-  function UdpOut(this: Node, config: NodeConfig) {
+  function UdpOut(this: NodeInstance, config: NodeConfig) {
     RED.nodes.createNode(this, config);
     const node = this;
     const outport = String(config.outport ?? '');

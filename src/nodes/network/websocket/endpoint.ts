@@ -8,8 +8,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { Msg, Node, NodeConfig } from '../../../runtime/node.js';
-import type { RedApi } from '../../../runtime/red-api.js';
+import type { Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
 import type { TlsConfigNode } from '../tls/tls.js';
 
 export interface SessionEvent {
@@ -18,11 +17,11 @@ export interface SessionEvent {
   err?: Error;
 }
 
-export interface WebSocketEndpoint extends Node {
+export interface WebSocketEndpoint extends NodeInstance {
   isServer: boolean;
   wholemsg: boolean;
-  registerInputNode(node: Node): void;
-  removeInputNode(node: Node): void;
+  registerInputNode(node: NodeInstance): void;
+  removeInputNode(node: NodeInstance): void;
   broadcast(data: string | Buffer): void;
   reply(id: string, data: string | Buffer): void;
 }
@@ -43,11 +42,8 @@ function listenersOf(server: Server): Map<string, { wss: WebSocketServer }> {
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
       const listener = byPath.get(pathname);
-      if (!listener) {
-        // Another upgrade handler may own this path; when there is none, say so instead of hanging.
-        if (server.listenerCount('upgrade') === 1) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-        return;
-      }
+      // Another upgrade handler (the editor's comms) may own this path: leave the socket alone.
+      if (!listener) return;
       listener.wss.handleUpgrade(req, socket, head, (ws) => listener.wss.emit('connection', ws, req));
     });
   }
@@ -65,7 +61,7 @@ export default function (RED: RedApi) {
     const subprotocol = typeof config.subprotocol === 'string' && config.subprotocol ? config.subprotocol.split(',').map((v) => v.trim()) : [];
     node.wholemsg = config.wholemsg === 'true';
     node.isServer = !/^ws{1,2}:\/\//i.test(path);
-    const inputs: Node[] = [];
+    const inputs: NodeInstance[] = [];
     const clients = new Map<string, WebSocket>();
     let closing = false;
     let client: WebSocket | undefined;

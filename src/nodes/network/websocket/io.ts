@@ -3,12 +3,11 @@
  * (or the whole message as JSON when the endpoint says so) to the message's session, or to every
  * connection. Both show the endpoint's connection count in their status.
  */
-import type { DoneFn, Msg, Node, NodeConfig } from '../../../runtime/node.js';
-import type { RedApi } from '../../../runtime/red-api.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
 import type { SessionEvent, WebSocketEndpoint } from './endpoint.js';
 
 /** Mirrors the endpoint's connection events in `node`'s status, with Node-RED's `event` and `_session`. */
-function followStatus(node: Node, endpoint: WebSocketEndpoint): () => void {
+function followStatus(node: NodeInstance, endpoint: WebSocketEndpoint): () => void {
   const session = (e: SessionEvent) => ({ type: 'websocket', id: e.id });
   const opened = (e: SessionEvent) => node.status({ fill: 'green', shape: 'dot', text: `connected ${e.count}`, event: 'connect', _session: session(e) } as never);
   const erro = (e: SessionEvent) => node.status({ fill: 'red', shape: 'ring', text: 'common.status.error', event: 'error', _session: session(e) } as never);
@@ -31,7 +30,7 @@ function followStatus(node: Node, endpoint: WebSocketEndpoint): () => void {
 export default function (RED: RedApi) {
   const endpointOf = (config: NodeConfig) => RED.nodes.getNode(String(config.client ? config.client : config.server)) as WebSocketEndpoint | null;
 
-  function WebSocketIn(this: Node, config: NodeConfig) {
+  function WebSocketIn(this: NodeInstance, config: NodeConfig) {
     RED.nodes.createNode(this, config);
     const endpoint = endpointOf(config);
     if (!endpoint) {
@@ -47,7 +46,7 @@ export default function (RED: RedApi) {
     });
   }
 
-  function WebSocketOut(this: Node, config: NodeConfig) {
+  function WebSocketOut(this: NodeInstance, config: NodeConfig) {
     RED.nodes.createNode(this, config);
     const endpoint = endpointOf(config);
     if (!endpoint) {
