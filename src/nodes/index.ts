@@ -35,6 +35,7 @@ import mqtt from './network/mqtt/index.js';
 import websocket from './network/websocket/index.js';
 import tcpin from './network/tcp/index.js';
 import udp from './network/udp/index.js';
+import httpproxy from './network/proxy/proxy.js';
 
 /**
  * The built-in node sets, each written against the same RED API contributed modules receive. The
@@ -83,5 +84,6 @@ export const CORE_NODES: NodeSets = {
     websocket,
     tcpin,
     udp,
+    httpproxy,
   },
 };
