@@ -36,6 +36,8 @@ import websocket from './network/websocket/index.js';
 import tcpin from './network/tcp/index.js';
 import udp from './network/udp/index.js';
 import httpproxy from './network/proxy/proxy.js';
+import watch from './watch.js';
+import unknown from './unknown.js';
 
 /**
  * The built-in node sets, each written against the same RED API contributed modules receive. The
@@ -85,5 +87,7 @@ export const CORE_NODES: NodeSets = {
     tcpin,
     udp,
     httpproxy,
+    watch,
+    unknown,
   },
 };
