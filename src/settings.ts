@@ -80,6 +80,8 @@ export interface Settings {
   loginThrottle: { maxFailures: number; windowMs: number };
   /** CORS for the admin API; off when undefined. */
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
+  /** Host names (or `*.domain`) an unauthenticated admin API answers to besides IP literals, localhost and uiHost. */
+  httpAdminAllowedHosts: string[];
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
   contextStorage: ContextStorageSettings | undefined;
   /** Revisions kept for history and rollback. */
@@ -119,7 +121,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme',
+  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -345,6 +347,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   if (cors !== undefined && !(isObject(cors) && (isString(cors.origin) || isStringList(cors.origin)))) {
     throw new SettingsError('httpAdminCors must be an object with an origin string or array');
   }
+  if (raw.httpAdminAllowedHosts !== undefined && !isStringList(raw.httpAdminAllowedHosts)) {
+    throw new SettingsError('httpAdminAllowedHosts must be an array of host names');
+  }
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
   }
@@ -376,6 +381,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
+    httpAdminAllowedHosts: (raw.httpAdminAllowedHosts as string[] | undefined) ?? [],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
     flowHistory: { max: pick(objectSetting(raw, 'flowHistory'), 'max', isInt(1, 100_000), 'a positive integer (flowHistory.max)', 50) },
     metrics: parseMetrics(objectSetting(raw, 'metrics')),
