@@ -15,6 +15,10 @@ export interface AdminAuthConfig {
   users: UserConfig[];
   /** Token lifetime in seconds. */
   sessionExpiryTime: number;
+  /** Node-RED's `adminAuth.tokens`: resolves a bearer token Runnel did not issue to a user, or null. */
+  tokens?: (token: string) => Promise<{ username: string; permissions: string | string[] } | null | undefined> | { username: string; permissions: string | string[] } | null | undefined;
+  /** Node-RED's `adminAuth.default`: what a request without a token may do. */
+  default?: { permissions: string | string[] };
 }
 
 export interface PaletteSettings {
@@ -76,6 +80,8 @@ export interface Settings {
   loginThrottle: { maxFailures: number; windowMs: number };
   /** CORS for the admin API; off when undefined. */
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
+  /** Host names (or `*.domain`) an unauthenticated admin API answers to besides IP literals, localhost and uiHost. */
+  httpAdminAllowedHosts: string[];
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
   contextStorage: ContextStorageSettings | undefined;
   /** Where flows, credentials, sessions and runtime settings live. */
@@ -84,6 +90,14 @@ export interface Settings {
   instanceId: string | undefined;
   /** How other instances and operators reach this one (shown in GET /cluster). */
   instanceUrl: string | undefined;
+  /** Revisions kept for history and rollback. */
+  flowHistory: { max: number };
+  /** GET /metrics: off unless enabled; `permission` requires a token; `port` serves it on its own listener. */
+  metrics: { enabled: boolean; permission?: string; port?: number };
+  /** Turns off the Node-RED editor (the page and its files; the admin API stays). */
+  disableEditor: boolean;
+  /** Node-RED's editor theme: page, header, login, palette, projects, tours, codeEditor, ... */
+  editorTheme: Record<string, unknown>;
   /** Extra keys from the settings file, visible to nodes through RED.settings. */
   extra: Record<string, unknown>;
   /** Absolute path of the settings file, if one was given. */
@@ -121,7 +135,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage', 'storage',
+  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
   'instanceId', 'instanceUrl',
 ]);
 
@@ -188,7 +202,18 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
     return { username: u.username as string, password: u.password, permissions: p as string | string[] };
   });
   const sessionExpiryTime = pick(v, 'sessionExpiryTime', isInt(1, 10 * 365 * 86400), 'a positive number of seconds', 604800);
-  return { type: 'credentials', users, sessionExpiryTime };
+  if (v.tokens !== undefined && typeof v.tokens !== 'function') throw new SettingsError('adminAuth.tokens must be a function (token) => user, from a .js settings file');
+  const dflt = v.default;
+  if (dflt !== undefined && !(isObject(dflt) && (isNonEmptyString(dflt.permissions) || (isStringList(dflt.permissions) && (dflt.permissions as string[]).length > 0)))) {
+    throw new SettingsError('adminAuth.default must be {permissions: "read" | [..]}');
+  }
+  return {
+    type: 'credentials',
+    users,
+    sessionExpiryTime,
+    ...(v.tokens === undefined ? {} : { tokens: v.tokens as AdminAuthConfig['tokens'] }),
+    ...(dflt === undefined ? {} : { default: { permissions: (dflt as Raw).permissions as string | string[] } }),
+  };
 }
 
 /** Reads one object under `externalModules` (`palette`, `modules`) with typed accessors. */
@@ -315,6 +340,22 @@ function parseStorage(v: unknown, envUrl: string | undefined): StorageSettings {
   return { type: 'postgres', url, schema, poolSize: poolSize as number };
 }
 
+function objectSetting(raw: Raw, key: string): Raw {
+  const v = raw[key] ?? {};
+  if (!isObject(v)) throw new SettingsError(`${key} must be an object`);
+  return v;
+}
+
+function parseMetrics(m: Raw): Settings['metrics'] {
+  const permission = pick<string | undefined>(m, 'permission', isNonEmptyString, 'a permission such as "metrics.read" (metrics.permission)', undefined);
+  const port = pick<number | undefined>(m, 'port', isInt(0, 65535), 'an integer port (metrics.port)', undefined);
+  return {
+    enabled: pick(m, 'enabled', isBool, 'true or false (metrics.enabled)', false),
+    ...(permission === undefined ? {} : { permission }),
+    ...(port === undefined ? {} : { port }),
+  };
+}
+
 /** Validates a raw settings object and fills the defaults. Throws SettingsError with a one-line reason. */
 export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string, env: NodeJS.ProcessEnv = process.env): Settings {
   if (!isObject(raw)) throw new SettingsError('settings must be an object');
@@ -340,6 +381,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   const cors = raw.httpAdminCors;
   if (cors !== undefined && !(isObject(cors) && (isString(cors.origin) || isStringList(cors.origin)))) {
     throw new SettingsError('httpAdminCors must be an object with an origin string or array');
+  }
+  if (raw.httpAdminAllowedHosts !== undefined && !isStringList(raw.httpAdminAllowedHosts)) {
+    throw new SettingsError('httpAdminAllowedHosts must be an array of host names');
   }
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
@@ -372,10 +416,15 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
+    httpAdminAllowedHosts: (raw.httpAdminAllowedHosts as string[] | undefined) ?? [],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
     storage: parseStorage(raw.storage, env.RUNNEL_STORAGE_URL),
     instanceId: pick(raw, 'instanceId', (v) => typeof v === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(v), 'a name of letters, digits, ".", "_" and "-"', undefined),
     instanceUrl: pick(raw, 'instanceUrl', (v) => typeof v === 'string' && URL.canParse(v), 'an absolute URL', undefined),
+    flowHistory: { max: pick(objectSetting(raw, 'flowHistory'), 'max', isInt(1, 100_000), 'a positive integer (flowHistory.max)', 50) },
+    metrics: parseMetrics(objectSetting(raw, 'metrics')),
+    disableEditor: pick(raw, 'disableEditor', isBool, 'true or false', false),
+    editorTheme: pick<Raw>(raw, 'editorTheme', isObject, 'an object', {}),
     extra,
     settingsFile,
   };

@@ -1,4 +1,5 @@
 import type { NodeSets } from '../runtime/red-api-types.js';
+import { NODE_RED_COMPAT_VERSION } from '../version.js';
 import inject from './inject.js';
 import debug from './debug.js';
 import func from './function/function.js';
@@ -29,13 +30,24 @@ import html from './html.js';
 import file from './file.js';
 import exec from './exec.js';
 import globalConfig from './global-config.js';
+import tls from './network/tls/tls.js';
+import mqtt from './network/mqtt/index.js';
+import websocket from './network/websocket/index.js';
+import tcpin from './network/tcp/index.js';
+import udp from './network/udp/index.js';
+import httpproxy from './network/proxy/proxy.js';
+import watch from './watch.js';
+import unknown from './unknown.js';
 
 /**
- * The built-in node sets, listed under the module `runnel` in GET /nodes, each written against the
- * same RED API contributed modules receive. The composition root hands them to the runtime.
+ * The built-in node sets, each written against the same RED API contributed modules receive. The
+ * composition root hands them to the runtime. They are listed as Node-RED's core module, with
+ * Node-RED's set names and version: the editor picks the core i18n namespace by the module name,
+ * and node-red-admin names sets as Node-RED does.
  */
 export const CORE_NODES: NodeSets = {
-  module: 'runnel',
+  module: 'node-red',
+  version: NODE_RED_COMPAT_VERSION,
   sets: {
     inject,
     debug,
@@ -58,14 +70,24 @@ export const CORE_NODES: NodeSets = {
     rbe,
     sort,
     batch,
-    split,
-    join,
-    csv,
-    yaml,
-    xml,
-    html,
+    split: (RED) => {
+      split(RED);
+      join(RED);
+    },
+    CSV: csv,
+    YAML: yaml,
+    XML: xml,
+    HTML: html,
     file,
     exec,
     'global-config': globalConfig,
+    tls,
+    mqtt,
+    websocket,
+    tcpin,
+    udp,
+    httpproxy,
+    watch,
+    unknown,
   },
 };

@@ -1,4 +1,5 @@
 import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { AdminRequest, AdminResponse } from './lib/admin-route.js';
 
 interface Prop {
   p: string;
@@ -234,4 +235,19 @@ export default function (RED: RedApi) {
   }
 
   RED.nodes.registerType('inject', InjectNode);
+
+  const admin = RED.httpAdmin;
+  // A runtime without an HTTP server has no editor to answer.
+  if (!admin) return;
+  // The editor's inject button: the body carries the props to send when the user edited them.
+  admin.post('/inject/:id', RED.auth.needsPermission('inject.write'), (req: AdminRequest, res: AdminResponse) => {
+    const node = RED.nodes.getNode(req.params.id);
+    if (!(node instanceof InjectNode)) {
+      res.status(404).json({ code: 'not_found', message: `No inject node ${req.params.id}` });
+      return;
+    }
+    const body = req.body as Msg | undefined;
+    node.receive(body && typeof body === 'object' && body.__user_inject_props__ ? body : undefined);
+    res.sendStatus(200);
+  });
 }

@@ -22,6 +22,8 @@ export interface ModuleHost extends LoaderHost {
   getFlows(): { flows: { type: string }[] };
   /** Restarts deployed nodes of these types on their new code (after an upgrade in place). */
   restartNodesOfTypes(types: ReadonlySet<string>): Promise<unknown>;
+  /** Where palette changes are announced as Node-RED's runtime events (`node/added`, ...). */
+  events: { emit(event: string, payload: unknown): unknown };
   /** Read-modify-write of the runtime config, where installed modules are recorded. */
   updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<void>;
 }

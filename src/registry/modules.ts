@@ -1,6 +1,7 @@
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { ModuleHost } from './host.js';
+import { setInfo } from './info.js';
 import { RunnelError, errorMessage } from '../errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, unloadModule, type SetFlags } from './loader.js';
@@ -42,8 +43,11 @@ export class ModuleManager {
   constructor(private readonly host: ModuleHost) {}
 
   private get ctx(): NpmContext {
-    const { settings, log } = this.host;
-    return { userDir: settings.userDir, palette: settings.externalModules.palette, log };
+    const { settings, log, events } = this.host;
+    // Node-RED's event log: one id per npm run, each output line an entry (`event-log/<id>` on /comms).
+    const id = `npm-${Date.now().toString(36)}`;
+    const onLine = (line: string, stream: 'out' | 'err') => events.emit('event-log', { id, payload: { ts: Date.now(), data: line, type: stream === 'err' ? 'error' : undefined } });
+    return { userDir: settings.userDir, palette: settings.externalModules.palette, log, onLine };
   }
 
   /** Loads `nodesDir` modules and the installed ones, and applies stored set flags. Runs once, before flows start. */
@@ -123,6 +127,7 @@ export class ModuleManager {
       delete this.records[name];
       await this.persist();
       this.host.log.info({ module: name }, 'node module removed');
+      this.notify('node/removed', [...mod.sets.values()].map((set) => setInfo(set, mod)));
     });
   }
 
@@ -144,6 +149,11 @@ export class ModuleManager {
       await this.applyEnabled(mod, [set], enabled);
       return set;
     });
+  }
+
+  /** Node-RED's runtime events for the editor's palette (`notification/node/...` on /comms). */
+  private notify(id: string, payload: unknown): void {
+    this.host.events.emit('runtime-event', { id, payload, retain: false });
   }
 
   private find(name: string): ModuleInfo {
@@ -169,8 +179,10 @@ export class ModuleManager {
   private async applyEnabled(mod: ModuleInfo, sets: NodeSetInfo[], enabled: boolean): Promise<void> {
     if (!enabled) this.assertNotInUse(sets.filter((s) => s.enabled));
     for (const set of sets) {
+      const changed = set.enabled !== enabled;
       this.host.registry.setEnabled(set, enabled);
       if (enabled && !set.loaded && !mod.builtin) await loadSetCode(this.host, mod, set);
+      if (changed) this.notify(enabled ? 'node/enabled' : 'node/disabled', setInfo(set, mod));
     }
     const rec = (this.records[mod.name] ??= { source: mod.builtin ? 'builtin' : 'nodesDir', version: mod.version, sets: {} });
     for (const set of mod.sets.values()) rec.sets[set.name] = set.enabled;
@@ -212,6 +224,8 @@ export class ModuleManager {
     await this.persist();
     this.host.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
     if (previous) await this.host.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
+    if (previous) this.notify('node/upgraded', { module: name, version: loaded.version });
+    else this.notify('node/added', [...loaded.sets.values()].map((set) => setInfo(set, loaded)));
     return loaded;
   }
 

@@ -23,6 +23,11 @@ export class DeliveryQueue {
   private scheduled = false;
   private readonly drain = () => this.run();
 
+  /** Messages waiting for delivery. */
+  get depth(): number {
+    return this.targets.length;
+  }
+
   push(target: Receiver, msg: Msg): void {
     this.targets.push(target);
     this.messages.push(msg);

@@ -54,9 +54,10 @@ export class FlowSet {
     return this.missing;
   }
 
-  /** Returns the ids that were (re)started. */
-  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = []): Promise<string[]> {
-    await this.stop(stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id)), next);
+  /** Returns the ids that were stopped and those (re)started. */
+  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = []): Promise<{ stopped: string[]; started: string[] }> {
+    const stopped = stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id));
+    await this.stop(stopped, next);
     for (const [id, flow] of this.flows) {
       const tab = next.tabs.get(id);
       if (!tab || tab.disabled) this.flows.delete(id);
@@ -71,8 +72,36 @@ export class FlowSet {
     // Nested instances have derived ids the configuration does not list; their flow context stays.
     const active = new Set(next.all.keys());
     for (const id of this.liveInstances) active.add(id);
-    this.services.context.clean(active);
-    return started;
+    // Not awaited: the deploy answers once memory is clean; removed nodes' context files are deleted
+    // in the background (clean logs its own errors and close waits for the stores).
+    void this.services.context.clean(active);
+    return { stopped, started };
+  }
+
+  /**
+   * What `apply(next, stop)` would stop and try to start, changing nothing: the same walk as
+   * `start` over the nodes left running (a constructor that throws is only known by running it).
+   */
+  preview(next: ParsedConfig, stop: Set<string> | 'all'): { stop: string[]; start: string[]; running: number } {
+    const stopping = stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id));
+    const running = new Set(this.home.keys());
+    for (const id of stopping) running.delete(id);
+    const missing = new Set(this.findMissing(next));
+    const blockedConfigs = new Set<string>();
+    for (const [id, conf] of next.globalConfigs) if (missing.has(conf.type)) blockedConfigs.add(id);
+    const start: string[] = [];
+    const consider = (id: string, conf: FlowNodeConfig, configNode: boolean) => {
+      if (conf.d === true || running.has(id) || (configNode && missing.has(conf.type))) return;
+      start.push(id);
+    };
+    for (const [id, conf] of next.globalConfigs) consider(id, conf, true);
+    for (const tab of next.tabs.values()) {
+      if (tab.disabled || this.usesMissing(tab, next, missing, blockedConfigs)) continue;
+      for (const [id, conf] of tab.configs) consider(id, conf, true);
+      for (const [id, conf] of tab.nodes) consider(id, conf, false);
+      for (const [id, conf] of tab.subflowInstances) consider(id, conf, false);
+    }
+    return { stop: stopping, start, running: running.size };
   }
 
   async stopAll(): Promise<void> {

@@ -3,6 +3,7 @@ import { types } from 'node:util';
 import { cloneMessage, generateId } from './util/index.js';
 import { receiveWithHooks, sendWithHooks } from './hooked-delivery.js';
 import type { LiveNode, NodeFlow } from './services.js';
+import type { TypeCounters } from './stats.js';
 import type { DoneFn, Msg, NodeConfig as ContractNodeConfig, NodeModuleInfo, NodeStatus, SendFn } from './red-api-types.js';
 
 export type { DoneFn, Msg, NodeStatus, SendFn };
@@ -38,6 +39,7 @@ export class Node extends EventEmitter implements LiveNode {
   declare _doneHandlers: number;
   declare _closed: boolean;
   declare _send: SendFn;
+  declare _stats: TypeCounters;
 
   constructor(config: NodeConfig) {
     super();
@@ -106,7 +108,10 @@ export class Node extends EventEmitter implements LiveNode {
       if (!targets) return;
       for (let i = 0; i < targets.length; i++) {
         const target = services.nodes.get(targets[i]);
-        if (target) services.queue.push(target, i === 0 ? msg : cloneMessage(msg));
+        if (target) {
+          services.queue.push(target, i === 0 ? msg : cloneMessage(msg));
+          this._stats.sent++;
+        }
       }
       return;
     }
@@ -144,6 +149,7 @@ export class Node extends EventEmitter implements LiveNode {
           services.queue.push(target, sent ? cloneMessage(m) : m);
           sent = true;
         }
+        this._stats.sent += valid.length;
       }
     }
   }
@@ -158,6 +164,7 @@ export class Node extends EventEmitter implements LiveNode {
   /** Runs the input handlers for one delivered message. */
   _deliver(msg: Msg): void {
     if (this._closed) return;
+    this._stats.received++;
     const hooks = this._flow.services.hooks;
     if (hooks.active.onReceive || hooks.active.postReceive) receiveWithHooks(this, msg, () => this._handle(msg));
     else this._handle(msg);
@@ -196,6 +203,7 @@ export class Node extends EventEmitter implements LiveNode {
   }
 
   error(err: unknown, msg?: Msg): void {
+    this._stats.errors++;
     if (msg && typeof msg === 'object' && this._flow.handleError(this, err, msg)) return;
     this._log('error', err);
   }
@@ -344,6 +352,7 @@ export function initNode(node: Node, config: NodeConfig): void {
   node._doneHandlers = 0;
   node._closed = false;
   node._send = (msg: Parameters<SendFn>[0]) => node.send(msg);
+  node._stats = flow.services.stats.forType(config.type);
   // Nodes inside subflow instances keep their credentials under the template node id, as in Node-RED.
   const g = config.g;
   const credentials = flow.services.credentialsFor(config._alias ?? config.id, config.type, (name) => flow.settingFor(g, name));

@@ -188,5 +188,7 @@ export interface RedApi {
 /** The register functions of a module's node sets, by set name: how the built-in nodes are supplied. */
 export interface NodeSets {
   module: string;
+  /** The version the module is listed with; Runnel's own by default. */
+  version?: string;
   sets: Record<string, (RED: RedApi) => void>;
 }

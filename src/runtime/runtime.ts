@@ -1,25 +1,29 @@
 import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
-import type { Storage, FlowNodeConfig, InstanceRecord, RuntimeConfig } from '../storage/types.js';
+import type { Storage, FlowNodeConfig, InstanceRecord, RevisionMeta, RuntimeConfig } from '../storage/types.js';
 import { SerialQueue } from '../storage/serial-queue.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
 import { Registry, type NodeSetInfo } from '../registry/registry.js';
-import { CredentialStore } from '../credentials/store.js';
+import { CredentialStore, type CredentialPlan } from '../credentials/store.js';
 import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js';
 import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
 import { Hooks } from './hooks.js';
 import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
-import { diffConfigs, stopSet } from './diff.js';
+import { planDeploy } from './deploy-plan.js';
+import { summarise } from './history/compare.js';
+import { History } from './history/history.js';
+import { MessageStats } from './stats.js';
 import { substituteEnv } from './env/env.js';
 import type { RuntimeServices } from './services.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
-import { DEPLOYMENT_TYPES, type DeployRequest, type DeployResult, type DeploymentType, type FlowsState } from './types.js';
+import { DEPLOYMENT_TYPES, type DeployObserver, type DeployOutcome, type DeployPreview, type DeployRequest, type DeployResult, type DeploymentType, type FlowsState, type RollbackRequest } from './types.js';
 import { ModuleManager } from '../registry/modules.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
 import type { Catalogs } from '../registry/host.js';
@@ -73,6 +77,7 @@ export class Runtime {
   readonly httpAdmin: RouteApp | undefined;
   readonly context: ContextManager;
   readonly services: RuntimeServices;
+  readonly history: History;
   server: Server | undefined;
   credentials!: CredentialStore;
   credentialKey!: CredentialKey;
@@ -83,6 +88,8 @@ export class Runtime {
   private started = false;
   private restartScheduled = false;
   private credentialSave: NodeJS.Timeout | undefined;
+  private deployStarted: number | undefined;
+  private readonly deployObservers: DeployObserver[] = [];
   private followQueued: Promise<void> | undefined;
   private unfollow: (() => void) | undefined;
   private member: ClusterMember | undefined;
@@ -96,6 +103,7 @@ export class Runtime {
     this.auth = deps.auth;
     this.httpNode = deps.httpNode;
     this.httpAdmin = deps.httpAdmin;
+    this.history = new History(deps.storage);
     this.builtinNodes = deps.builtinNodes;
     this.events.setMaxListeners(0);
     this.context = new ContextManager({
@@ -114,6 +122,7 @@ export class Runtime {
       hooks: new Hooks(),
       events: this.events,
       nodes: new Map<string, Node>(),
+      stats: new MessageStats(this.settings.metrics.enabled),
       credentialsFor: (id, type, env) => this.credentialsFor(id, type, env),
       getGlobalSetting: (name) => this.flowSet.globalEnv.getSetting(name),
     };
@@ -138,12 +147,12 @@ export class Runtime {
   }
 
   private registerBuiltinNodes(): void {
-    const { module, sets } = this.builtinNodes;
-    this.registry.addModule({ name: module, version: RUNNEL_VERSION, builtin: true });
+    const { module, sets, version } = this.builtinNodes;
+    this.registry.addModule({ name: module, version: version ?? RUNNEL_VERSION, builtin: true });
     for (const [name, register] of Object.entries(sets)) register(createRedApi(this, this.registry.addSet(module, name)));
   }
 
-  /** Read-modify-write of the runtime config, one at a time (module records, RED.settings.set). */
+  /** Read-modify-write of the runtime config as one step (module records, RED.settings.set). */
   async updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<void> {
     await this.storage.updateRuntimeConfig(change);
   }
@@ -182,7 +191,7 @@ export class Runtime {
     const shared = this.storage.shared;
     if (!shared) return;
     this.unfollow = shared.onChange((change) => {
-      if (change.kind === 'sessions') return;
+      if (change.kind !== 'flows' && change.kind !== 'resync') return;
       this.follow().catch((err: unknown) => this.log.error({ err }, 'applying the flows another instance deployed failed'));
     });
     this.member = new ClusterMember(shared, {
@@ -217,9 +226,44 @@ export class Runtime {
     });
   }
 
-  /** Parses what this instance runs: the stored flows, primary-only tabs disabled off the primary. */
+  /** What this instance runs of `flows`: primary-only tabs are disabled off the primary. */
+  private view = (flows: FlowNodeConfig[]): FlowNodeConfig[] => primaryView(flows, this.primary);
+
   private parse(flows: FlowNodeConfig[]): ParsedConfig {
-    return parseConfig(primaryView(flows, this.primary), this.registry.isKnownType);
+    return parseConfig(this.view(flows), this.registry.isKnownType);
+  }
+
+  /**
+   * Applies the configuration another instance saved, restarting what the deployment type it was
+   * deployed with restarts. Runs in the deploy queue, so it never interleaves with a local deploy.
+   */
+  follow(): Promise<void> {
+    // Notifications arriving while one is queued are covered by it: it reads the newest rev.
+    this.followQueued ??= this.mutex.run(async () => {
+      this.followQueued = undefined;
+      if (this.started) await this.followStored();
+    });
+    return this.followQueued;
+  }
+
+  private async followStored(): Promise<void> {
+    const snapshot = await this.storage.getFlows();
+    if (snapshot.rev === this.active.rev) return;
+    const old = this.active;
+    const ids = new Set([...old.parsed.all.keys(), ...snapshot.flows.map((n) => n.id)]);
+    const before = new Map([...ids].map((id) => [id, JSON.stringify(this.credentials.get(id))]));
+    await this.credentials.load(snapshot.credentials);
+    const changedNodes = new Set([...ids].filter((id) => JSON.stringify(this.credentials.get(id)) !== before.get(id)));
+    const stored = (DEPLOYMENT_TYPES as readonly string[]).includes(snapshot.type ?? '') ? (snapshot.type as DeploymentType) : 'full';
+    const type = stored === 'reload' ? 'full' : stored;
+    const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.view);
+    this.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
+    await ensureFlowModules(this, next.parsed.all.values());
+    await this.flowSet.apply(next.parsed, next.stop, next.rewired);
+    this.events.emit('flows:stopped', { config: { rev: old.rev }, type });
+    this.events.emit('flows:started', { config: { rev: snapshot.rev }, type });
+    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
+    this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
   }
 
   async stop(): Promise<void> {
@@ -264,87 +308,129 @@ export class Runtime {
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
   deploy(req: DeployRequest): Promise<DeployResult> {
-    return this.mutex.run(async () => {
+    return this.exclusive(req.type, async () => {
       if (req.type === 'reload') return this.reload(req);
+      this.checkRev(req.rev);
       try {
-        return await this.replace(req);
+        return await this.replace(req, this.credentials.plan(req.flows, req.credentials), { action: 'deploy' });
       } catch (e) {
         // Another instance deployed first and this one has not applied it yet: a deploy without
         // a rev means "replace whatever is there", so catch up and deploy on top of it.
         if (!(this.storage.shared && req.rev === undefined && (e as RunnelError).code === 'version_mismatch')) throw e;
         await this.followStored();
-        return this.replace(req);
+        return this.replace(req, this.credentials.plan(req.flows, req.credentials), { action: 'deploy' });
+      }
+    });
+  }
+
+  /** Since when (epoch ms) the deploy under way has been running; undefined when none is. */
+  get deployingSince(): number | undefined {
+    return this.deployStarted;
+  }
+
+  /** Called after every deploy, rollback and single-flow edit with its outcome and duration. */
+  observeDeploys(observer: DeployObserver): void {
+    this.deployObservers.push(observer);
+  }
+
+  /** Runs a deploy inside the deploy lock, timing it and reporting its outcome. */
+  private exclusive(type: string, run: () => Promise<DeployResult>): Promise<DeployResult> {
+    return this.mutex.run(async () => {
+      const started = performance.now();
+      this.deployStarted = Date.now();
+      let outcome: DeployOutcome = 'error';
+      try {
+        const result = await run();
+        outcome = 'success';
+        return result;
+      } catch (e) {
+        if (e instanceof RunnelError) outcome = e.status === 409 ? 'conflict' : e.status < 500 ? 'rejected' : 'error';
+        throw e;
+      } finally {
+        this.deployStarted = undefined;
+        const seconds = (performance.now() - started) / 1000;
+        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.active.rev, nodes: this.services.nodes.size });
       }
     });
   }
 
   /**
-   * Applies the configuration another instance saved, restarting what the deployment type it was
-   * deployed with restarts. Runs in the deploy queue, so it never interleaves with a local deploy.
+   * A deploy computed from the active configuration inside the deploy lock, so a concurrent deploy
+   * cannot slip in between reading and writing (the single-flow API edits one tab this way).
    */
-  follow(): Promise<void> {
-    // Notifications arriving while one is queued are covered by it: it reads the newest rev.
-    this.followQueued ??= this.mutex.run(async () => {
-      this.followQueued = undefined;
-      if (this.started) await this.followStored();
+  editFlows(change: (flows: FlowNodeConfig[]) => FlowNodeConfig[], req: Omit<DeployRequest, 'flows' | 'rev'>): Promise<DeployResult> {
+    return this.exclusive(req.type, async () => {
+      const flows = change(structuredClone(this.active.flows));
+      return this.replace({ ...req, flows }, this.credentials.plan(flows), { action: 'deploy' });
     });
-    return this.followQueued;
   }
 
-  private async followStored(): Promise<void> {
-    const snapshot = await this.storage.getFlows();
-    if (snapshot.rev === this.active.rev) return;
-    const old = this.active;
-    const ids = new Set([...old.parsed.all.keys(), ...snapshot.flows.map((n) => n.id)]);
-    const before = new Map([...ids].map((id) => [id, JSON.stringify(this.credentials.get(id))]));
-    await this.credentials.load(snapshot.credentials);
-    const changedNodes = new Set([...ids].filter((id) => JSON.stringify(this.credentials.get(id)) !== before.get(id)));
-    const parsed = this.parse(snapshot.flows);
-    const type = (DEPLOYMENT_TYPES as readonly string[]).includes(snapshot.type ?? '') ? (snapshot.type as DeploymentType) : 'full';
-    this.active = { flows: snapshot.flows, parsed, rev: snapshot.rev };
-    await this.applyChange(old, parsed, type === 'reload' ? 'full' : type, changedNodes);
-    this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
+  /** Deploys a kept revision (flows and its credentials) as a new revision. */
+  rollback(req: RollbackRequest): Promise<DeployResult> {
+    return this.exclusive(req.type, async () => {
+      this.checkRev(req.expectedRev);
+      const target = await this.storage.getRevision({ rev: req.rev });
+      if (target === undefined) throw new RunnelError('not_found', `No kept revision has rev ${req.rev}`);
+      const plan = await this.credentials.planRestore(target.flows, target.credentials);
+      return this.replace({ ...req, flows: target.flows }, plan, { action: 'rollback', restoredSeq: target.seq });
+    });
   }
 
-  private async replace(req: DeployRequest): Promise<DeployResult> {
+  /** What a deploy of `req` would do, computed by the deploy's own planning; changes nothing. */
+  async preview(req: DeployRequest): Promise<DeployPreview> {
+    this.checkRev(req.rev);
     const old = this.active;
-    if (req.rev !== undefined && req.rev !== old.rev) {
-      throw new RunnelError('version_mismatch', `The flows have changed: rev ${req.rev} is not the active rev`);
+    const type = req.type === 'reload' ? 'full' : req.type;
+    const source = req.type === 'reload' ? await this.storage.getFlows() : undefined;
+    const plan = source ? await this.credentials.planRestore(source.flows, source.credentials) : this.credentials.plan(req.flows, req.credentials);
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.view);
+    const sets = this.flowSet.preview(next.parsed, next.stop);
+    const stopping = new Set(sets.stop);
+    return {
+      rev: next.rev,
+      type: req.type,
+      stop: sets.stop,
+      start: sets.start,
+      rewire: [...next.rewired].filter((id) => !stopping.has(id) && this.services.nodes.has(id)),
+      unchanged: sets.running,
+      missingTypes: [...next.parsed.missingTypes],
+      credentials: this.credentials.compare(plan.credentials),
+    };
+  }
+
+  private checkRev(rev: string | undefined): void {
+    if (rev !== undefined && rev !== this.active.rev) {
+      throw new RunnelError('version_mismatch', `The flows have changed: rev ${rev} is not the active rev`);
     }
-    const plan = this.credentials.plan(req.flows, req.credentials);
-    const parsed = this.parse(plan.flows);
-    // One serialisation serves the rev, the file, GET /flows and the diff's fast path.
-    const texts = plan.flows.map((n) => JSON.stringify(n));
-    parsed.text = new Map(plan.flows.map((n, i) => [n.id, texts[i]]));
-    const json = `[${texts.join(',')}]`;
+  }
+
+  private async replace(req: DeployRequest, plan: CredentialPlan, revision: Pick<RevisionMeta, 'action' | 'restoredSeq'>): Promise<DeployResult> {
+    const old = this.active;
+    const type = req.type === 'reload' ? 'full' : req.type;
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.view);
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
-    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json, type: req.type });
+    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows), type };
+    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, revision: meta, type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
-    this.active = { flows: plan.flows, parsed, rev, json };
-    const restarted = await this.applyChange(old, parsed, req.type as Exclude<DeploymentType, 'reload'>, plan.changedNodes);
-    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
-    return { rev, restarted };
+    this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
+    await ensureFlowModules(this, next.parsed.all.values());
+    const { stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired);
+    this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
+    const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
+    this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
+    this.events.emit('flows:started', { config: { rev }, type: req.type });
+    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
+    return { rev, restarted, stopped };
   }
 
-  /** Stops and starts what the deployment type says, going from `old` to the (already active) `parsed`. */
-  private async applyChange(old: ActiveConfig, parsed: ParsedConfig, type: Exclude<DeploymentType, 'reload'>, changedNodes: Set<string>): Promise<string[]> {
-    let stop: Set<string> | 'all' = 'all';
-    let rewired: Iterable<string> = [];
-    if (type !== 'full') {
-      const diff = diffConfigs(old.parsed, parsed, changedNodes);
-      if (!diff.globalConfigChanged) {
-        stop = stopSet(type, diff, old.parsed, parsed);
-        rewired = diff.rewired;
-      }
-    }
-    await ensureFlowModules(this, parsed.all.values());
-    const restarted = await this.flowSet.apply(parsed, stop, rewired);
-    const rev = this.active.rev;
-    this.events.emit('flows:stopped', { config: { rev: old.rev }, type });
-    this.events.emit('flows:started', { config: { rev }, type });
-    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
-    return restarted;
+  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[]) {
+    return {
+      time: Date.now(),
+      ...(req.user === undefined ? {} : { user: req.user }),
+      nodeCount: after.length,
+      summary: summarise(before, after),
+    };
   }
 
   /** Re-reads flows and credentials from storage and restarts everything. */
@@ -352,11 +438,13 @@ export class Runtime {
     const old = this.active.rev;
     await this.flowSet.stopAll();
     this.events.emit('flows:stopped', { config: { rev: old }, type: 'reload' });
+    const before = this.active.flows;
     await this.loadFromStorage();
+    await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.active.flows) });
     await ensureFlowModules(this, this.active.parsed.all.values());
-    const restarted = await this.flowSet.apply(this.active.parsed, 'all');
+    const { stopped, started: restarted } = await this.flowSet.apply(this.active.parsed, 'all');
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
-    return { rev: this.active.rev, restarted };
+    return { rev: this.active.rev, restarted, stopped };
   }
 
   /**
@@ -374,7 +462,7 @@ export class Runtime {
         else ids.add(conf.id);
       }
       for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
-      return this.flowSet.apply(parsed, ids);
+      return (await this.flowSet.apply(parsed, ids)).started;
     });
   }
 

@@ -5,6 +5,7 @@ import type { Registry } from '../registry/registry.js';
 import type { DeliveryQueue } from './delivery.js';
 import type { ContextManager } from './context.js';
 import type { Hooks } from './hooks.js';
+import type { MessageStats, TypeCounters } from './stats.js';
 import type { Msg, NodeFlowView, NodeInstance, NodeStatus } from './red-api-types.js';
 
 /** The services every live flow and node shares: one per runtime. */
@@ -18,6 +19,8 @@ export interface RuntimeServices {
   events: EventEmitter;
   /** RED.hooks: message hooks run only while one is registered. */
   hooks: Hooks;
+  /** Message counters per node type (metrics). */
+  stats: MessageStats;
   /** Every live node by id, across all flows. Delivery resolves wires through it. */
   nodes: Map<string, LiveNode>;
   /** A deep copy of the node's stored credentials with ${ENV} substituted through `env`; `{}` when its type declares credentials but none are stored. */
@@ -33,6 +36,8 @@ export interface RuntimeServices {
  */
 export interface LiveNode extends NodeInstance {
   readonly _flow: NodeFlow;
+  /** The counters of the node's type. */
+  _stats: TypeCounters;
   _log(level: 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown): void;
 }
 

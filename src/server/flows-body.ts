@@ -55,9 +55,10 @@ export function matchesEtag(ifNoneMatch: string | undefined, tag: string): boole
 /** Sends `body` (the flows document of `rev`) with validators, a 304 when the client has it, compressed when it asks. */
 export async function sendFlowsBody(request: FastifyRequest, reply: FastifyReply, body: Buffer, rev: string, version: 'v1' | 'v2'): Promise<FastifyReply> {
   const tag = `"${rev}${version === 'v1' ? '-v1' : ''}"`;
-  // The client may keep it, but must ask again before using it: a deploy can change it at any moment.
-  reply.header('Cache-Control', 'private, no-cache');
-  reply.header('Vary', 'Accept-Encoding, Node-RED-API-Version, Runtime-API-Version');
+  // Cache-Control stays the admin API's no-store (no browser keeps the flows on disk); clients
+  // that keep their own copy revalidate it with the tag.
+  const vary = reply.getHeader('vary');
+  reply.header('Vary', `${vary ? `${String(vary)}, ` : ''}Accept-Encoding, Node-RED-API-Version, Runtime-API-Version`);
   if (matchesEtag(request.headers['if-none-match'], tag)) return reply.header('ETag', tag).code(304).send();
   reply.type('application/json');
   const coding = body.length >= MIN_COMPRESS_BYTES ? chooseCoding(request.headers['accept-encoding']) : undefined;

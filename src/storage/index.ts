@@ -12,7 +12,7 @@ export async function createStorage(settings: Settings, log: Logger): Promise<St
     // The user dir still holds what each instance keeps for itself: node modules, its id, files.
     await mkdir(settings.userDir, { recursive: true });
     const { createPostgresStorage } = await import('./postgres/postgres-storage.js');
-    return createPostgresStorage(config, await resolveInstanceId(settings), log);
+    return createPostgresStorage(config, await resolveInstanceId(settings), log, settings.flowHistory.max);
   }
   return createFileStorage(settings, log);
 }

@@ -4,7 +4,8 @@ import { startCluster, type ClusterInstance, type TestCluster } from '../helpers
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { killRunnels } from '../helpers/process.js';
 import { ADMIN_PASSWORD, request } from '../helpers/server.js';
-import { copyFixture, removeDir, tempDir } from '../registry/support.js';
+import { copyFixture } from '../registry/support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
 
 /**
  * Node modules in a cluster are each instance's own (reconciling one shared list is not built

@@ -179,6 +179,32 @@ export function storageContract(backend: StorageBackend): void {
       assert.deepEqual(await storage.getRuntimeConfig(), { keep: true, count: 10 });
     });
 
+    it('keeps each user\'s editor settings apart', async () => {
+      const { storage } = await open();
+      assert.deepEqual(await storage.getUserSettings('admin'), {});
+      await storage.saveUserSettings('admin', { view: { grid: true } });
+      await storage.saveUserSettings('bob', { theme: 'dark' });
+      await storage.saveUserSettings('admin', { view: { grid: false } });
+      assert.deepEqual(await storage.getUserSettings('admin'), { view: { grid: false } });
+      assert.deepEqual(await storage.getUserSettings('bob'), { theme: 'dark' });
+    });
+
+    it('keeps library entries: text by path, folders listed as sub-folders then files with their meta', async () => {
+      const { storage } = await open();
+      assert.deepEqual(await storage.getLibraryEntry('functions', ''), []);
+      await storage.saveLibraryEntry('functions', 'util/trim.js', { name: 'trim', outputs: 1 }, 'return msg;');
+      await storage.saveLibraryEntry('functions', 'top.js', { name: 'top' }, 'return null;');
+      await storage.saveLibraryEntry('flows', 'a/b.json', { ignored: 1 }, '[{"id":"x"}]');
+      assert.equal(await storage.getLibraryEntry('functions', 'util/trim.js'), 'return msg;');
+      assert.deepEqual(await storage.getLibraryEntry('functions', ''), ['util', { name: 'top', fn: 'top.js' }]);
+      assert.deepEqual(await storage.getLibraryEntry('functions', 'util'), [{ name: 'trim', outputs: '1', fn: 'trim.js' }]);
+      assert.equal(await storage.getLibraryEntry('flows', 'a/b.json'), '[{"id":"x"}]');
+      assert.deepEqual(await storage.getLibraryEntry('flows', 'a'), [{ fn: 'b.json' }]);
+      await assert.rejects(storage.getLibraryEntry('functions', 'nope.js'), { code: 'not_found' });
+      await assert.rejects(storage.saveLibraryEntry('functions', 'dir/', {}, ''), { code: 'invalid_request' });
+      await assert.rejects(async () => storage.getLibraryEntry('../x', 'a'), { code: 'invalid_request' });
+    });
+
     it('keeps two places apart', async () => {
       const { storage: one } = await open();
       const { storage: two } = await open();

@@ -11,6 +11,7 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { runCli } from '../helpers/process.js';
 import { eventually, tempDir } from '../helpers/server.js';
 import { FLOWS_A, FLOWS_B, storageContract } from './contract.js';
+import { historyContract } from './history-contract.js';
 import { captureLog, removeDir } from './support.js';
 
 /** One PostgreSQL server for this file; every test gets a schema of its own. */
@@ -25,6 +26,11 @@ const open = (schema: string, instanceId = `i${schemas}`) =>
   createPostgresStorage({ url: server!.url, schema, poolSize: 4 }, instanceId, captureLog().log);
 
 storageContract({ name: 'postgres', newPlace: newSchema, create: (schema) => open(schema) });
+historyContract({
+  name: 'postgres',
+  newPlace: newSchema,
+  create: (schema, max) => createPostgresStorage({ url: server!.url, schema, poolSize: 4 }, 'h', captureLog().log, max),
+});
 after(async () => server?.dispose());
 
 describe('postgres storage', { timeout: 60_000 }, () => {

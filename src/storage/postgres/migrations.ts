@@ -51,6 +51,19 @@ const MIGRATIONS: Migration[] = [
       PRIMARY KEY (scope, key)
     );
   `,
+  (s) => `
+    CREATE TABLE ${s}.revisions (
+      seq bigserial PRIMARY KEY,
+      rev text NOT NULL,
+      prev_rev text NOT NULL,
+      meta text NOT NULL,
+      flows text NOT NULL,
+      credentials text
+    );
+    CREATE INDEX ON ${s}.revisions (rev, seq DESC);
+    CREATE TABLE ${s}.user_settings (username text PRIMARY KEY, settings text NOT NULL);
+    CREATE TABLE ${s}.library (type text NOT NULL, path text NOT NULL, meta text NOT NULL, body text NOT NULL, PRIMARY KEY (type, path));
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

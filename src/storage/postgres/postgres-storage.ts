@@ -4,11 +4,14 @@ import type { Logger } from '../../log.js';
 import { hashJson } from '../rev.js';
 import { SerialQueue } from '../serial-queue.js';
 import type {
-  FlowsSnapshot, InstanceRecord, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
+  FlowsSnapshot, InstanceRecord, Revision, RevisionInfo, RevisionMeta, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
 } from '../types.js';
 import { ChangeFeed, channelOf } from './change-feed.js';
 import { createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
+import type { LibraryListing } from '../library-files.js';
 import { Election } from './election.js';
+import { Library } from './library.js';
+import { Revisions } from './revisions.js';
 import { sharedContext } from './shared-context.js';
 import { migrate } from './migrations.js';
 
@@ -39,15 +42,18 @@ function guarded<T>(work: Promise<T>): Promise<T> {
   });
 }
 
-export function createPostgresStorage(config: PostgresConfig, instanceId: string, log: Logger): Storage {
-  return new PostgresStorage(config, instanceId, log.child({ module: 'storage' }));
+/** `historyMax`: revisions kept (`flowHistory.max`). */
+export function createPostgresStorage(config: PostgresConfig, instanceId: string, log: Logger, historyMax = 50): Storage {
+  return new PostgresStorage(config, instanceId, log.child({ module: 'storage' }), historyMax);
 }
 
 class PostgresStorage implements Storage {
   readonly shared: SharedStorage;
   private readonly pool: pg.Pool;
   private readonly feed: ChangeFeed;
-  private readonly t: { flows: string; sessions: string; config: string; instances: string };
+  private readonly t: { flows: string; sessions: string; config: string; instances: string; users: string };
+  private readonly revisions: Revisions;
+  private readonly library: Library;
   private readonly channel: string;
   /** Saves from this instance, in call order. */
   private readonly queue = new SerialQueue();
@@ -55,10 +61,12 @@ class PostgresStorage implements Storage {
   private knownSessions = new Set<string>();
   private closed = false;
 
-  constructor(private readonly config: PostgresConfig, private readonly instanceId: string, private readonly log: Logger) {
+  constructor(private readonly config: PostgresConfig, private readonly instanceId: string, private readonly log: Logger, historyMax: number) {
     this.pool = createPool(config, log);
     const s = quoteIdent(config.schema);
-    this.t = { flows: `${s}.flows`, sessions: `${s}.sessions`, config: `${s}.runtime_config`, instances: `${s}.instances` };
+    this.t = { flows: `${s}.flows`, sessions: `${s}.sessions`, config: `${s}.runtime_config`, instances: `${s}.instances`, users: `${s}.user_settings` };
+    this.revisions = new Revisions(`${s}.revisions`, historyMax);
+    this.library = new Library(`${s}.library`, (text, values) => this.query(text, values));
     this.channel = channelOf(config.schema);
     this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log);
     this.shared = {
@@ -141,9 +149,12 @@ class PostgresStorage implements Storage {
     const type = req.type ?? 'full';
     return this.queue.run(() =>
       this.transaction(async (client) => {
-        const { rows } = await client.query<{ rev: string }>(`SELECT rev FROM ${this.t.flows} WHERE id = 1 FOR UPDATE`);
+        const { rows } = await client.query<{ rev: string; credentials: string | null }>(`SELECT rev, credentials FROM ${this.t.flows} WHERE id = 1 FOR UPDATE`);
         if (req.expectedRev !== undefined && rows[0]!.rev !== req.expectedRev) {
           throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`);
+        }
+        if (req.revision) {
+          await this.revisions.add(client, { rev, prevRev: rows[0]!.rev, meta: req.revision, flows: flowsJson, credentials: creds ?? rows[0]!.credentials });
         }
         await client.query(
           `UPDATE ${this.t.flows} SET rev = $1, flows = $2, credentials = COALESCE($3, credentials),
@@ -154,6 +165,53 @@ class PostgresStorage implements Storage {
         return { rev };
       }),
     );
+  }
+
+  recordRevision(meta: RevisionMeta): Promise<RevisionInfo> {
+    this.assertOpen();
+    return this.queue.run(() =>
+      this.transaction(async (client) => {
+        const { rows } = await client.query<{ rev: string; flows: string; credentials: string | null }>(
+          `SELECT rev, flows, credentials FROM ${this.t.flows} WHERE id = 1 FOR UPDATE`,
+        );
+        const row = rows[0]!;
+        return this.revisions.add(client, { rev: row.rev, prevRev: row.rev, meta, flows: row.flows, credentials: row.credentials });
+      }),
+    );
+  }
+
+  listRevisions(query: { limit: number; before?: number }): Promise<RevisionInfo[]> {
+    this.assertOpen();
+    return this.revisions.list((text, values) => this.query(text, values), query);
+  }
+
+  getRevision(ref: { seq: number } | { rev: string }): Promise<Revision | undefined> {
+    this.assertOpen();
+    return this.revisions.get((text, values) => this.query(text, values), ref);
+  }
+
+  async getUserSettings(username: string): Promise<Record<string, unknown>> {
+    this.assertOpen();
+    const { rows } = await this.query<{ settings: string }>(`SELECT settings FROM ${this.t.users} WHERE username = $1`, [username]);
+    return rows[0] ? (JSON.parse(rows[0].settings) as Record<string, unknown>) : {};
+  }
+
+  async saveUserSettings(username: string, settings: Record<string, unknown>): Promise<void> {
+    this.assertOpen();
+    await this.query(
+      `INSERT INTO ${this.t.users} (username, settings) VALUES ($1, $2) ON CONFLICT (username) DO UPDATE SET settings = EXCLUDED.settings`,
+      [username, JSON.stringify(settings)],
+    );
+  }
+
+  getLibraryEntry(type: string, entry: string): Promise<string | LibraryListing> {
+    this.assertOpen();
+    return this.library.get(type, entry);
+  }
+
+  async saveLibraryEntry(type: string, entry: string, meta: Record<string, unknown>, body: string): Promise<void> {
+    this.assertOpen();
+    await this.library.save(type, entry, meta, body);
   }
 
   async getSessions(): Promise<SessionRecord[]> {

@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import type { FlowNodeConfig } from '../storage/types.js';
+import { parseConfig, type ParsedConfig } from './config.js';
+import { diffConfigs, stopSet } from './diff.js';
+import type { DeploymentType } from './types.js';
+
+/**
+ * The part of a deploy that decides, without touching anything, what the new configuration is and
+ * what the deployment type stops and rewires. The deploy and its preview both call it, so the
+ * preview cannot drift from what a deploy does.
+ */
+export interface DeployPlan {
+  parsed: ParsedConfig;
+  /** The compact JSON of the flows; its SHA-256 is the rev. */
+  json: string;
+  rev: string;
+  /** Ids to stop (and restart if still active), or every running node. */
+  stop: Set<string> | 'all';
+  /** Nodes that keep running and get their new wires in place. */
+  rewired: Iterable<string>;
+}
+
+export function planDeploy(
+  old: ParsedConfig,
+  flows: FlowNodeConfig[],
+  credentialChanges: Set<string>,
+  type: Exclude<DeploymentType, 'reload'>,
+  isKnownType: (type: string) => boolean,
+  /** What this instance runs of `flows` (a cluster member off the primary disables primary-only tabs). */
+  view: (flows: FlowNodeConfig[]) => FlowNodeConfig[] = (f) => f,
+): DeployPlan {
+  const parsed = parseConfig(view(flows), isKnownType);
+  // One serialisation serves the rev, the file, GET /flows and the diff's fast path.
+  const texts = flows.map((n) => JSON.stringify(n));
+  parsed.text = new Map(flows.map((n, i) => [n.id, texts[i]]));
+  const json = `[${texts.join(',')}]`;
+  const rev = createHash('sha256').update(json).digest('hex');
+  if (type !== 'full') {
+    const diff = diffConfigs(old, parsed, credentialChanges);
+    if (!diff.globalConfigChanged) return { parsed, json, rev, stop: stopSet(type, diff, old, parsed), rewired: diff.rewired };
+  }
+  return { parsed, json, rev, stop: 'all', rewired: [] };
+}
