@@ -2,13 +2,15 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from '../log.js';
 import type { AdminAuthConfig, Settings, UserConfig } from '../settings.js';
 import type { Storage } from '../storage/types.js';
-import type { AuthService, Principal, SessionInfo, TokenGrant } from './types.js';
-import { createHash } from 'node:crypto';
+import type { AuthService, AutomationToken, Principal, SessionInfo, TokenGrant } from './types.js';
 import { OAuthError } from './oauth-error.js';
 import { createPasswordChecker, type PasswordChecker } from './passwords.js';
 import { hasPermission, permissionList, resolveScope } from './permissions.js';
-import { LoginThrottle, normaliseAddress } from './throttle.js';
+import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { RunnelError } from '../errors.js';
+import type { SessionRecord } from '../storage/types.js';
+import { LoginThrottle, normaliseAddress } from './throttle.js';
 import { hashToken, TokenStore } from './tokens.js';
 import { WorkQueue } from './queue.js';
 
@@ -46,8 +48,15 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
     return user !== undefined && (s.stamp === undefined || s.stamp === passwordStamp(user));
   });
   for (const s of ended) log.audit({ event: 'auth.session.ended', username: s.username, client: s.client, reason: users.has(s.username) ? 'password_changed' : 'user_removed' }, 'session ended at start');
-  return new CredentialsAuth(config, deps.settings.loginThrottle, log, checker, tokens);
+  const auth = new CredentialsAuth(config, deps.settings.loginThrottle, log, checker, tokens);
+  const unsubscribe = deps.storage.shared?.onChange((change) => {
+    if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
+  });
+  if (unsubscribe) auth.onClose(unsubscribe);
+  return auth;
 }
+
+const authOff = () => new RunnelError('not_found', 'Admin authentication is not enabled');
 
 const disabledAuth: AuthService = {
   enabled: false,
@@ -58,6 +67,15 @@ const disabledAuth: AuthService = {
   revoke: async () => undefined,
   sessions: () => [],
   revokeUser: async () => 0,
+  createAutomationToken: async () => {
+    throw authOff();
+  },
+  listAutomationTokens: () => {
+    throw authOff();
+  },
+  revokeAutomationToken: async () => {
+    throw authOff();
+  },
   close: async () => undefined,
 };
 
@@ -81,6 +99,7 @@ type Attempt = { throttled: number } | { user: UserConfig | null };
 
 class CredentialsAuth implements AuthService {
   readonly enabled = true;
+  readonly anonymousScope: string[] | undefined;
   private readonly users: Map<string, UserConfig>;
   private readonly throttle: LoginThrottle;
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
@@ -93,6 +112,9 @@ class CredentialsAuth implements AuthService {
   private readonly timer: NodeJS.Timeout;
   private readonly userTurns = new Map<string, Promise<void>>();
   private readonly waitingFor = new Map<string, number>();
+  private readonly closers: Array<() => void> = [];
+  private reloading: Promise<void> | undefined;
+  private reloadAgain = false;
 
   constructor(
     private readonly config: AdminAuthConfig,
@@ -102,6 +124,7 @@ class CredentialsAuth implements AuthService {
     private readonly tokens: TokenStore,
   ) {
     this.users = new Map(config.users.map((u) => [u.username, u]));
+    this.anonymousScope = config.default && permissionList(config.default.permissions);
     this.throttle = new LoginThrottle(throttle);
     this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS);
     this.timer.unref();
@@ -109,11 +132,53 @@ class CredentialsAuth implements AuthService {
 
   async authenticate(token: string): Promise<Principal | null> {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
-    const session = this.tokens.get(token);
-    const user = session && this.users.get(session.username);
-    if (!session || !user) return null;
-    if (session.stamp !== undefined && session.stamp !== passwordStamp(user)) return null;
+    const session = this.tokens.get(token) ?? (await this.tokens.fetch(token).catch(() => undefined));
+    if (session?.automation) {
+      const { id, name } = session.automation;
+      this.log.audit({ event: 'auth.token.use', id, name }, 'automation token used');
+      return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
+    }
+    if (!session) return this.external(token);
+    // Removing a user ends their sessions, a password change those from before it; the token's
+    // scope is narrowed to what the user may do now.
+    const user = this.users.get(session.username);
+    if (!user || (session.stamp !== undefined && session.stamp !== passwordStamp(user))) return null;
     return { username: session.username, scope: effectiveScope(session.scope, user.permissions), tokenHash: session.tokenHash };
+  }
+
+  /** Node-RED's adminAuth.tokens: the settings' own function vouches for tokens Runnel did not issue. */
+  private async external(token: string): Promise<Principal | null> {
+    if (!this.config.tokens) return null;
+    let user;
+    try {
+      user = await this.config.tokens(token);
+    } catch (e) {
+      this.log.error({ err: e }, 'adminAuth.tokens threw; the token is refused');
+      return null;
+    }
+    if (!user || typeof user.username !== 'string' || user.permissions === undefined) return null;
+    return { username: user.username, scope: permissionList(user.permissions), tokenHash: hashToken(token) };
+  }
+
+  async createAutomationToken(creator: Principal, req: { name: string; scope: string[]; expiresIn?: number; reqId?: string }): Promise<{ token: string; info: AutomationToken }> {
+    const beyond = req.scope.filter((s) => !hasPermission(creator.scope, s));
+    if (beyond.length > 0) throw new RunnelError('forbidden', `A token cannot have permissions its creator lacks: ${beyond.join(' ')}`);
+    const info = { id: randomUUID(), name: req.name, created: Date.now(), createdBy: creator.username };
+    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, lifetime: req.expiresIn });
+    this.log.audit({ event: 'auth.token.create', id: info.id, name: info.name, scope: req.scope, username: creator.username, reqId: req.reqId }, 'automation token created');
+    return { token, info: describeToken(record) };
+  }
+
+  listAutomationTokens(): AutomationToken[] {
+    return this.tokens.automationTokens().map(describeToken);
+  }
+
+  async revokeAutomationToken(caller: Principal, id: string, reqId?: string): Promise<boolean> {
+    const record = this.tokens.automationTokens().find((s) => s.automation!.id === id);
+    if (!record) return false;
+    await this.tokens.remove(record.tokenHash);
+    this.log.audit({ event: 'auth.token.revoke', id, name: record.automation!.name, username: caller.username, reqId }, 'automation token revoked');
+    return true;
   }
 
   async login(raw: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
@@ -152,7 +217,7 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ event: 'auth.login.fail', reason: 'scope', scope: req.scope, ...who }, 'login failed: scope not permitted');
       throw e;
     }
-    const { token } = await this.tokens.create(user.username, req.client, scope, passwordStamp(user));
+    const { token } = await this.tokens.create(user.username, req.client, scope, undefined, passwordStamp(user));
     this.log.audit({ event: 'auth.login', scope, ...who }, 'login succeeded');
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
   }
@@ -213,7 +278,31 @@ class CredentialsAuth implements AuthService {
     return ended.length;
   }
 
+  /** Re-reads the shared sessions; calls during a reload share one more reload after it. */
+  reloadSessions(): void {
+    if (this.reloading) {
+      this.reloadAgain = true;
+      return;
+    }
+    this.reloading = this.tokens.reload().then(
+      () => undefined,
+      (err: unknown) => this.log.warn({ err: (err as Error).message }, 'reloading the shared sessions failed'),
+    ).then(() => {
+      this.reloading = undefined;
+      if (this.reloadAgain) {
+        this.reloadAgain = false;
+        this.reloadSessions();
+      }
+    });
+  }
+
+  onClose(closer: () => void): void {
+    this.closers.push(closer);
+  }
+
   async close(): Promise<void> {
+    for (const closer of this.closers) closer();
+    await this.reloading;
     clearInterval(this.timer);
     await this.tokens.flush();
   }
@@ -222,4 +311,9 @@ class CredentialsAuth implements AuthService {
     this.throttle.prune();
     this.tokens.prune().catch((e: unknown) => this.log.error({ err: e }, 'pruning expired sessions failed'));
   }
+}
+
+function describeToken(record: SessionRecord): AutomationToken {
+  const { id, name, created, createdBy } = record.automation!;
+  return { id, name, scope: [...record.scope], created, ...(record.expires === Number.MAX_SAFE_INTEGER ? {} : { expires: record.expires }), createdBy };
 }

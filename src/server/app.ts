@@ -7,10 +7,12 @@ import { authRoutes } from './auth-routes.js';
 import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
+import { clusterRoutes } from './cluster-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { historyRoutes } from './history-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { healthRoutes } from './health-routes.js';
+import { tokensRoutes } from './tokens-routes.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { errorBody } from './schemas.js';
 import swagger from '@fastify/swagger';
@@ -112,10 +114,12 @@ export async function buildApp(services: Services) {
       await admin.register(contextRoutes, { services });
       if (!settings.disableEditor) await admin.register(editorRoutes, { services, theme, resources });
       await admin.register(credentialsRoutes, { services });
+      await admin.register(clusterRoutes, { services });
       await admin.register(historyRoutes, { services });
       await admin.register(flowRoutes, { services });
       await admin.register(healthRoutes, { services });
       await admin.register(openApiRoute);
+      await admin.register(tokensRoutes, { services });
       if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },

@@ -13,6 +13,7 @@ import { anyObject, noContent } from './schemas.js';
 import type { NodeResources } from './editor/node-resources.js';
 import { wantsHtml } from './editor/editor-api-routes.js';
 import { requestLang } from './editor/lang.js';
+import { sendCompressed } from './editor/compress.js';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 214 } as const;
 const moduleParams = { type: 'object', properties: { module: nameSchema }, required: ['module'] } as const;
@@ -55,7 +56,9 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
 
   // The editor asks for every set's HTML (definitions, edit templates, help) with Accept: text/html.
   app.get('/nodes', { ...read, schema: { response: { 200: { type: 'array', items: anyObject } } } }, async (request, reply) =>
-    wantsHtml(request) ? reply.type('text/html; charset=utf-8').send(await resources.allHtml(requestLang(request))) : registry.allSets().map((set) => setInfo(set, registry.modules.get(set.module))),
+    wantsHtml(request)
+      ? sendCompressed(request, reply, await resources.allHtml(requestLang(request)), 'text/html; charset=utf-8')
+      : registry.allSets().map((set) => setInfo(set, registry.modules.get(set.module))),
   );
 
   const getModule = async (params: ModuleParams) => {

@@ -6,7 +6,7 @@ import type { CredentialKey } from '../../src/credentials/key.js';
 import { CredentialStore } from '../../src/credentials/store.js';
 import { RunnelError } from '../../src/errors.js';
 import type { CredentialMap, FlowNodeConfig, RuntimeConfig } from '../../src/storage/types.js';
-import { captureLog } from '../storage/support.js';
+import { captureLog } from '../helpers/log.js';
 
 const DEFS: Record<string, CredentialDefinition | null> = {
   'http request': { user: { type: 'text' }, password: { type: 'password' } },
@@ -21,6 +21,10 @@ function memoryStorage(initial: RuntimeConfig = {}) {
     getRuntimeConfig: async () => structuredClone(config),
     saveRuntimeConfig: async (c: RuntimeConfig) => {
       config = structuredClone(c);
+    },
+    updateRuntimeConfig: async (change: (c: RuntimeConfig) => RuntimeConfig) => {
+      config = structuredClone(change(structuredClone(config)));
+      return structuredClone(config);
     },
     current: () => config,
   };
