@@ -52,6 +52,7 @@ export const ERRORS = {
   internal_error: [500, 'an unexpected server error (logged in full; the answer carries no internals)'],
   credentials_undecryptable: [500, 'the stored credentials do not decrypt with the configured key'],
   storage_unavailable: [503, 'the shared database cannot be reached; nothing was changed: retry after the Retry-After header'],
+  server_busy: [503, 'the server holds as many request bodies as httpServerLimits.bodyBufferTotal allows; retry after Retry-After'],
   flow_restarted: [503, 'the flow handling an http-in request was redeployed while it was handled; retry'],
   install_timeout: [504, 'npm did not finish installing or removing the module in time'],
 } as const satisfies Record<string, readonly [number, string]>;

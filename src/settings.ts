@@ -90,6 +90,8 @@ export interface Settings {
    * address (login throttling, audit lines). false (default): the socket's address.
    */
   trustProxy: boolean | number | string | string[];
+  /** Bounds on connections and the bodies being received (see src/server/request-limits.ts). */
+  httpServerLimits: { bodyBufferTotal: number; headersTimeout: number; requestTimeout: number; keepAliveTimeout: number; maxConnections: number };
   /** Host names (or `*.domain`) an unauthenticated admin API answers to besides IP literals, localhost and uiHost. */
   httpAdminAllowedHosts: string[];
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
@@ -145,7 +147,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
+  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
   'instanceId', 'instanceUrl',
 ]);
 
@@ -369,6 +371,22 @@ function parseMetrics(m: Raw): Settings['metrics'] {
   };
 }
 
+function parseServerLimits(v: unknown): Settings['httpServerLimits'] {
+  const raw = v === undefined ? {} : v;
+  if (!isObject(raw)) throw new SettingsError('httpServerLimits must be an object');
+  const ms = (key: string, dflt: number) => pick(raw, key, isInt(1, 3_600_000), `milliseconds (httpServerLimits.${key})`, dflt);
+  const headersTimeout = ms('headersTimeout', 20_000);
+  const requestTimeout = ms('requestTimeout', 120_000);
+  if (headersTimeout > requestTimeout) throw new SettingsError('httpServerLimits.headersTimeout may not exceed requestTimeout');
+  return {
+    bodyBufferTotal: raw.bodyBufferTotal === undefined ? 256 * 1024 * 1024 : parseSize(raw.bodyBufferTotal, 'httpServerLimits.bodyBufferTotal'),
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout: ms('keepAliveTimeout', 5_000),
+    maxConnections: pick(raw, 'maxConnections', isInt(1, 1_000_000), 'a positive integer (httpServerLimits.maxConnections)', 900),
+  };
+}
+
 function parseTrustProxy(options: unknown): Settings['trustProxy'] {
   if (options === undefined || options === null) return false;
   if (!isObject(options)) throw new SettingsError('httpServerOptions must be an object');
@@ -439,6 +457,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
     trustProxy: parseTrustProxy(raw.httpServerOptions),
+    httpServerLimits: parseServerLimits(raw.httpServerLimits),
     httpAdminAllowedHosts: (raw.httpAdminAllowedHosts as string[] | undefined) ?? [],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
     storage: parseStorage(raw.storage, env.RUNNEL_STORAGE_URL),

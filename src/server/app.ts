@@ -21,6 +21,7 @@ import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-no
 import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
 import { AdminPaths } from './admin-paths.js';
+import { applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
@@ -48,7 +49,7 @@ export async function buildApp(services: Services) {
   const { settings } = services;
   const app = Fastify({
     // Request/response objects with the Express API built in, so http-in flows pay nothing per request for it.
-    serverFactory: httpServerFactory,
+    serverFactory: (handler) => httpServerFactory(handler, { checkEveryMs: checkInterval(settings) }),
     loggerInstance: services.log,
     // Per-request logging would cost more than a whole flow hop; errors are logged with the request id.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
@@ -84,6 +85,8 @@ export async function buildApp(services: Services) {
     });
   }
 
+  applyServerLimits(app.server, settings);
+  app.addHook('onRequest', bodyBudget(settings));
   app.addHook('onRequest', corsPreflight(settings));
   app.addSchema(errorBody);
   // At the root, so it sees every route of every scope.

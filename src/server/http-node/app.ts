@@ -32,6 +32,8 @@ export interface HttpNodeApp extends RouteApp {
    * skipBodyParsing and upload options); the returned function undoes it.
    */
   setBodyMode(method: string, path: string, mode: BodyMode): () => void;
+  /** Whether any route or middleware could take a request for `path` (relative to mountPath). */
+  mayHandle(path: string): boolean;
   /** The body mode for a request, undefined for the usual parsing. */
   bodyModeOf(method: string, url: string): BodyMode | undefined;
 }
@@ -149,9 +151,11 @@ export function createAdminRouteApp(settings: Settings, log: Logger): HttpNodeAp
  * Express API. Swapping prototypes per request instead invalidates V8's inline caches for the
  * whole request/stream prototype chain and costs most of the throughput (measured ~4x).
  */
-export function httpServerFactory(handler: RequestListener): Server {
+export function httpServerFactory(handler: RequestListener, options: { checkEveryMs?: number } = {}): Server {
   // The subclasses are still IncomingMessage/ServerResponse, which is all Fastify's types need.
-  return createServer(expressServerOptions as ServerOptions, handler);
+  // Header and request timeouts are only enforced when connections are checked (Node: every 30 s).
+  const checks = options.checkEveryMs === undefined ? {} : { connectionsCheckingInterval: options.checkEveryMs };
+  return createServer({ ...expressServerOptions, ...checks } as ServerOptions, handler);
 }
 
 /**
@@ -213,6 +217,21 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
       app.serve(req, res, body);
     }
   };
+  // A body for a path no route or middleware can take is refused before it is read.
+  scope.addHook('onRequest', async (request, reply) => {
+    const headers = request.headers;
+    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return;
+    if (headers['content-length'] === '0') return;
+    const url = request.raw.url ?? '/';
+    if (!app.covers(url)) return;
+    const q = url.indexOf('?');
+    const full = q === -1 ? url : url.slice(0, q);
+    if (app.mayHandle(full.slice(app.mountPath.length) || '/')) return;
+    if (adminRoutes !== undefined && adminRoutes.covers(url) && adminRoutes.mayHandle(full.slice(adminRoutes.mountPath.length) || '/')) return;
+    reply.hijack();
+    reply.raw.setHeader('Connection', 'close');
+    app.respondUnhandled(undefined, request.raw, reply.raw);
+  });
   if (adminPaths) {
     scope.addHook('onRequest', async (request) => {
       if (adminPaths.covers(request.method, request.url)) {
