@@ -8,6 +8,7 @@ import { mqttPipelineScenario, websocketEchoScenario } from './network.js';
 import { rssScenario } from './rss.js';
 import { startupScenario } from './startup.js';
 import { scaleScenario, SCALE_SIZES } from './scale.js';
+import { editorScenarios } from './editor.js';
 import type { Scenario } from './types.js';
 
 /** Every scenario, in run order; the deploy sizes come from --deploy-sizes. */
@@ -25,5 +26,6 @@ export function allScenarios(opts: Options): Scenario[] {
     rssScenario,
     startupScenario,
     ...SCALE_SIZES.map(scaleScenario),
+    ...editorScenarios,
   ];
 }

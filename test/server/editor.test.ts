@@ -4,7 +4,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
-import { copyFixture, removeDir } from '../registry/support.js';
+import { copyFixture } from '../registry/support.js';
+import { removeDir } from '../helpers/dirs.js';
 
 const require = createRequire(import.meta.url);
 const NODES_DIR = path.dirname(require.resolve('@node-red/nodes/package.json'));
@@ -98,8 +99,9 @@ describe('the Node-RED editor', { timeout: 120_000 }, () => {
     const ids = sets.map((s) => s.id);
     for (const id of ['node-red/inject', 'node-red/split', 'node-red/CSV', 'node-red/JSON', 'node-red/httpin', 'node-red/file']) assert.ok(ids.includes(id), id);
     assert.deepEqual(sets.find((s) => s.id === 'node-red/split')!.types.sort(), ['join', 'split']);
-    const html = await api('nodes', { headers: { accept: 'text/html' } });
+    const html = await api('nodes', { headers: { accept: 'text/html', 'accept-encoding': 'br' } });
     assert.equal(html.status, 200);
+    assert.equal(html.headers.get('content-encoding'), 'br', 'the 400 KB of node HTML travel compressed');
     assert.match(html.headers.get('content-type') ?? '', /^text\/html/);
     const blocks = [...html.text.matchAll(/<!-- --- \[red-module:([^\]]+)\] --- -->/g)].map((m) => m[1]);
     assert.deepEqual(blocks.sort(), ids.filter((id) => id.startsWith('node-red/')).sort());
