@@ -11,6 +11,8 @@ import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
 import type { TlsConfigNode } from '../tls/tls.js';
+import { proxySelector } from '../proxy/select.js';
+import { tunnelAgent } from '../proxy/tunnel.js';
 
 export interface SessionEvent {
   count: number | '';
@@ -94,6 +96,9 @@ export default function (RED: RedApi) {
     let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
     let heartbeatTimer: ReturnType<typeof setInterval> | undefined;
     const heartbeat = heartbeatMs(config.hb);
+    // Node-RED's client follows http_proxy/https_proxy/no_proxy (ws:// as http, wss:// as https).
+    const selectProxy = proxySelector(RED, {});
+    const proxyFor = (url: string) => selectProxy(url.replace(/^ws/i, 'http'));
 
     node.registerInputNode = (n) => void inputs.push(n);
     node.removeInputNode = (n) => {
@@ -193,6 +198,8 @@ export default function (RED: RedApi) {
       tlsNode?.addTLSOptions(options);
       const headers = upgradeHeaders();
       if (headers) options.headers = headers;
+      const proxy = proxyFor(path);
+      if (proxy) options.agent = tunnelAgent(proxy, new URL(path), options as never);
       try {
         client = new WebSocket(path, subprotocol, options);
       } catch (err) {
