@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Runtime } from '../runtime/runtime.js';
 import { RunnelError, errorMessage } from '../errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
-import { loadModule, loadModules, loadSetCode, modulesIn, unloadModule, type SetFlags } from './loader.js';
+import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
 import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
 import { InstallQueue, InstallSnapshot, assertAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
@@ -32,6 +32,32 @@ export class ModuleManager {
 
   constructor(private readonly runtime: Runtime) {}
 
+  private get nodeModules(): string {
+    return path.join(this.runtime.settings.userDir, 'node_modules');
+  }
+
+  /**
+   * After npm changed the user dir: loads the Node-RED modules it brought in as dependencies
+   * (a dashboard under a widget module) and unloads the ones it pruned.
+   */
+  private async syncDependencies(): Promise<void> {
+    const present = await nodeRedModulesIn(this.nodeModules);
+    const fresh: string[] = [];
+    const names = new Set<string>();
+    for (const dir of present) {
+      const name = (await readNodeModulePackage(dir)).name;
+      names.add(name);
+      if (!this.runtime.registry.modules.has(name)) fresh.push(dir);
+    }
+    if (fresh.length) await loadModules(this.runtime, fresh, (name) => this.records[name]?.sets ?? {});
+    const prefix = this.nodeModules + path.sep;
+    for (const mod of [...this.runtime.registry.modules.values()]) {
+      if (mod.builtin || !mod.path?.startsWith(prefix) || names.has(mod.name) || REMOVABLE.includes(this.records[mod.name]?.source)) continue;
+      await unloadModule(this.runtime, mod);
+      this.runtime.log.info({ module: mod.name }, 'node module removed with the module that needed it');
+    }
+  }
+
   private get ctx(): NpmContext {
     const { settings, log } = this.runtime;
     return { userDir: settings.userDir, palette: settings.externalModules.palette, log };
@@ -49,6 +75,7 @@ export class ModuleManager {
     for (const [name, rec] of Object.entries(this.records)) {
       if (REMOVABLE.includes(rec.source)) dirs.push(path.join(settings.userDir, 'node_modules', name));
     }
+    dirs.push(...(await nodeRedModulesIn(this.nodeModules)));
     await loadModules(this.runtime, dirs, (name) => this.records[name]?.sets ?? {});
     for (const mod of registry.modules.values()) {
       const rec = this.records[mod.name];
@@ -110,6 +137,7 @@ export class ModuleManager {
       this.assertNotInUse([...mod.sets.values()]);
       await npmUninstall(name, this.ctx);
       await unloadModule(this.runtime, mod);
+      await this.syncDependencies();
       if (this.records[name].source === 'tarball') await rm(this.keptTarball(name, mod.version), { force: true });
       delete this.records[name];
       await this.persist();
@@ -202,6 +230,7 @@ export class ModuleManager {
     this.records[name] = { source, version: loaded.version, sets: Object.fromEntries([...loaded.sets.values()].map((s) => [s.name, s.enabled])) };
     await this.persist();
     this.runtime.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
+    await this.syncDependencies();
     if (previous) await this.runtime.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
     return loaded;
   }

@@ -54,9 +54,10 @@ export class FlowSet {
     return this.missing;
   }
 
-  /** Returns the ids that were (re)started. */
-  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = []): Promise<string[]> {
+  /** Returns the ids that were (re)started; `stopped` runs between stopping and starting. */
+  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = [], stopped?: () => void): Promise<string[]> {
     await this.stop(stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id)), next);
+    stopped?.();
     for (const [id, flow] of this.flows) {
       const tab = next.tabs.get(id);
       if (!tab || tab.disabled) this.flows.delete(id);
@@ -108,6 +109,7 @@ export class FlowSet {
     if (preparing) await preparing;
     this.missing = this.findMissing(config);
     const missing = new Set(this.missing);
+    this.forgetStaleErrors();
     this.waiting.clear();
     const blockedConfigs = new Set<string>();
     for (const [id, conf] of config.globalConfigs) if (missing.has(conf.type)) blockedConfigs.add(id);
@@ -144,6 +146,18 @@ export class FlowSet {
       this.engine.log.warn({ missingTypes: this.missing }, `Waiting for missing types to be registered: ${this.missing.join(', ')}`);
     }
     return started;
+  }
+
+  /**
+   * The errors describe the running configuration only: a node that failed is not live, so every
+   * start either builds it again (and records a new error) or it is gone. Internal nodes of a live
+   * subflow instance keep theirs until the instance stops.
+   */
+  private forgetStaleErrors(): void {
+    for (const [id, report] of this.errors) {
+      if (this.home.has(id) || (report.z !== undefined && this.liveInstances.has(report.z))) continue;
+      this.errors.delete(id);
+    }
   }
 
   private create(flow: Flow, conf: FlowNodeConfig, started: string[]): void {

@@ -17,8 +17,26 @@ export interface NodeStatus {
   [key: string]: unknown;
 }
 
-/** The hidden link from a node's configuration to the flow constructing it (Node-RED's `_flow`). */
+/**
+ * The link from a configuration the runtime builds itself (subflow internals) to its flow. Configs
+ * handed to module constructors never carry it: modules iterate their config (lodash `pickBy`
+ * visits symbols too), so the flow under construction is known through `constructingIn` instead.
+ */
 export const FLOW = Symbol('runnel.flow');
+
+/** The flow whose node constructor is running: what `RED.nodes.createNode` attaches the node to. */
+let constructing: Flow | undefined;
+
+/** Runs a node constructor with `flow` as the flow `createNode` attaches to. */
+export function constructingIn<T>(flow: Flow, build: () => T): T {
+  const outer = constructing;
+  constructing = flow;
+  try {
+    return build();
+  } finally {
+    constructing = outer;
+  }
+}
 
 export interface NodeConfig {
   id: string;
@@ -47,6 +65,10 @@ export class Node extends EventEmitter {
   declare name?: string;
   declare _alias?: string;
   declare wires: string[][];
+  /** Node-RED's count of wired targets over all outputs; dashboard widgets pass messages on only when it is non-zero. */
+  declare _wireCount: number;
+  /** Node-RED's shortcut target when exactly one wire leaves the node (some modules test it). */
+  declare _wire?: string;
   declare credentials?: Record<string, unknown>;
   declare _flow: Flow;
   declare _inputHandlers: InputHandler[];
@@ -196,7 +218,7 @@ export class Node extends EventEmitter {
   }
 
   updateWires(wires: string[][]): void {
-    this.wires = normaliseWires(wires);
+    setWires(this, normaliseWires(wires));
   }
 
   context() {
@@ -303,8 +325,9 @@ function makeDone(node: Node, msg: Msg): DoneFn {
 
 function runCloseHandler(node: Node, handler: CloseHandler, removed: boolean): Promise<void> {
   return new Promise<void>((resolve) => {
+    // Node-RED drops a close handler's failure silently; it is kept here, at debug level, for whoever looks.
     const done = (err?: unknown) => {
-      if (err) node._log('error', err);
+      if (err) node._log('debug', err);
       resolve();
     };
     try {
@@ -320,6 +343,16 @@ function runCloseHandler(node: Node, handler: CloseHandler, removed: boolean): P
       done(err);
     }
   });
+}
+
+/** Node-RED's updateWires bookkeeping: `_wireCount` and the single-wire `_wire`. */
+function setWires(node: Node, wires: string[][]): void {
+  node.wires = wires;
+  let count = 0;
+  for (const w of wires) count += w.length;
+  node._wireCount = count;
+  if (count === 1 && wires.length === 1) node._wire = wires[0][0];
+  else if (node._wire !== undefined) delete node._wire;
 }
 
 /** Deployed configs are validated already, so the common case returns the array as it is. */
@@ -342,17 +375,18 @@ function safeString(value: unknown): string {
  * objects built by contributed constructors.
  */
 export function initNode(node: Node, config: NodeConfig): void {
-  const flow = config[FLOW];
+  const flow = config[FLOW] ?? constructing;
   if (!flow) throw new Error(`node ${config.id} (${config.type}) was not created by the runtime`);
   if (!(node as unknown as { _events?: unknown })._events) EventEmitter.call(node);
   node.id = config.id;
   node.type = config.type;
-  if (config.z !== undefined) node.z = config.z;
-  if (config.g !== undefined) node.g = config.g;
+  // Set even when absent, as Node-RED does: modules test `'g' in node` or copy the node's own keys.
+  node.z = config.z;
+  node.g = config.g;
   // Truthy only, as in Node-RED: an exported `name: ""` leaves the node without a name.
   if (config.name) node.name = config.name;
   if (config._alias) node._alias = config._alias;
-  node.wires = normaliseWires(config.wires);
+  setWires(node, normaliseWires(config.wires));
   // Only _flow is hidden, as in Node-RED; the bookkeeping fields are plain properties (fast to create).
   Object.defineProperty(node, '_flow', { value: flow, writable: true, enumerable: false, configurable: true });
   node._inputHandlers = [];

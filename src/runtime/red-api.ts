@@ -28,15 +28,6 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'audit';
 const LEVELS = { FATAL: 10, ERROR: 20, WARN: 30, INFO: 40, DEBUG: 50, TRACE: 60, AUDIT: 98, METRIC: 99 } as const;
 const LEVEL_NAMES: Record<number, Level> = { 10: 'fatal', 20: 'error', 30: 'warn', 40: 'info', 50: 'debug', 60: 'trace', 98: 'audit' };
 
-type Plugin = Record<string, unknown> & { id: string; type?: unknown; module: string };
-const pluginRegistries = new WeakMap<Runtime, Map<string, Plugin>>();
-
-function pluginsOf(runtime: Runtime): Map<string, Plugin> {
-  let plugins = pluginRegistries.get(runtime);
-  if (!plugins) pluginRegistries.set(runtime, (plugins = new Map()));
-  return plugins;
-}
-
 /**
  * Builds the RED object handed to one node set's `module.exports = function (RED) {…}`. Each set
  * gets its own object (its registerType attributes types to the set, RED._ uses its namespace);
@@ -52,7 +43,6 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
   const hasLocales = options.catalogs !== undefined && Object.keys(options.catalogs).length > 0;
   const namespace = hasLocales ? `${set.module}/${set.name}` : set.module;
   if (hasLocales) catalogs.register(namespace, options.catalogs!);
-  const plugins = pluginsOf(runtime);
   const requireFromModule = options.moduleDir ? createRequire(path.join(options.moduleDir, 'package.json')) : undefined;
   const requireFromUserDir = createRequire(path.join(path.resolve(runtime.settings.userDir), 'package.json'));
   const modulePolicy = new ModulePolicy(runtime.settings.externalModules.modules);
@@ -142,12 +132,10 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
     },
     plugins: {
       registerPlugin(id: string, definition: Record<string, unknown>) {
-        if (plugins.has(id)) throw new Error(`${id} already registered`);
-        plugins.set(id, { ...definition, id, module: set.module });
-        if (typeof definition.onadd === 'function') (definition.onadd as () => void)();
+        registry.registerPlugin(set, id, definition);
       },
-      get: (id: string) => plugins.get(id),
-      getByType: (type: string) => [...plugins.values()].filter((p) => p.type === type),
+      get: (id: string) => registry.getPlugin(id),
+      getByType: (type: string) => registry.getPluginsByType(type),
     },
     version: () => NODE_RED_COMPAT_VERSION,
     /** Resolves from the module's own directory first, then from the user directory. */

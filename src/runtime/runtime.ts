@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
@@ -15,7 +14,8 @@ import { Hooks } from './hooks.js';
 import { Mutex } from './mutex.js';
 import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
-import { diffConfigs, stopSet } from './diff.js';
+import { diffConfigs, stopSet, type ConfigDiff } from './diff.js';
+import { RuntimeEvents } from './events.js';
 import { substituteEnv } from './env/env.js';
 import type { Engine } from './engine.js';
 import type { Node } from './node.js';
@@ -27,6 +27,19 @@ import { ensureFlowModules } from '../registry/external-modules.js';
 import { RUNNEL_VERSION } from '../version.js';
 import { settingsViewFor } from './settings-view.js';
 import { NODE_RED_COMPAT_VERSION } from './red-api.js';
+
+const EMPTY_DIFF: ConfigDiff = {
+  added: new Set(), changed: new Set(), removed: new Set(), rewired: new Set(), linked: new Set(), flowChanged: new Set(), globalConfigChanged: false,
+};
+/** Node-RED's diff when stopping without a new configuration (shut-down, reload). */
+const noDiff = () => EMPTY_DIFF;
+
+function diffArrays(d: ConfigDiff): Record<string, unknown> {
+  return {
+    added: [...d.added], changed: [...d.changed], removed: [...d.removed], rewired: [...d.rewired],
+    linked: [...d.linked], flowChanged: [...d.flowChanged], globalConfigChanged: d.globalConfigChanged,
+  };
+}
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
@@ -63,7 +76,7 @@ export class Runtime {
   readonly version = RUNNEL_VERSION;
   readonly registry = new Registry();
   readonly modules: ModuleManager;
-  readonly events = new EventEmitter();
+  readonly events: RuntimeEvents;
   readonly httpNode: RouteApp;
   readonly httpAdmin: RouteApp | undefined;
   readonly context: ContextManager;
@@ -86,7 +99,7 @@ export class Runtime {
     this.auth = deps.auth;
     this.httpNode = deps.httpNode;
     this.httpAdmin = deps.httpAdmin;
-    this.events.setMaxListeners(0);
+    this.events = new RuntimeEvents(this.log);
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
       contextStorage: this.settings.contextStorage,
@@ -149,9 +162,10 @@ export class Runtime {
     await this.mutex.run(async () => {
       await this.loadFromStorage();
       await ensureFlowModules(this, this.active.parsed.all.values());
+      this.emitFlows('starting', 'full');
       await this.flowSet.apply(this.active.parsed, 'all');
       this.started = true;
-      this.events.emit('flows:started', { config: { rev: this.active.rev }, type: 'full' });
+      this.emitStarted('full', undefined, false);
     });
   }
 
@@ -159,8 +173,9 @@ export class Runtime {
     await this.mutex.run(async () => {
       this.started = false;
       await this.flushCredentials();
+      this.emitFlows('stopping', 'full', noDiff);
       await this.flowSet.stopAll();
-      this.events.emit('flows:stopped', { config: { rev: this.active.rev }, type: 'full' });
+      this.emitStopped('full', noDiff, false);
       await this.context.close();
     });
   }
@@ -214,18 +229,25 @@ export class Runtime {
     this.active = { flows: plan.flows, parsed, rev, json };
     let stop: Set<string> | 'all' = 'all';
     let rewired: Iterable<string> = [];
-    if (req.type !== 'full') {
-      const diff = diffConfigs(old.parsed, parsed, plan.changedNodes);
-      if (!diff.globalConfigChanged) {
-        stop = stopSet(req.type as 'nodes' | 'flows', diff, old.parsed, parsed);
-        rewired = diff.rewired;
+    // Node-RED computes the diff for every deploy type; a full deploy only needs it if a listener reads it.
+    let diff: ConfigDiff | undefined;
+    const diffNow = () => (diff ??= diffConfigs(old.parsed, parsed, plan.changedNodes));
+    let type = req.type;
+    if (type !== 'full') {
+      if (diffNow().globalConfigChanged) type = 'full';
+      else {
+        stop = stopSet(type as 'nodes' | 'flows', diffNow(), old.parsed, parsed);
+        rewired = diffNow().rewired;
       }
     }
     await ensureFlowModules(this, parsed.all.values());
-    const restarted = await this.flowSet.apply(parsed, stop, rewired);
-    this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
+    this.emitFlows('stopping', type, diffNow);
+    const restarted = await this.flowSet.apply(parsed, stop, rewired, () => {
+      this.emitStopped(type, diffNow, true);
+      this.emitFlows('starting', type, diffNow);
+    });
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
-    this.events.emit('flows:started', { config: { rev }, type: req.type });
+    this.emitStarted(type, diffNow, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
     return { rev, restarted };
   }
@@ -233,12 +255,16 @@ export class Runtime {
   /** Re-reads flows and credentials from storage and restarts everything. */
   private async reload(req: DeployRequest): Promise<DeployResult> {
     const old = this.active.rev;
+    this.emitFlows('stopping', 'full', noDiff);
     await this.flowSet.stopAll();
-    this.events.emit('flows:stopped', { config: { rev: old }, type: 'reload' });
+    this.emitStopped('full', noDiff, true);
     await this.loadFromStorage();
     await ensureFlowModules(this, this.active.parsed.all.values());
+    this.emitFlows('starting', 'full');
     const restarted = await this.flowSet.apply(this.active.parsed, 'all');
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
+    this.emitStarted('full', undefined, true);
+    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.active.rev }, retain: true });
     return { rev: this.active.rev, restarted };
   }
 
@@ -259,6 +285,34 @@ export class Runtime {
       for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
       return this.flowSet.apply(parsed, ids);
     });
+  }
+
+  /**
+   * `flows:<phase>` with Node-RED's payload: `config` is the active configuration (`{flows, rev}`;
+   * while stopping for a deploy it is already the new one, as in Node-RED), `diff` its diff with
+   * the previous one as arrays (built when a listener first reads it), absent at start-up.
+   */
+  private emitFlows(phase: 'starting' | 'started' | 'stopping' | 'stopped', type: string, diff?: () => ConfigDiff): void {
+    const event = `flows:${phase}`;
+    if (this.events.listenerCount(event) === 0) return;
+    const payload: Record<string, unknown> = { config: { flows: this.active.flows, rev: this.active.rev }, type };
+    if (diff) {
+      let arrays: Record<string, unknown> | undefined;
+      Object.defineProperty(payload, 'diff', { enumerable: true, configurable: true, get: () => (arrays ??= diffArrays(diff())) });
+    } else payload.diff = undefined;
+    this.events.emit(event, payload);
+  }
+
+  private emitStopped(type: string, diff: () => ConfigDiff, deploy: boolean): void {
+    this.emitFlows('stopped', type, diff);
+    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'stop', deploy }, retain: true });
+    this.events.emit('nodes-stopped');
+  }
+
+  private emitStarted(type: string, diff: (() => ConfigDiff) | undefined, deploy: boolean): void {
+    this.emitFlows('started', type, diff);
+    this.events.emit('nodes-started');
+    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'start', deploy }, retain: true });
   }
 
   private async loadFromStorage(): Promise<void> {

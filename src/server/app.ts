@@ -7,6 +7,7 @@ import { authRoutes } from './auth-routes.js';
 import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
+import { pluginsRoutes } from './plugins-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
@@ -51,6 +52,7 @@ export async function buildApp(services: Services) {
       await admin.register(settingsRoutes, { services });
       await admin.register(flowsRoutes, { services });
       await admin.register(nodesRoutes, { services });
+      await admin.register(pluginsRoutes, { services });
       await admin.register(credentialsRoutes, { services });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
