@@ -46,9 +46,13 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   private warnedSlowPath = false;
   private readonly bodyRoutes: BodyRoute[] = [];
 
-  constructor(root: string, log: Logger) {
+  /**
+   * @param expressNotFound - answer an unserved path with Express's `Cannot GET /x` page, except
+   *   under `jsonRoot` (a distinct admin root, whose API answers JSON)
+   */
+  constructor(root: string, log: Logger, private readonly expressNotFound = false, private readonly jsonRoot?: string) {
     super();
-    this.mountPath = root === '/' ? '' : root.replace(/\/+$/, '');
+    this.mountPath = mountOf(root);
     this.log = log;
     this.fallthrough = (err, req, res) => this.respondUnhandled(err, req, res);
   }
@@ -70,11 +74,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 
   covers(url: string): boolean {
-    const mount = this.mountPath;
-    if (mount === '') return true;
-    if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
-    const next = url[mount.length];
-    return next === undefined || next === '/' || next === '?';
+    return under(this.mountPath, url);
   }
 
   serve(req: IncomingMessage, res: ServerResponse, body: unknown): void {
@@ -108,7 +108,8 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void {
     const url = (req as { originalUrl?: string }).originalUrl ?? req.url;
     if (err === undefined) {
-      sendJson(res, 404, { code: 'not_found', message: `No route ${req.method} ${url}` });
+      if (this.expressNotFound && !(this.jsonRoot !== undefined && under(this.jsonRoot, url ?? '/'))) sendExpressNotFound(req, res, url ?? '/');
+      else sendJson(res, 404, { code: 'not_found', message: `No route ${req.method} ${url}` });
       return;
     }
     const { status, code, message } = describeRouteError(err);
@@ -120,6 +121,37 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     }
     sendJson(res, status, { code, message });
   }
+}
+
+function mountOf(root: string): string {
+  return root === '/' ? '' : root.replace(/\/+$/, '');
+}
+
+/** Whether `url` lies under the mount path `mount` ('' = everything), as Express matches a mount. */
+function under(mount: string, url: string): boolean {
+  if (mount === '') return true;
+  if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
+  const next = url[mount.length];
+  return next === undefined || next === '/' || next === '?';
+}
+
+// encodeurl: characters that may not appear raw in a URL, keeping valid %XX escapes.
+const UNSAFE_URL = /(?:[^\x21\x23-\x3B\x3D\x3F-\x5F\x61-\x7A\x7C\x7E]|%(?:[^0-9A-Fa-f]|[0-9A-Fa-f][^0-9A-Fa-f]|$))+/g;
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Express 4's final handler for a request no route answered (finalhandler's page and headers). */
+function sendExpressNotFound(req: IncomingMessage, res: ServerResponse, url: string): void {
+  const q = url.indexOf('?');
+  const pathname = (q === -1 ? url : url.slice(0, q)).replace(UNSAFE_URL, encodeURI);
+  const message = `Cannot ${req.method} ${pathname}`.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+  const body = `<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>${message}</pre>\n</body>\n</html>\n`;
+  res.statusCode = 404;
+  res.setHeader('Content-Security-Policy', "default-src 'none'");
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  if (req.method === 'HEAD') res.end();
+  else res.end(body);
 }
 
 const CODES_BY_STATUS: Record<number, string> = {
@@ -150,7 +182,9 @@ function sendJson(res: ServerResponse, status: number, body: { code: string; mes
 
 /** The router behind http-in nodes and RED.httpNode, mounted at httpNodeRoot. */
 export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp {
-  return new MountedRouteApp(settings.httpNodeRoot, log);
+  const adminMount = mountOf(settings.httpAdminRoot);
+  const jsonRoot = adminMount !== '' && adminMount !== mountOf(settings.httpNodeRoot) ? adminMount : undefined;
+  return new MountedRouteApp(settings.httpNodeRoot, log, settings.httpNodeNotFound === 'express', jsonRoot);
 }
 
 /** The router behind RED.httpAdmin, consulted by the admin scope when no admin route matched. */
