@@ -43,13 +43,14 @@ export async function loadModule(runtime: Runtime, dir: string, flags: SetFlags 
   generation++;
   // Node-RED loads a module's plugins before its nodes, each list in package.json order.
   for (const [setName, rel] of Object.entries(pkg.plugins)) {
-    const file = path.resolve(real, rel);
-    const template = file.replace(/\.[cm]?js$/, '') + '.html';
+    // Node-RED's rule: the entry names the plugin; its .js (or .cjs) is the runtime part, its .html the editor's.
+    const base = path.resolve(real, rel).replace(/\.[^./]+$/, '');
+    const code = (await exists(`${base}.js`)) ? `${base}.js` : (await exists(`${base}.cjs`)) ? `${base}.cjs` : undefined;
     const set = registry.addPluginSet(pkg.name, setName, {
-      template: (await exists(template)) ? template : undefined,
-      runtime: /\.[cm]?js$/.test(file) && (await exists(file)),
+      template: (await exists(`${base}.html`)) ? `${base}.html` : undefined,
+      runtime: code !== undefined,
     });
-    if (set.runtime) await runSet(runtime, set, { file, pkg, real, conflicts });
+    if (code) await runSet(runtime, set, { file: code, pkg, real, conflicts });
     else set.loaded = true;
   }
   const declared = await Promise.all(Object.values(pkg.nodes).map((rel) => declaredTypes(path.resolve(real, rel))));
