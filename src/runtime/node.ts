@@ -72,8 +72,8 @@ export class Node extends EventEmitter {
   declare credentials?: Record<string, unknown>;
   declare _flow: Flow;
   declare _inputHandlers: InputHandler[];
-  declare _closeHandlers: CloseHandler[];
-  declare _doneHandlers: number;
+  declare _closeCallbacks: CloseHandler[];
+  declare _expectedDoneCount: number;
   declare _closed: boolean;
   declare _send: SendFn;
 
@@ -82,14 +82,24 @@ export class Node extends EventEmitter {
     initNode(this, config);
   }
 
+  /** Node-RED keeps a lone input handler here (null otherwise); some modules call it directly. */
+  get _inputCallback(): InputHandler | null {
+    return this._inputHandlers.length === 1 ? this._inputHandlers[0] : null;
+  }
+
+  /** Node-RED's list of input handlers once there are several (null otherwise). */
+  get _inputCallbacks(): InputHandler[] | null {
+    return this._inputHandlers.length > 1 ? this._inputHandlers : null;
+  }
+
   override on(event: string | symbol, listener: (...args: any[]) => void): this {
     if (event === 'input') {
       this._inputHandlers.push(listener as InputHandler);
-      if (listener.length >= 3) this._doneHandlers++;
+      if (listener.length >= 3) this._expectedDoneCount++;
       return this;
     }
     if (event === 'close') {
-      this._closeHandlers.push(listener as CloseHandler);
+      this._closeCallbacks.push(listener as CloseHandler);
       return this;
     }
     return super.on(event, listener);
@@ -101,11 +111,11 @@ export class Node extends EventEmitter {
 
   override removeListener(event: string | symbol, listener: (...args: any[]) => void): this {
     if (event === 'input' || event === 'close') {
-      const list: unknown[] = event === 'input' ? this._inputHandlers : this._closeHandlers;
+      const list: unknown[] = event === 'input' ? this._inputHandlers : this._closeCallbacks;
       const i = list.indexOf(listener);
       if (i >= 0) {
         list.splice(i, 1);
-        if (event === 'input' && listener.length >= 3) this._doneHandlers--;
+        if (event === 'input' && listener.length >= 3) this._expectedDoneCount--;
       }
       return this;
     }
@@ -204,7 +214,7 @@ export class Node extends EventEmitter {
   private _handle(msg: Msg): void {
     const handlers = this._inputHandlers;
     // A lone handler always gets a working done, whatever it declares (`done = noop` has length 2).
-    const done = handlers.length === 1 ? makeLoneDone(this, msg) : this._doneHandlers > 0 ? makeDone(this, msg) : noDone;
+    const done = handlers.length === 1 ? makeLoneDone(this, msg) : this._expectedDoneCount > 0 ? makeDone(this, msg) : noDone;
     for (let i = 0; i < handlers.length; i++) {
       try {
         const result = handlers[i].call(this, msg, this._send, done);
@@ -278,7 +288,7 @@ export class Node extends EventEmitter {
   async close(removed = false): Promise<void> {
     this._closed = true;
     const engine = this._flow.engine;
-    const closing = this._closeHandlers.map((handler) => runCloseHandler(this, handler, removed));
+    const closing = this._closeCallbacks.map((handler) => runCloseHandler(this, handler, removed));
     if (closing.length) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<'timeout'>((resolve) => {
@@ -289,7 +299,7 @@ export class Node extends EventEmitter {
       if (outcome === 'timeout') this._log('error', new Error('Close timed out'));
     }
     this._inputHandlers = [];
-    this._closeHandlers = [];
+    this._closeCallbacks = [];
     super.removeAllListeners();
     engine.context.deleteNodeContext(this._alias ?? this.id, this._flow.contextId);
   }
@@ -316,7 +326,7 @@ function makeLoneDone(node: Node, msg: Msg): DoneFn {
 }
 
 function makeDone(node: Node, msg: Msg): DoneFn {
-  let pending = node._doneHandlers;
+  let pending = node._expectedDoneCount;
   return (err?: unknown) => {
     if (err) complete(node, msg, err);
     else if (--pending === 0) complete(node, msg, undefined);
@@ -390,8 +400,8 @@ export function initNode(node: Node, config: NodeConfig): void {
   // Only _flow is hidden, as in Node-RED; the bookkeeping fields are plain properties (fast to create).
   Object.defineProperty(node, '_flow', { value: flow, writable: true, enumerable: false, configurable: true });
   node._inputHandlers = [];
-  node._closeHandlers = [];
-  node._doneHandlers = 0;
+  node._closeCallbacks = [];
+  node._expectedDoneCount = 0;
   node._closed = false;
   node._send = (msg: Parameters<SendFn>[0]) => node.send(msg);
   // Nodes inside subflow instances keep their credentials under the template node id, as in Node-RED.

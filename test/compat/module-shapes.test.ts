@@ -65,7 +65,9 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
     ]);
     const one = await api('probe/one');
     assert.equal(one.status, 200, one.text);
-    assert.deepEqual(one.body, { wireCount: 1, wire: 'one-out', hasG: true, hasZ: true, configSymbols: 0, configKeys: one.body.configKeys, copied: one.body.configKeys });
+    assert.deepEqual(one.body, {
+      wireCount: 1, wire: 'one-out', hasG: true, hasZ: true, closeCallbacks: true, inputCallback: true, expectedDoneCount: 1, configSymbols: 0, configKeys: one.body.configKeys, copied: one.body.configKeys,
+    });
     const two = await api('probe/two');
     assert.equal(two.body.wireCount, 2);
     assert.equal(two.body.wire, null, 'no single-wire shortcut with two targets');
