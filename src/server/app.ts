@@ -11,6 +11,7 @@ import { pluginsRoutes } from './plugins-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
+import FindMyWay from 'find-my-way';
 
 /**
  * Builds the HTTP server: the admin API under httpAdminRoot and the flows' own http-in routes
@@ -36,8 +37,17 @@ export async function buildApp(services: Services) {
   });
 
   app.addHook('onRequest', corsPreflight(settings));
+  // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
+  // an unserved http-in path (Express's page) even when both share a root.
+  const apiPaths = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  const seen = new Set<string>();
+  services.httpNode.setApiPaths((path) => apiPaths.find('GET', path) !== null);
   await app.register(
     async (admin) => {
+      admin.addHook('onRoute', ({ url }) => {
+        if (!seen.has(url)) apiPaths.on('GET', url, () => {});
+        seen.add(url);
+      });
       admin.setErrorHandler(adminErrorHandler);
       // Routes contributed modules add through RED.httpAdmin, then a JSON 404.
       admin.setNotFoundHandler((request, reply) => dispatchOrNotFound(services.httpAdmin, request, reply));

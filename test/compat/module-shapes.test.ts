@@ -125,6 +125,17 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
     assert.equal(events.find((e) => e.name === 'flows:stopping')!.rev, rev, 'as in Node-RED, stopping already carries the new configuration');
   });
 
+  it('on the shared root, an unserved path gets Express\'s 404 page but a wrong method on an admin API path stays JSON', async () => {
+    const page = await api('no/such/path');
+    assert.equal(page.status, 404);
+    assert.match(page.text, /<pre>Cannot GET \/no\/such\/path<\/pre>/);
+    for (const [method, p] of [['DELETE', 'auth/revoke'], ['PATCH', 'nodes/@scope/mod'], ['PUT', 'flows/state']]) {
+      const res = await api(p, { method });
+      assert.equal(res.status, 404, `${method} ${p}`);
+      assert.equal(res.body.code, 'not_found', `${method} ${p}: ${res.text}`);
+    }
+  });
+
   it('res.sendFile serves module assets with send: root, headers, ETag, ranges, conditional GETs, traversal refused', async () => {
     await deploy([]);
     const file = await fetch(server.at('shape-probe/file/hello.txt'));

@@ -31,6 +31,8 @@ export interface HttpNodeApp extends RouteApp {
   setBodyMode(method: string, path: string, mode: BodyMode): () => void;
   /** The body mode for a request, undefined for the usual parsing. */
   bodyModeOf(method: string, url: string): BodyMode | undefined;
+  /** Paths of the admin API sharing this root: an unserved request there is the API's, answered in JSON. */
+  setApiPaths(isApiPath: (path: string) => boolean): void;
 }
 
 interface BodyRoute {
@@ -45,6 +47,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   private readonly fallthrough: Fallthrough;
   private warnedSlowPath = false;
   private readonly bodyRoutes: BodyRoute[] = [];
+  private isApiPath: ((path: string) => boolean) | undefined;
 
   /**
    * @param expressNotFound - answer an unserved path with Express's `Cannot GET /x` page, except
@@ -77,6 +80,12 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     return under(this.mountPath, url);
   }
 
+  private isApiRequest(url: string): boolean {
+    if (this.jsonRoot !== undefined && under(this.jsonRoot, url)) return true;
+    const q = url.indexOf('?');
+    return this.isApiPath?.(q === -1 ? url : url.slice(0, q)) === true;
+  }
+
   serve(req: IncomingMessage, res: ServerResponse, body: unknown): void {
     this.dispatch(req, res, body, this.fallthrough);
   }
@@ -105,10 +114,14 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     return mode;
   }
 
+  setApiPaths(isApiPath: (path: string) => boolean): void {
+    this.isApiPath = isApiPath;
+  }
+
   respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void {
-    const url = (req as { originalUrl?: string }).originalUrl ?? req.url;
+    const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     if (err === undefined) {
-      if (this.expressNotFound && !(this.jsonRoot !== undefined && under(this.jsonRoot, url ?? '/'))) sendExpressNotFound(req, res, url ?? '/');
+      if (this.expressNotFound && !this.isApiRequest(url)) sendExpressNotFound(req, res, url);
       else sendJson(res, 404, { code: 'not_found', message: `No route ${req.method} ${url}` });
       return;
     }
