@@ -8,8 +8,12 @@ import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
 import { InstallQueue, InstallSnapshot, assertAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 
-/** How a module came to be loaded; only npm-installed ones (`npm`, `local`, `tarball`) can be removed. */
-type ModuleSource = 'npm' | 'local' | 'tarball' | 'nodesDir' | 'builtin';
+/**
+ * How a module came to be loaded; only npm-installed ones (`npm`, `local`, `tarball`) can be
+ * removed. `dependency`: npm put it in node_modules for another module; installing it by name
+ * makes it the user's own.
+ */
+type ModuleSource = 'npm' | 'local' | 'tarball' | 'nodesDir' | 'builtin' | 'dependency';
 
 interface ModuleRecord {
   source: ModuleSource;
@@ -49,13 +53,23 @@ export class ModuleManager {
       names.add(name);
       if (!this.runtime.registry.modules.has(name)) fresh.push(dir);
     }
-    if (fresh.length) await loadModules(this.runtime, fresh, (name) => this.records[name]?.sets ?? {});
+    if (fresh.length) {
+      await loadModules(this.runtime, fresh, (name) => this.records[name]?.sets ?? {});
+      for (const mod of this.runtime.registry.modules.values()) {
+        if (!this.records[mod.name] && mod.path && this.inNodeModules(mod.path)) this.records[mod.name] = { source: 'dependency', version: mod.version, sets: {} };
+      }
+    }
     const prefix = this.nodeModules + path.sep;
     for (const mod of [...this.runtime.registry.modules.values()]) {
       if (mod.builtin || !mod.path?.startsWith(prefix) || names.has(mod.name) || REMOVABLE.includes(this.records[mod.name]?.source)) continue;
       await unloadModule(this.runtime, mod);
+      if (this.records[mod.name]?.source === 'dependency') delete this.records[mod.name];
       this.runtime.log.info({ module: mod.name }, 'node module removed with the module that needed it');
     }
+  }
+
+  private inNodeModules(dir: string): boolean {
+    return dir.startsWith(this.nodeModules + path.sep);
   }
 
   private get ctx(): NpmContext {
@@ -80,7 +94,7 @@ export class ModuleManager {
     for (const mod of registry.modules.values()) {
       const rec = this.records[mod.name];
       if (mod.builtin && rec) for (const set of mod.sets.values()) registry.setEnabled(set, rec.sets[set.name] ?? true);
-      else if (!rec && mod.path) this.records[mod.name] = { source: 'nodesDir', version: mod.version, sets: {} };
+      else if (!rec && mod.path) this.records[mod.name] = { source: this.inNodeModules(mod.path) ? 'dependency' : 'nodesDir', version: mod.version, sets: {} };
     }
   }
 
@@ -174,6 +188,7 @@ export class ModuleManager {
   private assertInstallable(name: string, version: string | undefined): void {
     const mod = this.runtime.registry.modules.get(name);
     if (!mod) return;
+    if (this.records[name]?.source === 'dependency') return;
     if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source) || version === undefined || version === mod.version) {
       throw new RunnelError('module_already_loaded', `Module ${name} is already loaded at version ${mod.version}`);
     }
@@ -228,9 +243,9 @@ export class ModuleManager {
     }
     await snapshot.discard();
     this.records[name] = { source, version: loaded.version, sets: Object.fromEntries([...loaded.sets.values()].map((s) => [s.name, s.enabled])) };
-    await this.persist();
     this.runtime.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
     await this.syncDependencies();
+    await this.persist();
     if (previous) await this.runtime.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
     return loaded;
   }

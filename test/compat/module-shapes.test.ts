@@ -163,6 +163,7 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
     const download = await fetch(server.at('shape-probe/download'));
     assert.equal(download.headers.get('content-disposition'), 'attachment; filename="greeting.txt"');
     assert.equal(await download.text(), 'hello from a module asset\n');
+    assert.deepEqual((await api('shape-probe/app')).body, { views: 'views', flag: true }, 'RED.httpNode keeps Express app settings');
     const render = await api('shape-probe/render');
     assert.equal(render.status, 501);
     assert.match(render.text, /No default engine was specified/);
@@ -198,6 +199,7 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
 describe('Node-RED modules npm installs as dependencies are loaded, at install and at start', { timeout: 180_000 }, () => {
   let work: string;
   let userDir: string;
+  let widgetTgz: string;
 
   before(async () => {
     work = await tempDir('runnel-deps-');
@@ -218,7 +220,7 @@ describe('Node-RED modules npm installs as dependencies are loaded, at install a
     await writeFile(path.join(widget, 'package.json'), JSON.stringify(manifest));
     const widgetPacks = path.join(work, 'widget-pack');
     await mkdir(widgetPacks);
-    const widgetTgz = await npmPack(widget, widgetPacks);
+    widgetTgz = await npmPack(widget, widgetPacks);
 
     let server = await startServer({}, userDir);
     try {
@@ -250,8 +252,26 @@ describe('Node-RED modules npm installs as dependencies are loaded, at install a
       const chain = await fetch(server.at('chain'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'y' });
       assert.equal(await chain.text(), 'base:widget:y');
       assert.equal((await request(server.at('flows'), { method: 'POST', json: [] })).status, 204);
+      assert.equal((await request(server.at('nodes/node-red-contrib-shape-base'), { method: 'DELETE' })).status, 400, 'a dependency is not the user\'s to remove');
       assert.equal((await request(server.at('nodes/node-red-contrib-shape-widget'), { method: 'DELETE' })).status, 204);
       assert.equal((await request(server.at('nodes/node-red-contrib-shape-base'))).status, 404, 'npm pruned the dependency: unloaded');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('installs by name a module already loaded as a dependency, which then stays when the module that needed it goes', async () => {
+    const server = await startServer({}, userDir);
+    try {
+      const form = new FormData();
+      form.append('tarball', new Blob([await readFile(widgetTgz)], { type: 'application/x-compressed-tar' }), 'widget.tgz');
+      assert.equal((await fetch(server.at('nodes'), { method: 'POST', body: form })).status, 200);
+      assert.equal((await request(server.at('nodes/node-red-contrib-shape-base'))).status, 200);
+      const own = await request(server.at('nodes'), { method: 'POST', json: { module: path.join(work, 'node-red-contrib-shape-base') } });
+      assert.equal(own.status, 200, own.text);
+      assert.equal((await request(server.at('nodes/node-red-contrib-shape-widget'), { method: 'DELETE' })).status, 204);
+      assert.equal((await request(server.at('nodes/node-red-contrib-shape-base'))).status, 200, 'the user\'s own now');
+      assert.equal((await request(server.at('nodes/node-red-contrib-shape-base'), { method: 'DELETE' })).status, 204);
     } finally {
       await server.stop();
     }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Settings } from '../../settings.js';
 import type { Logger } from '../../log.js';
-import type { RouteApp } from '../../runtime/http-types.js';
+import type { RouteApp, RouteHandler } from '../../runtime/http-types.js';
 import type { Services } from '../services.js';
 import { isRunnelError } from '../../errors.js';
 import { adminErrorHandler } from '../errors.js';
@@ -11,6 +11,7 @@ import { decorate, ExpressRequest, expressServerOptions } from './compat.js';
 import { parseBody, uploadRouteBody, isMultipart, type BodyMode } from './body.js';
 import { parseMultipart } from './multipart.js';
 import { compilePath } from './path-pattern.js';
+import { sendExpressNotFound } from './not-found.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
 export interface HttpNodeApp extends RouteApp {
@@ -48,6 +49,10 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   private warnedSlowPath = false;
   private readonly bodyRoutes: BodyRoute[] = [];
   private isApiPath: ((path: string) => boolean) | undefined;
+  /** Express's app settings (`app.set('views', …)`, `app.get('view engine')`); nothing here reads them. */
+  private readonly appSettings: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  /** Express's `app.locals`. */
+  readonly locals: Record<string, unknown> = {};
 
   /**
    * @param expressNotFound - answer an unserved path with Express's `Cannot GET /x` page, except
@@ -114,6 +119,36 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     return mode;
   }
 
+  /** Express's `app.get(name)`: with a lone string it reads a setting, otherwise it adds a route. */
+  override get(path: string, ...handlers: RouteHandler[]): any {
+    if (handlers.length === 0) return this.appSettings[path];
+    return super.get(path, ...handlers);
+  }
+
+  set(name: string, value?: unknown): unknown {
+    if (arguments.length === 1) return this.appSettings[name];
+    this.appSettings[name] = value;
+    return this;
+  }
+
+  enabled(name: string): boolean {
+    return Boolean(this.appSettings[name]);
+  }
+
+  disabled(name: string): boolean {
+    return !this.appSettings[name];
+  }
+
+  enable(name: string): this {
+    this.appSettings[name] = true;
+    return this;
+  }
+
+  disable(name: string): this {
+    this.appSettings[name] = false;
+    return this;
+  }
+
   setApiPaths(isApiPath: (path: string) => boolean): void {
     this.isApiPath = isApiPath;
   }
@@ -146,25 +181,6 @@ function under(mount: string, url: string): boolean {
   if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
   const next = url[mount.length];
   return next === undefined || next === '/' || next === '?';
-}
-
-// encodeurl: characters that may not appear raw in a URL, keeping valid %XX escapes.
-const UNSAFE_URL = /(?:[^\x21\x23-\x3B\x3D\x3F-\x5F\x61-\x7A\x7C\x7E]|%(?:[^0-9A-Fa-f]|[0-9A-Fa-f][^0-9A-Fa-f]|$))+/g;
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Express 4's final handler for a request no route answered (finalhandler's page and headers). */
-function sendExpressNotFound(req: IncomingMessage, res: ServerResponse, url: string): void {
-  const q = url.indexOf('?');
-  const pathname = (q === -1 ? url : url.slice(0, q)).replace(UNSAFE_URL, encodeURI);
-  const message = `Cannot ${req.method} ${pathname}`.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
-  const body = `<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>${message}</pre>\n</body>\n</html>\n`;
-  res.statusCode = 404;
-  res.setHeader('Content-Security-Policy', "default-src 'none'");
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  if (req.method === 'HEAD') res.end();
-  else res.end(body);
 }
 
 const CODES_BY_STATUS: Record<number, string> = {
