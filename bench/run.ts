@@ -15,6 +15,7 @@ import { allScenarios } from './scenarios/index.js';
 import { HTTP_BODY } from './scenarios/http-chain.js';
 import type { Scenario, ScenarioContext } from './scenarios/types.js';
 import { makeUsers } from './settings-files.js';
+import { scaleCurves, writeCurves } from './plot.js';
 import { startSystem, SYSTEM_LABELS, type SystemEnv, type SystemKind } from './systems.js';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
@@ -64,7 +65,9 @@ async function runScenario(
       const label = `[${scenario.name}] round ${round + 1}/${opts.rounds} ${SYSTEM_LABELS[kind]}`;
       let system;
       try {
-        system = await startSystem(kind, ctx.env);
+        const bare = kind === 'bare' ? scenario.bareBody?.(ctx) : undefined;
+        const env = bare ? { ...ctx.env, bareBody: bare.body, bareType: bare.type } : ctx.env;
+        system = await startSystem(kind, scenario.seedFlows ? { ...env, seedFlows: scenario.seedFlows(ctx) } : env);
       } catch (e) {
         // A system that cannot start once will not start later either; skip it for the run.
         unavailable[kind] = briefly((e as Error).message);
@@ -129,6 +132,8 @@ async function main(): Promise<void> {
   process.stdout.write(renderTable(summaries, meta));
   if (opts.json) await writeFile(opts.json, renderJson(summaries, meta));
   if (opts.markdown) await writeFile(opts.markdown, renderMarkdown(summaries, meta));
+  const curves = scaleCurves(summaries, ['serve', 'rss', 'kibPerNode', 'redeploy']);
+  if (Object.keys(curves).length) log(`scale curves: ${await writeCurves(curves, path.join(root, 'bench', 'scale.png'))}`);
 }
 
 main().catch((e: unknown) => {

@@ -3,7 +3,8 @@
  * the process whose memory we read) on a loopback port, with a fresh user directory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,9 @@ export interface RunningSystem {
   /** Root URL with a trailing slash; admin API and http-in routes both live under it. */
   base: string;
   pid: number;
+  /** performance.now() when the process was spawned, and when it first answered its ready path. */
+  spawnedAt: number;
+  readyAt: number;
   stop(): Promise<void>;
 }
 
@@ -29,8 +33,11 @@ export interface SystemEnv {
   /** The compiled bench folder (where bare-server.js lives). */
   benchDir: string;
   users: BenchUsers;
-  /** What the bare server answers. */
+  /** What the bare server answers, and its content type (default: the http response node's for a string). */
   bareBody: string;
+  bareType?: string;
+  /** A flows.json the system finds in its user dir at start (the start-up scenario). */
+  seedFlows?: string;
   /** Extra `node` flags for the systems' processes (the profiler passes `--cpu-prof`). */
   nodeArgs?: string[];
 }
@@ -69,7 +76,8 @@ async function waitUntilAnswering(url: string, child: ChildProcess, output: () =
     }
     const ok = await fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
     if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
+    // Short: the start-up scenario reads the time of the first answer.
+    await new Promise((r) => setTimeout(r, 5));
   }
   throw new Error(`did not answer ${url} within ${START_TIMEOUT_MS / 1000} s:\n${output()}`);
 }
@@ -106,8 +114,16 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     const red = path.join(env.peerDir, 'node_modules', 'node-red', 'red.js');
     plan = { args: [red, '-u', path.join(dir, 'user'), '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
   } else {
-    plan = { args: [path.join(env.benchDir, 'bare-server.js'), String(port), env.bareBody], cwd: dir, readyPath: '' };
+    const bodyFile = path.join(dir, 'body');
+    await writeFile(bodyFile, env.bareBody);
+    const args = [path.join(env.benchDir, 'bare-server.js'), String(port), bodyFile];
+    plan = { args: env.bareType ? [...args, env.bareType] : args, cwd: dir, readyPath: '' };
   }
+  if (env.seedFlows !== undefined && kind !== 'bare') {
+    await mkdir(path.join(dir, 'user'), { recursive: true });
+    await writeFile(path.join(dir, 'user', 'flows.json'), env.seedFlows);
+  }
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, [...(env.nodeArgs ?? []), ...plan.args], { cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = captureTail(child);
   const base = `http://127.0.0.1:${port}/`;
@@ -121,7 +137,7 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     await cleanUp();
     throw new Error(`${SYSTEM_LABELS[kind]} ${(e as Error).message}`);
   }
-  return { kind, base, pid: child.pid!, stop: cleanUp };
+  return { kind, base, pid: child.pid!, spawnedAt, readyAt: performance.now(), stop: cleanUp };
 }
 
 /** Resident set size of a process, in MiB (Linux /proc). */

@@ -4,9 +4,13 @@ import type { DestinationStream } from 'pino';
 import { createFileStorage } from './storage/file-storage.js';
 import { createAuthService } from './auth/service.js';
 import { Runtime } from './runtime/runtime.js';
+import { CORE_NODES } from './nodes/index.js';
 import { buildApp } from './server/app.js';
 import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/app.js';
 import type { Storage } from './storage/types.js';
+import type { Server } from 'node:http';
+import { Metrics } from './server/metrics/metrics.js';
+import { startMetricsListener } from './server/metrics/routes.js';
 
 export interface RunnelOptions {
   /** Log destination (tests capture logs to scan them). Defaults to stdout. */
@@ -21,6 +25,8 @@ export interface RunnelInstance {
   log: Logger;
   runtime: Runtime;
   app: Awaited<ReturnType<typeof buildApp>>;
+  /** The separate metrics listener's URL, when `metrics.port` is set. */
+  metricsUrl?: string;
   /** Stops accepting connections, lets in-flight requests finish, closes nodes, flushes storage. */
   stop(): Promise<void>;
 }
@@ -33,13 +39,17 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const auth = await createAuthService({ settings, storage, log });
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
-  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth });
-  const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin });
+  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES });
+  const metrics = settings.metrics.enabled ? new Metrics(runtime) : undefined;
+  const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin, metrics });
   runtime.attachServer(app.server);
   await runtime.start();
+  let metricsServer: Server | undefined;
   try {
     await app.listen({ port: settings.uiPort, host: settings.uiHost });
+    if (metrics && settings.metrics.port !== undefined) metricsServer = await startMetricsListener(metrics, settings.uiHost, settings.metrics.port);
   } catch (e) {
+    await app.close();
     await runtime.stop();
     await auth.close();
     await storage.close();
@@ -50,8 +60,10 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const host = settings.uiHost.includes(':') ? `[${settings.uiHost}]` : settings.uiHost;
   const root = settings.httpAdminRoot === '/' ? '/' : `${settings.httpAdminRoot}/`;
   let stopping: Promise<void> | undefined;
+  const metricsAddress = metricsServer?.address();
   return {
     url: `http://${host}:${port}${root}`,
+    ...(typeof metricsAddress === 'object' && metricsAddress ? { metricsUrl: `http://${host}:${metricsAddress.port}/metrics` } : {}),
     settings,
     log,
     runtime,
@@ -59,6 +71,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
     stop: () =>
       (stopping ??= (async () => {
         await app.close();
+        if (metricsServer) await new Promise((resolve) => metricsServer.close(resolve));
         await runtime.stop();
         await auth.close();
         await storage.close();

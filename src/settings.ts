@@ -80,6 +80,14 @@ export interface Settings {
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
   contextStorage: ContextStorageSettings | undefined;
+  /** Revisions kept for history and rollback. */
+  flowHistory: { max: number };
+  /** GET /metrics: off unless enabled; `permission` requires a token; `port` serves it on its own listener. */
+  metrics: { enabled: boolean; permission?: string; port?: number };
+  /** Turns off the Node-RED editor (the page and its files; the admin API stays). */
+  disableEditor: boolean;
+  /** Node-RED's editor theme: page, header, login, palette, projects, tours, codeEditor, ... */
+  editorTheme: Record<string, unknown>;
   /** Extra keys from the settings file, visible to nodes through RED.settings. */
   extra: Record<string, unknown>;
   /** Absolute path of the settings file, if one was given. */
@@ -109,7 +117,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage',
+  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -282,6 +290,22 @@ function fileStoreConfig(config: Raw, where: string, baseDir: string): Raw {
   return config.dir === undefined ? { ...config } : { ...config, dir: path.resolve(baseDir, config.dir as string) };
 }
 
+function objectSetting(raw: Raw, key: string): Raw {
+  const v = raw[key] ?? {};
+  if (!isObject(v)) throw new SettingsError(`${key} must be an object`);
+  return v;
+}
+
+function parseMetrics(m: Raw): Settings['metrics'] {
+  const permission = pick<string | undefined>(m, 'permission', isNonEmptyString, 'a permission such as "metrics.read" (metrics.permission)', undefined);
+  const port = pick<number | undefined>(m, 'port', isInt(0, 65535), 'an integer port (metrics.port)', undefined);
+  return {
+    enabled: pick(m, 'enabled', isBool, 'true or false (metrics.enabled)', false),
+    ...(permission === undefined ? {} : { permission }),
+    ...(port === undefined ? {} : { port }),
+  };
+}
+
 /** Validates a raw settings object and fills the defaults. Throws SettingsError with a one-line reason. */
 export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string): Settings {
   if (!isObject(raw)) throw new SettingsError('settings must be an object');
@@ -341,6 +365,10 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
+    flowHistory: { max: pick(objectSetting(raw, 'flowHistory'), 'max', isInt(1, 100_000), 'a positive integer (flowHistory.max)', 50) },
+    metrics: parseMetrics(objectSetting(raw, 'metrics')),
+    disableEditor: pick(raw, 'disableEditor', isBool, 'true or false', false),
+    editorTheme: pick<Raw>(raw, 'editorTheme', isObject, 'an object', {}),
     extra,
     settingsFile,
   };

@@ -1,4 +1,4 @@
-import type { Msg, Node } from '../src/runtime/node.js';
+import type { Msg } from '../src/runtime/node.js';
 import { request, type TestServer } from '../test/helpers/server.js';
 
 export const TAB = 'eco-tab';
@@ -37,7 +37,7 @@ export function install(server: TestServer, module: string) {
 
 /** Hands a message to a live node's input, as a wire would. */
 export function inject(server: TestServer, id: string, msg: Msg): void {
-  const node: Node | undefined = server.instance.runtime.engine.nodes.get(id);
+  const node = server.instance.runtime.services.nodes.get(id);
   if (!node) throw new Error(`node ${id} is not running`);
   node.receive(msg);
 }

@@ -36,7 +36,7 @@ test('a tarball packed from the registry installs through multipart POST /nodes 
       { id: 'out', type: 'test-capture', name: 'out', z: 't1', x: 1, y: 1, wires: [] },
     ];
     assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
-    const node = server.instance.runtime.engine.nodes.get('s')!;
+    const node = server.instance.runtime.services.nodes.get('s')!;
     for (const payload of [3, 6, 9]) node.receive({ payload });
     const got = await capture.waitFor('out', 3);
     assert.deepEqual(got.map((m) => m.payload), [3, 4.5, 6]);

@@ -5,6 +5,8 @@ import { httpChainScenario } from './http-chain.js';
 import { loginRateScenario } from './login-rate.js';
 import { msgThroughputScenario } from './msg-throughput.js';
 import { rssScenario } from './rss.js';
+import { startupScenario } from './startup.js';
+import { scaleScenario, SCALE_SIZES } from './scale.js';
 import type { Scenario } from './types.js';
 
 /** Every scenario, in run order; the deploy sizes come from --deploy-sizes. */
@@ -18,5 +20,7 @@ export function allScenarios(opts: Options): Scenario[] {
     getFlowsScenario,
     loginRateScenario,
     rssScenario,
+    startupScenario,
+    ...SCALE_SIZES.map(scaleScenario),
   ];
 }

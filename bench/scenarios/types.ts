@@ -34,6 +34,10 @@ export interface Scenario {
   /** Which systems take part (the bare server only where it is the ceiling). */
   systems: SystemKind[];
   metrics: MetricDef[];
+  /** What the bare server answers in this scenario, when it is not the http-chain body. */
+  bareBody?(ctx: ScenarioContext): { body: string; type: string };
+  /** A flows.json placed in the system's user dir before it starts. */
+  seedFlows?(ctx: ScenarioContext): string;
   /** One round on a freshly started system; returns a value per metric key. */
   measure(system: RunningSystem, ctx: ScenarioContext): Promise<Record<string, number>>;
 }

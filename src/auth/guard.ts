@@ -1,6 +1,7 @@
 import type { preHandlerAsyncHookHandler } from 'fastify';
 import type { AuthService, Principal } from './types.js';
 import { hasPermission } from './permissions.js';
+import { statusOf } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,7 +16,7 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 export interface BearerFailure {
   ok: false;
-  status: 401;
+  status: number;
   code: 'unauthorized' | 'invalid_token' | 'insufficient_scope';
   message: string;
   /** The `WWW-Authenticate` value to send (RFC 6750 §3). */
@@ -52,7 +53,7 @@ export async function checkBearer(auth: AuthService, authorization: string | und
 }
 
 function fail(code: BearerFailure['code'], message: string, wwwAuthenticate: string): BearerFailure {
-  return { ok: false, status: 401, code, message, wwwAuthenticate };
+  return { ok: false, status: statusOf(code), code, message, wwwAuthenticate };
 }
 
 /**

@@ -109,6 +109,37 @@ export class CredentialStore {
     return { credentials: next, flows: stripped, changedNodes, changed: !isDeepStrictEqual(next, this.map) };
   }
 
+  /**
+   * The plan that restores a stored document as the complete set (a rollback): like `plan` with a
+   * `$` blob. Throws `history_credentials_unreadable` when the document no longer decrypts.
+   */
+  async planRestore(flows: FlowNodeConfig[], stored: StoredCredentials | null): Promise<CredentialPlan> {
+    let map: CredentialMap = {};
+    if (stored !== null) {
+      try {
+        map = (await this.cipher.decrypt(stored)).map;
+      } catch (e) {
+        throw new RunnelError('history_credentials_unreadable', `The credentials of that revision do not decrypt: ${(e as Error).message}`);
+      }
+    }
+    const ids = new Set(flows.map((n) => n.id));
+    for (const id of Object.keys(map)) if (!ids.has(id)) delete map[id];
+    const changedNodes = new Set<string>();
+    for (const id of ids) if (!isDeepStrictEqual(map[id], this.map[id])) changedNodes.add(id);
+    return { credentials: map, flows, changedNodes, changed: !isDeepStrictEqual(map, this.map) };
+  }
+
+  /** Which nodes' credentials a planned map adds, changes or removes (ids only, never values). */
+  compare(map: CredentialMap): { added: string[]; changed: string[]; removed: string[] } {
+    const added: string[] = [];
+    const changed: string[] = [];
+    for (const [id, creds] of Object.entries(map)) {
+      if (!(id in this.map)) added.push(id);
+      else if (!isDeepStrictEqual(creds, this.map[id])) changed.push(id);
+    }
+    return { added, changed, removed: Object.keys(this.map).filter((id) => !(id in map)) };
+  }
+
   /** Makes a planned map the live one (after the flows were saved). */
   commit(map: CredentialMap): void {
     if (!isDeepStrictEqual(map, this.map)) this.dirty = true;

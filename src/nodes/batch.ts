@@ -6,11 +6,10 @@
  * interval sends `{payload: null}` when `allowEmptySequence`); "concat" joins one complete
  * sequence of each of `topics`, in that order. `msg.reset` discards what is held.
  */
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 import { bufferLimit } from './lib/seq-limit.js';
 import type { Held } from './lib/held.js';
 import { SequenceGroups } from './lib/sequence-groups.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 /** Node-RED's texts, which catch nodes and flows match on. */
 const TOO_MANY = 'too many pending messages in batch node';
@@ -46,7 +45,7 @@ export default function (RED: RedApi) {
     items[last].done(TOO_MANY);
   };
 
-  class BatchNode extends Node {
+  class BatchNode extends RED.nodes.Node {
     mode: string;
     private pending: Held[] = [];
     /** Concat mode: each topic's sequences. */

@@ -1,6 +1,4 @@
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import { cloneDeep, type ContextScope, type PreparedJSONata } from '../runtime/util/index.js';
+import type { ContextScope, DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 type Target = 'msg' | 'flow' | 'global';
 
@@ -53,7 +51,7 @@ export default function (RED: RedApi) {
     return [rule];
   }
 
-  function step(node: Node, raw: Record<string, unknown>): Step {
+  function step(node: NodeInstance, raw: Record<string, unknown>): Step {
     const t = raw.t as Step['t'];
     const pt = (raw.pt || 'msg') as Target;
     let to: unknown = raw.to ?? '';
@@ -80,7 +78,7 @@ export default function (RED: RedApi) {
   }
 
   /** Expands a rule; a move out of a child into its parent goes through a temporary property. */
-  function expand(node: Node, raw: Record<string, unknown>): Step[] {
+  function expand(node: NodeInstance, raw: Record<string, unknown>): Step[] {
     if (raw.t !== 'move') return [step(node, raw)];
     const p = String(raw.p ?? '');
     const to = String(raw.to ?? '');
@@ -97,7 +95,7 @@ export default function (RED: RedApi) {
     ];
   }
 
-  class ChangeNode extends Node {
+  class ChangeNode extends RED.nodes.Node {
     private readonly steps: Step[] = [];
     private readonly async: boolean;
 
@@ -150,7 +148,8 @@ export default function (RED: RedApi) {
       let value: unknown;
       switch (s.tot) {
         case 'json':
-          value = cloneDeep(s.to);
+          // Wrapped so the value itself is deep-cloned: cloneMessage treats top-level req/res apart.
+          value = RED.util.cloneMessage({ value: s.to }).value;
           break;
         case 'bin':
           value = Buffer.from(s.to as string);

@@ -1,9 +1,8 @@
-import { Node } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-
-/** A note in the editor: it exists so flows containing it deploy, and does nothing. */
-class CommentNode extends Node {}
+import type { RedApi } from '../runtime/red-api-types.js';
 
 export default function (RED: RedApi) {
+  /** A note in the editor: it exists so flows containing it deploy, and does nothing. */
+  class CommentNode extends RED.nodes.Node {}
+
   RED.nodes.registerType('comment', CommentNode);
 }

@@ -1,7 +1,13 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { inspect } from 'node:util';
-import { Node, type DoneFn, type Msg, type NodeConfig, type NodeStatus, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import type { PreparedJSONata } from '../runtime/util/index.js';
+import type { DoneFn, Msg, NodeConfig, NodeStatus, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { AdminRequest, AdminResponse } from './lib/admin-route.js';
+
+/** The debug sidebar's pop-out window and its scripts ship with Node-RED's debug node. */
+const VIEW_DIR = path.join(path.dirname(createRequire(import.meta.url).resolve('@node-red/nodes/package.json')), 'core', 'common', 'lib', 'debug');
+const VIEW_FILES: Record<string, string> = { 'view.html': 'text/html', 'debug-utils.js': 'application/javascript', 'debug.js': 'application/javascript' };
 
 /** Longest status text before Node-RED truncates it with "...". */
 const STATUS_LENGTH = 32;
@@ -21,7 +27,7 @@ export default function (RED: RedApi) {
     return new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(exp, msg, (err, v) => (err ? reject(err) : resolve(v))));
   }
 
-  class DebugNode extends Node {
+  class DebugNode extends RED.nodes.Node {
     active: boolean;
     tosidebar: boolean;
     console: string;
@@ -196,4 +202,43 @@ export default function (RED: RedApi) {
   }
 
   RED.nodes.registerType('debug', DebugNode);
+
+  const admin = RED.httpAdmin;
+  // A runtime without an HTTP server has no editor to answer.
+  if (!admin) return;
+  // The sidebar's enable/disable buttons: 200 when enabled, 201 when disabled, as Node-RED answers.
+  const setActive = (id: unknown, active: boolean) => {
+    const node = typeof id === 'string' ? RED.nodes.getNode(id) : undefined;
+    if (!(node instanceof DebugNode)) return false;
+    node.active = active;
+    return true;
+  };
+  const state = (value: string) => (value === 'enable' ? true : value === 'disable' ? false : undefined);
+  admin.post('/debug/:state', RED.auth.needsPermission('debug.write'), (req: AdminRequest, res: AdminResponse) => {
+    const active = state(req.params.state);
+    const nodes = (req.body as { nodes?: unknown } | undefined)?.nodes;
+    if (active === undefined) res.status(404).json({ code: 'not_found', message: 'Use enable or disable' });
+    else if (!Array.isArray(nodes)) res.status(400).json({ code: 'invalid_request', message: 'Send {nodes: [id, ...]}' });
+    else {
+      for (const id of nodes) setActive(id, active);
+      res.sendStatus(active ? 200 : 201);
+    }
+  });
+  admin.post('/debug/:id/:state', RED.auth.needsPermission('debug.write'), (req: AdminRequest, res: AdminResponse) => {
+    const active = state(req.params.state);
+    if (active === undefined) res.status(404).json({ code: 'not_found', message: 'Use enable or disable' });
+    else if (!setActive(req.params.id, active)) res.status(404).json({ code: 'not_found', message: `No debug node ${req.params.id}` });
+    else res.sendStatus(active ? 200 : 201);
+  });
+  admin.get('/debug/view/:file', (req: AdminRequest, res: AdminResponse) => {
+    const type = Object.hasOwn(VIEW_FILES, req.params.file) ? VIEW_FILES[req.params.file] : undefined;
+    if (!type) {
+      res.status(404).json({ code: 'not_found', message: 'No such file' });
+      return;
+    }
+    readFile(path.join(VIEW_DIR, req.params.file), 'utf8').then(
+      (text) => res.type(type).send(text),
+      () => res.status(404).json({ code: 'not_found', message: 'No such file' }),
+    );
+  });
 }

@@ -7,13 +7,12 @@
  * A held message is completed (done) exactly once: when it is sent, dropped or discarded.
  * Node-RED completes some of them twice or never; nothing observable depends on that.
  */
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 import { bufferLimit } from './lib/seq-limit.js';
 import { hasMoreKeysThan, timerDelay, toMillis } from './lib/timing-units.js';
 import { TimedHolds } from './lib/delay-wait.js';
 import type { Held } from './lib/held.js';
 import { BurstWindow } from './lib/burst-window.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 const has = (msg: Msg, key: string) => Object.prototype.hasOwnProperty.call(msg, key);
 /** Status updates of a busy queue are coalesced to one per this many ms. */
@@ -22,7 +21,7 @@ const DEPTH_REPORT_MS = 500;
 export default function (RED: RedApi) {
   const limit = bufferLimit(RED.settings as Record<string, unknown>);
 
-  class DelayNode extends Node {
+  class DelayNode extends RED.nodes.Node {
     pauseType: string;
     timeout: number;
     /** Milliseconds between messages in the rate, queue and timed modes. */

@@ -12,8 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 interface Running {
   child: ChildProcess;
@@ -30,7 +29,7 @@ function splitArgs(line: string): string[] {
 }
 
 export default function (RED: RedApi) {
-  class ExecNode extends Node {
+  class ExecNode extends RED.nodes.Node {
     private readonly cmd: string;
     private readonly addpay: string;
     private readonly append: string;

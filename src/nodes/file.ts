@@ -11,11 +11,10 @@ import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 import { encodeText, textDecoder, type TextChunks } from './lib/file-encoding.js';
 import { resolveFilename, upgradeFilename } from './lib/file-path.js';
 import type { Held } from './lib/held.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 const describe = (err: unknown) => (err instanceof Error ? err.toString() : String(err));
 
@@ -23,7 +22,7 @@ export default function (RED: RedApi) {
   const settings = RED.settings as Record<string, unknown>;
 
   /** The filename for a message; undefined (after reporting) when it cannot be evaluated. */
-  function filenameOf(node: Node, name: string, type: string, msg: Msg): string | undefined {
+  function filenameOf(node: NodeInstance, name: string, type: string, msg: Msg): string | undefined {
     try {
       const value = RED.util.evaluateNodeProperty(name, type, node, msg);
       return value === undefined || value === null ? '' : String(value);
@@ -33,7 +32,7 @@ export default function (RED: RedApi) {
     }
   }
 
-  class FileNode extends Node {
+  class FileNode extends RED.nodes.Node {
     private readonly filename: string;
     private readonly filenameType: string;
     private readonly appendNewline: boolean;
@@ -128,7 +127,7 @@ export default function (RED: RedApi) {
     }
   }
 
-  class FileInNode extends Node {
+  class FileInNode extends RED.nodes.Node {
     private readonly filename: string;
     private readonly filenameType: string;
     private readonly format: string;

@@ -1,3 +1,4 @@
+import type { Msg, NodeConfig, RedApi } from '../runtime/red-api-types.js';
 /**
  * The filter node (type `rbe`, report by exception). `func`:
  * - rbe: pass only when the value changed; rbei: the same, ignoring the first value;
@@ -7,13 +8,11 @@
  * the last value received. Values are kept per topic (`topi`) unless `septopics` is false.
  * `msg.reset` forgets the topic's value (all values when the message has no topic).
  */
-import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 
 const NO_TOPIC = '_no_topic';
 
 export default function (RED: RedApi) {
-  class FilterNode extends Node {
+  class FilterNode extends RED.nodes.Node {
     func: string;
     gap: number;
     percent: boolean;

@@ -7,10 +7,9 @@
  */
 import type * as Cheerio from 'cheerio';
 import { lazy } from '../lazy.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 const cheerio = lazy<typeof Cheerio>('cheerio');
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 
 type Picker = ($: Cheerio.CheerioAPI, el: any, chr: string) => unknown;
 
@@ -26,7 +25,7 @@ const PICKERS: Record<string, Picker> = {
 const NOTHING: Picker = () => null;
 
 export default function (RED: RedApi) {
-  class HtmlNode extends Node {
+  class HtmlNode extends RED.nodes.Node {
     private readonly property: string;
     private readonly outproperty: string;
     private readonly tag: string;

@@ -1,9 +1,7 @@
-import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import type { RouteApp, RouteHandler } from '../runtime/http-types.js';
-import { generateId } from '../runtime/util/index.js';
 import { takeResponseMark } from './lib/response-mark.js';
 import type { ServerResponse } from 'node:http';
+import type { Msg, NodeConfig, NodeInstance, RedApi, RouteApp, RouteHandler } from '../runtime/red-api-types.js';
+import { statusOf } from '../errors.js';
 
 const METHODS = new Set(['get', 'post', 'put', 'delete', 'patch']);
 /** How long requests in flight get to be answered after their http-in node closed. */
@@ -24,9 +22,9 @@ const WRAPPED = [
  */
 class ResponseWrapper {
   readonly _res: any;
-  readonly #node: Node;
+  readonly #node: NodeInstance;
 
-  constructor(node: Node, res: unknown) {
+  constructor(node: NodeInstance, res: unknown) {
     this._res = res;
     this.#node = node;
   }
@@ -49,7 +47,7 @@ class ResponseWrapper {
 }
 
 export default function (RED: RedApi) {
-  class HttpInNode extends Node {
+  class HttpInNode extends RED.nodes.Node {
     url: string | undefined;
     method: string;
     upload: boolean;
@@ -66,7 +64,7 @@ export default function (RED: RedApi) {
       setTimeout(() => {
         for (const res of this.open) {
           if (!res.headersSent) {
-            res.statusCode = 503;
+            res.statusCode = statusOf('flow_restarted');
             res.setHeader('Content-Type', 'application/json');
             res.setHeader('Retry-After', '1');
             res.end(JSON.stringify({ code: 'flow_restarted', message: 'The flow handling this request was redeployed; retry' }));
@@ -106,7 +104,7 @@ export default function (RED: RedApi) {
       const callback: RouteHandler = (req, res) => {
         open.add(res);
         res.on('close', forget);
-        const msg: Msg = { _msgid: generateId(), req, res: new ResponseWrapper(this, res), payload: withBody ? req.body : req.query };
+        const msg: Msg = { _msgid: RED.util.generateId(), req, res: new ResponseWrapper(this, res), payload: withBody ? req.body : req.query };
         this.send(msg);
       };
       const onError = ((err: unknown, _req: unknown, res: { sendStatus(code: number): void; headersSent?: boolean }) => {
@@ -130,7 +128,7 @@ export default function (RED: RedApi) {
     }
   }
 
-  class HttpResponseNode extends Node {
+  class HttpResponseNode extends RED.nodes.Node {
     constructor(config: NodeConfig) {
       super(config);
       const configured = config.headers && typeof config.headers === 'object' ? (config.headers as Record<string, unknown>) : {};

@@ -5,11 +5,9 @@
 import { stringify as toQueryString } from 'node:querystring';
 import { randomBytes } from 'node:crypto';
 import Mustache from 'mustache';
-import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import { getMessageProperty } from '../runtime/util/index.js';
 import { parseSetCookies, perform, setHeader, TimeoutError, type Credentials, type Headers, type Incoming } from './lib/http-client.js';
 import { markResponseHeaders, takeResponseMark } from './lib/response-mark.js';
+import type { Msg, NodeConfig, RedApi, RedUtil } from '../runtime/red-api-types.js';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const NO_OVERRIDE = 'Warning: msg properties can no longer override set node properties. See bit.ly/nr-override-msg-props';
@@ -25,7 +23,7 @@ export default function (RED: RedApi) {
   const settingTimeout = parseInt(String((RED.settings as { httpRequestTimeout?: unknown }).httpRequestTimeout ?? ''), 10);
   const defaultTimeout = settingTimeout > 0 ? settingTimeout : DEFAULT_TIMEOUT_MS;
 
-  class HttpRequestNode extends Node {
+  class HttpRequestNode extends RED.nodes.Node {
     constructor(config: NodeConfig) {
       super(config);
       const nodeUrl = typeof config.url === 'string' && config.url ? config.url : undefined;
@@ -69,7 +67,7 @@ export default function (RED: RedApi) {
           else timeout = t;
         }
 
-        const headers = requestHeaders(msg, rules);
+        const headers = requestHeaders(msg, rules, RED.util);
         const credentials = this.credentials as Credentials | undefined;
         let digest: Credentials | undefined;
         if (credentials) {
@@ -153,7 +151,7 @@ export default function (RED: RedApi) {
 }
 
 /** msg.headers (unless they are an earlier response's), msg.cookies, then the node's own headers. */
-function requestHeaders(msg: Msg, rules: HeaderRule[]): Headers {
+function requestHeaders(msg: Msg, rules: HeaderRule[], util: RedUtil): Headers {
   const headers: Headers = new Map();
   const given = msg.headers;
   if (given && typeof given === 'object') {
@@ -165,8 +163,8 @@ function requestHeaders(msg: Msg, rules: HeaderRule[]): Headers {
     }
   }
   for (const rule of rules) {
-    const name = ruleValue(msg, rule.keyType, rule.keyValue);
-    const value = ruleValue(msg, rule.valueType, rule.valueValue);
+    const name = ruleValue(msg, rule.keyType, rule.keyValue, util);
+    const value = ruleValue(msg, rule.valueType, rule.valueValue, util);
     if (!name) continue;
     // An empty value removes a header msg.headers set, as Node-RED's rules do.
     if (value === undefined || value === null || value === '') headers.delete(String(name).toLowerCase());
@@ -181,9 +179,9 @@ function requestHeaders(msg: Msg, rules: HeaderRule[]): Headers {
 }
 
 /** The editor stores a typed-input pair: "other" is a literal, "msg" a property, anything else is itself the value. */
-function ruleValue(msg: Msg, type: string, value: string | undefined): unknown {
+function ruleValue(msg: Msg, type: string, value: string | undefined, util: RedUtil): unknown {
   if (type === 'other') return value;
-  if (type === 'msg') return value ? getMessageProperty(msg, value) : undefined;
+  if (type === 'msg') return value ? util.getMessageProperty(msg, value) : undefined;
   return type;
 }
 

@@ -1,6 +1,5 @@
-import type { Runtime } from '../runtime/runtime.js';
-import { createRedApi, type RedApi } from '../runtime/red-api.js';
-import { RUNNEL_VERSION } from '../version.js';
+import type { NodeSets } from '../runtime/red-api-types.js';
+import { NODE_RED_COMPAT_VERSION } from '../version.js';
 import inject from './inject.js';
 import debug from './debug.js';
 import func from './function/function.js';
@@ -32,47 +31,47 @@ import file from './file.js';
 import exec from './exec.js';
 import globalConfig from './global-config.js';
 
-/** The module name the built-in node sets are listed under in GET /nodes. */
-const CORE_MODULE = 'runnel';
-
-/** Built-in node sets, each written against the same RED API contributed modules receive. */
-const CORE_SETS: Record<string, (RED: RedApi) => void> = {
-  inject,
-  debug,
-  function: func,
-  change,
-  switch: switchNode,
-  comment,
-  junction,
-  catch: catchNode,
-  status,
-  complete,
-  link,
-  httpin: httpIn,
-  httprequest: httpRequest,
-  template,
-  delay,
-  trigger,
-  JSON: json,
-  range,
-  rbe,
-  sort,
-  batch,
-  split,
-  join,
-  csv,
-  yaml,
-  xml,
-  html,
-  file,
-  exec,
-  'global-config': globalConfig,
+/**
+ * The built-in node sets, each written against the same RED API contributed modules receive. The
+ * composition root hands them to the runtime. They are listed as Node-RED's core module, with
+ * Node-RED's set names and version: the editor picks the core i18n namespace by the module name,
+ * and node-red-admin names sets as Node-RED does.
+ */
+export const CORE_NODES: NodeSets = {
+  module: 'node-red',
+  version: NODE_RED_COMPAT_VERSION,
+  sets: {
+    inject,
+    debug,
+    function: func,
+    change,
+    switch: switchNode,
+    comment,
+    junction,
+    catch: catchNode,
+    status,
+    complete,
+    link,
+    httpin: httpIn,
+    httprequest: httpRequest,
+    template,
+    delay,
+    trigger,
+    JSON: json,
+    range,
+    rbe,
+    sort,
+    batch,
+    split: (RED) => {
+      split(RED);
+      join(RED);
+    },
+    CSV: csv,
+    YAML: yaml,
+    XML: xml,
+    HTML: html,
+    file,
+    exec,
+    'global-config': globalConfig,
+  },
 };
-
-export async function loadCoreNodes(runtime: Runtime): Promise<void> {
-  runtime.registry.addModule({ name: CORE_MODULE, version: RUNNEL_VERSION, builtin: true });
-  for (const [name, register] of Object.entries(CORE_SETS)) {
-    const set = runtime.registry.addSet(CORE_MODULE, name);
-    register(createRedApi(runtime, set));
-  }
-}

@@ -1,6 +1,5 @@
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import type { PreparedJSONata } from '../runtime/util/index.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { AdminRequest, AdminResponse } from './lib/admin-route.js';
 
 interface Prop {
   p: string;
@@ -78,7 +77,7 @@ class Cron {
 
 export default function (RED: RedApi) {
   /** Node-RED's migration of the pre-`props` form: payload/payloadType and topic on the node. */
-  function normaliseProps(config: NodeConfig, node: Node): Prop[] {
+  function normaliseProps(config: NodeConfig, node: NodeInstance): Prop[] {
     const raw = Array.isArray(config.props) ? (config.props as Partial<Prop>[]) : [{ p: 'payload' }, { p: 'topic', vt: 'str' }];
     return raw.map((prop) => {
       const p: Prop = { p: String(prop.p ?? ''), v: prop.v, vt: prop.vt ?? 'str' };
@@ -107,7 +106,7 @@ export default function (RED: RedApi) {
     return new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(exp, msg, (err, value) => (err ? reject(err) : resolve(value))));
   }
 
-  class InjectNode extends Node {
+  class InjectNode extends RED.nodes.Node {
     props: Prop[];
     repeat: number;
     crontab: string;
@@ -236,4 +235,19 @@ export default function (RED: RedApi) {
   }
 
   RED.nodes.registerType('inject', InjectNode);
+
+  const admin = RED.httpAdmin;
+  // A runtime without an HTTP server has no editor to answer.
+  if (!admin) return;
+  // The editor's inject button: the body carries the props to send when the user edited them.
+  admin.post('/inject/:id', RED.auth.needsPermission('inject.write'), (req: AdminRequest, res: AdminResponse) => {
+    const node = RED.nodes.getNode(req.params.id);
+    if (!(node instanceof InjectNode)) {
+      res.status(404).json({ code: 'not_found', message: `No inject node ${req.params.id}` });
+      return;
+    }
+    const body = req.body as Msg | undefined;
+    node.receive(body && typeof body === 'object' && body.__user_inject_props__ ? body : undefined);
+    res.sendStatus(200);
+  });
 }

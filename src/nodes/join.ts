@@ -5,10 +5,9 @@
  * incoming `msg.parts` unless `useparts` (missing in flows older than the option: on); reduce mode
  * folds a sequence through JSONata.
  */
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 import { parseByteArray, unescapeSeparator } from './lib/parts-escape.js';
 import { Reducer } from './lib/parts-reduce.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 type Joiner = string | Buffer | number[] | undefined;
 
@@ -45,7 +44,7 @@ const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, 
 const joinText = (ch: Joiner): string => (Array.isArray(ch) ? Buffer.from(ch).toString() : ch === undefined ? ',' : ch.toString());
 
 export default function (RED: RedApi) {
-  class JoinNode extends Node {
+  class JoinNode extends RED.nodes.Node {
     private readonly mode: string;
     private readonly build: string;
     private readonly property: string;

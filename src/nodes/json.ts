@@ -11,8 +11,7 @@
  */
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { lazy } from '../lazy.js';
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 const AjvClass = lazy<typeof Ajv>('ajv');
 const draft06 = lazy<object>('ajv/lib/refs/json-schema-draft-06.json');
@@ -29,7 +28,7 @@ function ajv(): Ajv {
 const SCHEMA_ERROR = 'JSON Schema error';
 
 export default function (RED: RedApi) {
-  class JSONNode extends Node {
+  class JSONNode extends RED.nodes.Node {
     action: string;
     property: string;
     indent: number;

@@ -1,14 +1,13 @@
-import { Node, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-
-/** A wiring point: every message leaves unchanged on the single output. */
-class JunctionNode extends Node {
-  constructor(config: NodeConfig) {
-    super(config);
-    this.on('input', (msg) => this.send(msg));
-  }
-}
+import type { NodeConfig, RedApi } from '../runtime/red-api-types.js';
 
 export default function (RED: RedApi) {
+  /** A wiring point: every message leaves unchanged on the single output. */
+  class JunctionNode extends RED.nodes.Node {
+    constructor(config: NodeConfig) {
+      super(config);
+      this.on('input', (msg) => this.send(msg));
+    }
+  }
+
   RED.nodes.registerType('junction', JunctionNode);
 }

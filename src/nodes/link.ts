@@ -1,7 +1,5 @@
-import { Node, type Msg, type NodeConfig } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 import type { Held } from './lib/held.js';
-import { cloneMessage } from '../runtime/util/index.js';
+import type { Msg, NodeConfig, NodeInstance, RedApi } from '../runtime/red-api-types.js';
 
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
@@ -23,19 +21,19 @@ function idList(value: unknown): string[] {
 
 export default function (RED: RedApi) {
   /** link in nodes by name, for dynamic link calls that name their target. */
-  const linkInsByName = new Map<string, Set<Node>>();
+  const linkInsByName = new Map<string, Set<NodeInstance>>();
 
-  const getLinkIn = (id: string): Node | undefined => {
+  const getLinkIn = (id: string): NodeInstance | undefined => {
     const node = RED.nodes.getNode(id);
     return node && node.type === 'link in' ? node : undefined;
   };
 
-  class LinkInNode extends Node {
+  class LinkInNode extends RED.nodes.Node {
     constructor(config: NodeConfig) {
       super(config);
       const name = this.name;
       if (name) {
-        const set = linkInsByName.get(name) ?? new Set<Node>();
+        const set = linkInsByName.get(name) ?? new Set<NodeInstance>();
         set.add(this);
         linkInsByName.set(name, set);
         this.on('close', () => {
@@ -50,7 +48,7 @@ export default function (RED: RedApi) {
     }
   }
 
-  class LinkOutNode extends Node {
+  class LinkOutNode extends RED.nodes.Node {
     constructor(config: NodeConfig) {
       super(config);
       // Node-RED marks every message a link out passes on with the event it was sent under.
@@ -67,12 +65,12 @@ export default function (RED: RedApi) {
       const links = idList(config.links);
       this.on('input', (msg, _send, done) => {
         msg._event = event;
-        const queue = this._flow.engine.queue;
+        const queue = this._flow.services.queue;
         let first = true;
         for (const id of links) {
           const target = getLinkIn(id);
           if (!target) continue;
-          queue.push(target, first ? msg : cloneMessage(msg));
+          queue.push(target, first ? msg : RED.util.cloneMessage(msg));
           first = false;
         }
         done();
@@ -88,7 +86,7 @@ export default function (RED: RedApi) {
     }
   }
 
-  class LinkCallNode extends Node {
+  class LinkCallNode extends RED.nodes.Node {
     private readonly pending = new Map<string, PendingCall>();
     private sequence = 0;
 
@@ -99,7 +97,7 @@ export default function (RED: RedApi) {
       const dynamic = config.linkType === 'dynamic';
       const staticTarget = idList(config.links)[0];
       this.on('input', (msg, send, done) => {
-        let target: Node;
+        let target: NodeInstance;
         try {
           target = dynamic ? this.dynamicTarget(msg.target) : this.staticTarget(staticTarget);
         } catch (err) {
@@ -108,10 +106,10 @@ export default function (RED: RedApi) {
         }
         const id = `${this.id}:${++this.sequence}`;
         const timer = setTimeout(() => this.timedOut(id), timeout);
-        this.pending.set(id, { msg: cloneMessage(msg), send, done, timer });
+        this.pending.set(id, { msg: RED.util.cloneMessage(msg), send, done, timer });
         const stack: LinkSource[] = Array.isArray(msg._linkSource) ? msg._linkSource : (msg._linkSource = []);
         stack.push({ id, node: this.id });
-        this._flow.engine.queue.push(target, msg);
+        this._flow.services.queue.push(target, msg);
       });
       this.on('close', () => {
         for (const call of this.pending.values()) clearTimeout(call.timer);
@@ -140,14 +138,14 @@ export default function (RED: RedApi) {
       this.error('timeout', call.msg);
     }
 
-    private staticTarget(id: string | undefined): Node {
+    private staticTarget(id: string | undefined): NodeInstance {
       const target = id ? getLinkIn(id) : undefined;
       if (!target) throw new Error(`target link-in node '${id ?? ''}' not found`);
       return target;
     }
 
     /** By id, else by name: a unique one on this flow first, then a unique one anywhere (Node-RED's order). */
-    private dynamicTarget(name: unknown): Node {
+    private dynamicTarget(name: unknown): NodeInstance {
       const key = typeof name === 'string' ? name : '';
       const byId = key ? getLinkIn(key) : undefined;
       if (byId) return byId;

@@ -1,3 +1,4 @@
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 /**
  * The range node: maps a number from [minin, maxin] onto [minout, maxout]. `action` scale maps
  * linearly (extrapolating), clamp limits the input first, roll wraps it into the input range,
@@ -5,11 +6,9 @@
  * Node-RED, a reversed input range is swapped together with the output range, and rounding
  * narrows the output range to the whole numbers inside it.
  */
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 
 export default function (RED: RedApi) {
-  class RangeNode extends Node {
+  class RangeNode extends RED.nodes.Node {
     action: string;
     round: boolean;
     minin: number;

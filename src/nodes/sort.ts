@@ -4,12 +4,10 @@
  * (msg.parts id/index/count), sorts it by a message property or JSONata key and sends it on with
  * renumbered `parts.index`. `as_num` compares keys as numbers.
  */
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import type { PreparedJSONata } from '../runtime/util/index.js';
 import { bufferLimit } from './lib/seq-limit.js';
 import type { Held } from './lib/held.js';
 import { SequenceGroups } from './lib/sequence-groups.js';
+import type { DoneFn, Msg, NodeConfig, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 interface Keyed<T> {
   item: T;
@@ -31,7 +29,7 @@ export default function (RED: RedApi) {
       RED.util.evaluateJSONataExpression(exp, input, (err, value) => (err ? reject(invalidExp(err)) : resolve(value))));
   }
 
-  class SortNode extends Node {
+  class SortNode extends RED.nodes.Node {
     order: string;
     asNum: boolean;
     target: string;

@@ -6,9 +6,8 @@
  * Differs from Node-RED on purpose: a buffer ending in the separator yields a final empty piece
  * (as a string does), so the announced `parts.count` is always met and joins complete.
  */
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 import { parseByteArray, unescapeSeparator } from './lib/parts-escape.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 interface Parts {
   id: string;
@@ -23,7 +22,7 @@ interface Parts {
 }
 
 export default function (RED: RedApi) {
-  class SplitNode extends Node {
+  class SplitNode extends RED.nodes.Node {
     private readonly stream: boolean;
     private readonly spltType: string;
     private readonly addname: string;

@@ -7,10 +7,8 @@
  * held until their whole group has arrived; `repair` then gives each output's share of the group
  * its own msg.parts (new id, index and count), as Node-RED does.
  */
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import type { PreparedJSONata } from '../runtime/util/index.js';
 import { bufferLimit } from './lib/seq-limit.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 /** A rule operand: a constant, the previous property value, or something read per message. */
 interface Operand {
@@ -100,7 +98,7 @@ const hasParts = (msg: Msg) =>
   typeof msg.parts === 'object' && msg.parts !== null && 'id' in msg.parts && 'index' in msg.parts;
 
 export default function (RED: RedApi) {
-  function operand(node: Node, value: unknown, type: string | undefined, present: boolean): Operand {
+  function operand(node: NodeInstance, value: unknown, type: string | undefined, present: boolean): Operand {
     if (!present) return { kind: 'const', value: undefined, type: '', exp: null };
     const vt = type || (!Number.isNaN(Number(value)) ? 'num' : 'str');
     if (vt === 'prev') return { kind: 'prev', value: undefined, type: vt, exp: null };
@@ -123,7 +121,7 @@ export default function (RED: RedApi) {
       RED.util.evaluateJSONataExpression(exp, msg, (e, v) => (e ? reject(invalidExpression(e)) : resolve(v))));
   }
 
-  class SwitchNode extends Node {
+  class SwitchNode extends RED.nodes.Node {
     property: string;
     propertyType: string;
     checkall: string;

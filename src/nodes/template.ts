@@ -6,9 +6,7 @@
  */
 import mustache from 'mustache';
 import yaml from 'js-yaml';
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
-import type { ContextScope } from '../runtime/util/index.js';
+import type { ContextScope, DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 interface ContextToken {
   name: string;
@@ -47,7 +45,7 @@ function escapeForJSON(value: string): string {
 export default function (RED: RedApi) {
   /** Mustache lookups: the message first, then prefetched context values and the environment. */
   class TemplateContext extends mustache.Context {
-    constructor(view: unknown, parent: mustache.Context | undefined, private readonly node: Node, private readonly escape: boolean, private readonly resolved: Map<string, unknown> | null) {
+    constructor(view: unknown, parent: mustache.Context | undefined, private readonly node: NodeInstance, private readonly escape: boolean, private readonly resolved: Map<string, unknown> | null) {
       super(view, parent);
     }
 
@@ -66,7 +64,7 @@ export default function (RED: RedApi) {
     }
   }
 
-  class TemplateNode extends Node {
+  class TemplateNode extends RED.nodes.Node {
     field: string;
     fieldType: string;
     template: string;

@@ -8,10 +8,9 @@
  * arrive by callback, and the next message waits for them. Constant values never wait.
  */
 import mustache from 'mustache';
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 import { timerDelay, toMillis } from './lib/timing-units.js';
 import type { Held } from './lib/held.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -59,7 +58,7 @@ function operand(rawValue: unknown, rawType: unknown, fallback: string): Operand
 }
 
 export default function (RED: RedApi) {
-  class TriggerNode extends Node {
+  class TriggerNode extends RED.nodes.Node {
     bytopic: string;
     topicProperty: string;
     duration: number;

@@ -9,9 +9,8 @@
  */
 import type * as FastXml from 'fast-xml-parser';
 import { lazy } from '../lazy.js';
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
 import { buildOptions, parseOptions, type BuildOptions, type ParseOptions, type RenderOptions } from './lib/xml-options.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 /** fast-xml-parser's ordered form: `{name: children, ':@': attributes}` or `{'#text': text}`. */
 type Ordered = Record<string, unknown>;
@@ -268,7 +267,7 @@ function buildXml(value: object, o: BuildOptions): string {
 const COMPACT = buildOptions(undefined);
 
 export default function (RED: RedApi) {
-  class XmlNode extends Node {
+  class XmlNode extends RED.nodes.Node {
     private readonly attrkey: string;
     private readonly charkey: string;
     private readonly parseDefaults: ParseOptions;

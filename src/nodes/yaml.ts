@@ -1,10 +1,9 @@
 /** The yaml node: a YAML string on `property` becomes a value, and an object becomes YAML. */
 import yaml from 'js-yaml';
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../runtime/node.js';
-import type { RedApi } from '../runtime/red-api.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 export default function (RED: RedApi) {
-  class YamlNode extends Node {
+  class YamlNode extends RED.nodes.Node {
     private readonly property: string;
     private readonly propertyOut: string;
 

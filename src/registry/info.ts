@@ -1,13 +1,19 @@
 import type { ModuleInfo, NodeSetInfo, PluginSetInfo } from './registry.js';
 
-/** The node-set object of spec §2.5 (plus Node-RED's extra fields clients read). */
-export function setInfo(set: NodeSetInfo) {
+/**
+ * The node-set object of spec §2.5 plus Node-RED's extra fields clients read: `local` (and `user`)
+ * mark sets of installed modules, which the editor's palette manager offers to remove.
+ */
+export function setInfo(set: NodeSetInfo, mod?: ModuleInfo) {
+  const installed = mod !== undefined && !mod.builtin;
   const info: Record<string, unknown> = {
     id: set.id,
     name: set.name,
     types: [...set.types],
     enabled: set.enabled,
     loaded: set.loaded,
+    local: installed,
+    user: installed,
     module: set.module,
     version: set.version,
   };
@@ -23,7 +29,7 @@ export function moduleInfo(mod: ModuleInfo) {
     info.user = true;
     if (mod.path) info.path = mod.path;
   }
-  info.nodes = [...mod.sets.values()].map(setInfo);
+  info.nodes = [...mod.sets.values()].map((set) => setInfo(set, mod));
   return info;
 }
 

@@ -63,6 +63,8 @@ export interface NpmContext {
   userDir: string;
   palette: PaletteSettings;
   log: Logger;
+  /** npm's output lines, for the editor's event log. */
+  onLine?: (line: string, stream: 'out' | 'err') => void;
 }
 
 /**
@@ -113,7 +115,7 @@ export async function npmInstall(spec: string, ctx: NpmContext): Promise<void> {
   const args = ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--save', '--save-prefix=~', '--omit=dev'];
   if (!ctx.palette.allowInstallScripts) args.push('--ignore-scripts');
   args.push('--', spec);
-  const result = await runNpm(args, { cwd: ctx.userDir, timeoutMs: ctx.palette.installTimeout, log: ctx.log });
+  const result = await runNpm(args, { cwd: ctx.userDir, timeoutMs: ctx.palette.installTimeout, log: ctx.log, onLine: ctx.onLine });
   if (result.timedOut) throw new RunnelError('install_timeout', `Installing ${spec} did not finish within ${ctx.palette.installTimeout} ms`);
   if (result.exitCode === 0) return;
   if (result.errorCode === 'E404' || result.errorCode === 'ETARGET') {
@@ -124,7 +126,7 @@ export async function npmInstall(spec: string, ctx: NpmContext): Promise<void> {
 
 export async function npmUninstall(name: string, ctx: NpmContext): Promise<void> {
   const args = ['uninstall', '--no-audit', '--no-fund', '--no-update-notifier', '--save', '--', name];
-  const result = await runNpm(args, { cwd: ctx.userDir, timeoutMs: ctx.palette.installTimeout, log: ctx.log });
+  const result = await runNpm(args, { cwd: ctx.userDir, timeoutMs: ctx.palette.installTimeout, log: ctx.log, onLine: ctx.onLine });
   if (result.timedOut) throw new RunnelError('install_timeout', `Removing ${name} did not finish within ${ctx.palette.installTimeout} ms`);
   if (result.exitCode !== 0) throw new RunnelError('uninstall_failed', `Uninstall failed: ${result.summary ?? `npm exited with code ${result.exitCode}`}`);
 }

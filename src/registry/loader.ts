@@ -6,9 +6,8 @@ import type Semver from 'semver';
 import { lazy } from '../lazy.js';
 
 const semver = lazy<typeof Semver>('semver');
-import type { Runtime } from '../runtime/runtime.js';
-import { createRedApi, NODE_RED_COMPAT_VERSION } from '../runtime/red-api.js';
-import type { Catalogs } from '../runtime/i18n.js';
+import { NODE_RED_COMPAT_VERSION } from '../version.js';
+import type { Catalogs, LoaderHost } from './host.js';
 import { RunnelError, errorMessage, isRunnelError } from '../errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { readNodeModulePackage, type NodeModulePackage } from './package.js';
@@ -27,12 +26,12 @@ export interface LoadResult {
  * .html), its locales, and, for enabled sets, its code. A set whose code throws is recorded in
  * `set.err`; the other sets still load. Throws only for problems with the module as a whole.
  */
-export async function loadModule(runtime: Runtime, dir: string, flags: SetFlags = {}): Promise<LoadResult> {
+export async function loadModule(host: LoaderHost, dir: string, flags: SetFlags = {}): Promise<LoadResult> {
   const pkg = await readNodeModulePackage(dir);
   if (pkg.range && !semver().satisfies(NODE_RED_COMPAT_VERSION, pkg.range, { includePrerelease: true })) {
     throw new RunnelError('node_red_version_unsupported', `${pkg.name} needs Node-RED ${pkg.range}; Runnel presents ${NODE_RED_COMPAT_VERSION}`);
   }
-  const registry = runtime.registry;
+  const registry = host.registry;
   if (registry.modules.has(pkg.name)) throw new RunnelError('module_already_loaded', `Module ${pkg.name} is already loaded`);
   const real = await realpath(dir);
   const mod = registry.addModule({ name: pkg.name, version: pkg.version, path: dir, builtin: false });
@@ -50,7 +49,7 @@ export async function loadModule(runtime: Runtime, dir: string, flags: SetFlags 
       template: (await exists(`${base}.html`)) ? `${base}.html` : undefined,
       runtime: code !== undefined,
     });
-    if (code) await runSet(runtime, set, { file: code, pkg, real, conflicts });
+    if (code) await runSet(host, set, { file: code, pkg, real, conflicts });
     else set.loaded = true;
   }
   const declared = await Promise.all(Object.values(pkg.nodes).map((rel) => declaredTypes(path.resolve(real, rel))));
@@ -67,25 +66,25 @@ export async function loadModule(runtime: Runtime, dir: string, flags: SetFlags 
       set.err = `${taken.type} already registered`;
       continue;
     }
-    if (set.enabled) await runSet(runtime, set, { file, pkg, real, conflicts });
+    if (set.enabled) await runSet(host, set, { file, pkg, real, conflicts });
   }
   return { module: mod, conflicts };
 }
 
 /** Runs a set's code again (enabling a set that never loaded). */
-export async function loadSetCode(runtime: Runtime, mod: ModuleInfo, set: NodeSetInfo): Promise<void> {
+export async function loadSetCode(host: LoaderHost, mod: ModuleInfo, set: NodeSetInfo): Promise<void> {
   if (!mod.path) return;
   const pkg = await readNodeModulePackage(mod.path);
   const real = await realpath(mod.path);
   const rel = pkg.nodes[set.name];
-  if (rel) await runSet(runtime, set, { file: path.resolve(real, rel), pkg, real, conflicts: [] });
+  if (rel) await runSet(host, set, { file: path.resolve(real, rel), pkg, real, conflicts: [] });
 }
 
 /** Removes a module's types and sets from the registry and drops its code from the module cache. */
-export async function unloadModule(runtime: Runtime, mod: ModuleInfo): Promise<void> {
-  for (const set of mod.sets.values()) runtime.registry.removeSetTypes(set);
-  runtime.registry.removePlugins(mod);
-  runtime.registry.modules.delete(mod.name);
+export async function unloadModule(host: LoaderHost, mod: ModuleInfo): Promise<void> {
+  for (const set of mod.sets.values()) host.registry.removeSetTypes(set);
+  host.registry.removePlugins(mod);
+  host.registry.modules.delete(mod.name);
   if (mod.path) purgeRequireCache(await realpath(mod.path).catch(() => mod.path!));
 }
 
@@ -93,23 +92,23 @@ export async function unloadModule(runtime: Runtime, mod: ModuleInfo): Promise<v
  * Loads several module directories, each after the Node-RED modules it names in
  * `node-red.dependencies`. A module that cannot load is logged and skipped.
  */
-export async function loadModules(runtime: Runtime, dirs: string[], flagsOf: (name: string) => SetFlags = () => ({})): Promise<void> {
+export async function loadModules(host: LoaderHost, dirs: string[], flagsOf: (name: string) => SetFlags = () => ({})): Promise<void> {
   const found = new Map<string, { dir: string; pkg: NodeModulePackage }>();
   for (const dir of dirs) {
     try {
       const pkg = await readNodeModulePackage(dir);
       if (!found.has(pkg.name)) found.set(pkg.name, { dir, pkg });
     } catch (err) {
-      runtime.log.warn({ dir, err: errorMessage(err) }, 'not loading node module');
+      host.log.warn({ dir, err: errorMessage(err) }, 'not loading node module');
     }
   }
   for (const { dir, pkg } of dependencyOrder(found)) {
     try {
-      const { conflicts } = await loadModule(runtime, dir, flagsOf(pkg.name));
-      for (const c of conflicts) runtime.log.warn({ module: pkg.name, type: c.type, owner: c.module }, `type ${c.type} already registered by ${c.module}`);
-      runtime.log.info({ module: pkg.name, version: pkg.version }, 'node module loaded');
+      const { conflicts } = await loadModule(host, dir, flagsOf(pkg.name));
+      for (const c of conflicts) host.log.warn({ module: pkg.name, type: c.type, owner: c.module }, `type ${c.type} already registered by ${c.module}`);
+      host.log.info({ module: pkg.name, version: pkg.version }, 'node module loaded');
     } catch (err) {
-      runtime.log.warn({ module: pkg.name, dir, err: errorMessage(err) }, `node module ${pkg.name} not loaded`);
+      host.log.warn({ module: pkg.name, dir, err: errorMessage(err) }, `node module ${pkg.name} not loaded`);
     }
   }
 }
@@ -173,7 +172,7 @@ interface SetSource {
   conflicts: LoadResult['conflicts'];
 }
 
-async function runSet(runtime: Runtime, set: NodeSetInfo, { file, pkg, real, conflicts }: SetSource): Promise<void> {
+async function runSet(host: LoaderHost, set: NodeSetInfo, { file, pkg, real, conflicts }: SetSource): Promise<void> {
   const declared = set.types;
   // The types the code registers are the truth; the .html list only stands in until it runs.
   set.types = [];
@@ -181,17 +180,17 @@ async function runSet(runtime: Runtime, set: NodeSetInfo, { file, pkg, real, con
   try {
     const entry = await importSet(file, pkg.esm);
     if (typeof entry === 'function') {
-      await entry(createRedApi(runtime, set, { moduleDir: real, catalogs: await readCatalogs(file) }));
+      await entry(host.redApiFor(set, { moduleDir: real, catalogs: await readCatalogs(file) }));
     }
     set.loaded = true;
   } catch (err) {
-    runtime.registry.removeSetTypes(set);
+    host.registry.removeSetTypes(set);
     set.types = declared;
     set.err = errorMessage(err);
     if (isRunnelError(err) && err.code === 'type_already_registered') {
       conflicts.push({ type: String(err.details?.type), module: String(err.details?.module) });
     }
-    runtime.log.warn({ set: set.id, err: set.err }, `node set ${set.id} failed to load`);
+    host.log.warn({ set: set.id, err: set.err }, `node set ${set.id} failed to load`);
   }
 }
 

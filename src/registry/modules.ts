@@ -1,6 +1,7 @@
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Runtime } from '../runtime/runtime.js';
+import type { ModuleHost } from './host.js';
+import { setInfo } from './info.js';
 import { RunnelError, errorMessage } from '../errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
@@ -34,10 +35,10 @@ export class ModuleManager {
   private records: Record<string, ModuleRecord> = {};
   private loaded = false;
 
-  constructor(private readonly runtime: Runtime) {}
+  constructor(private readonly host: ModuleHost) {}
 
   private get nodeModules(): string {
-    return path.join(this.runtime.settings.userDir, 'node_modules');
+    return path.join(this.host.settings.userDir, 'node_modules');
   }
 
   /**
@@ -51,20 +52,20 @@ export class ModuleManager {
     for (const dir of present) {
       const name = (await readNodeModulePackage(dir)).name;
       names.add(name);
-      if (!this.runtime.registry.modules.has(name)) fresh.push(dir);
+      if (!this.host.registry.modules.has(name)) fresh.push(dir);
     }
     if (fresh.length) {
-      await loadModules(this.runtime, fresh, (name) => this.records[name]?.sets ?? {});
-      for (const mod of this.runtime.registry.modules.values()) {
+      await loadModules(this.host, fresh, (name) => this.records[name]?.sets ?? {});
+      for (const mod of this.host.registry.modules.values()) {
         if (!this.records[mod.name] && mod.path && this.inNodeModules(mod.path)) this.records[mod.name] = { source: 'dependency', version: mod.version, sets: {} };
       }
     }
     const prefix = this.nodeModules + path.sep;
-    for (const mod of [...this.runtime.registry.modules.values()]) {
+    for (const mod of [...this.host.registry.modules.values()]) {
       if (mod.builtin || !mod.path?.startsWith(prefix) || names.has(mod.name) || REMOVABLE.includes(this.records[mod.name]?.source)) continue;
-      await unloadModule(this.runtime, mod);
+      await unloadModule(this.host, mod);
       if (this.records[mod.name]?.source === 'dependency') delete this.records[mod.name];
-      this.runtime.log.info({ module: mod.name }, 'node module removed with the module that needed it');
+      this.host.log.info({ module: mod.name }, 'node module removed with the module that needed it');
     }
   }
 
@@ -73,16 +74,19 @@ export class ModuleManager {
   }
 
   private get ctx(): NpmContext {
-    const { settings, log } = this.runtime;
-    return { userDir: settings.userDir, palette: settings.externalModules.palette, log };
+    const { settings, log, events } = this.host;
+    // Node-RED's event log: one id per npm run, each output line an entry (`event-log/<id>` on /comms).
+    const id = `npm-${Date.now().toString(36)}`;
+    const onLine = (line: string, stream: 'out' | 'err') => events.emit('event-log', { id, payload: { ts: Date.now(), data: line, type: stream === 'err' ? 'error' : undefined } });
+    return { userDir: settings.userDir, palette: settings.externalModules.palette, log, onLine };
   }
 
   /** Loads `nodesDir` modules and the installed ones, and applies stored set flags. Runs once, before flows start. */
   async loadInstalled(): Promise<void> {
     if (this.loaded) return;
     this.loaded = true;
-    const { settings, registry } = this.runtime;
-    const stored = (await this.runtime.storage.getRuntimeConfig())[CONFIG_KEY];
+    const { settings, registry } = this.host;
+    const stored = (await this.host.storage.getRuntimeConfig())[CONFIG_KEY];
     this.records = stored && typeof stored === 'object' ? { ...(stored as Record<string, ModuleRecord>) } : {};
     const dirs: string[] = [];
     for (const dir of settings.nodesDir) dirs.push(...(await modulesIn(dir)));
@@ -90,7 +94,7 @@ export class ModuleManager {
       if (REMOVABLE.includes(rec.source)) dirs.push(path.join(settings.userDir, 'node_modules', name));
     }
     dirs.push(...(await nodeRedModulesIn(this.nodeModules)));
-    await loadModules(this.runtime, dirs, (name) => this.records[name]?.sets ?? {});
+    await loadModules(this.host, dirs, (name) => this.records[name]?.sets ?? {});
     for (const mod of registry.modules.values()) {
       const rec = this.records[mod.name];
       if (mod.builtin && rec) for (const set of mod.sets.values()) registry.setEnabled(set, rec.sets[set.name] ?? true);
@@ -150,12 +154,13 @@ export class ModuleManager {
       }
       this.assertNotInUse([...mod.sets.values()]);
       await npmUninstall(name, this.ctx);
-      await unloadModule(this.runtime, mod);
+      await unloadModule(this.host, mod);
       await this.syncDependencies();
       if (this.records[name].source === 'tarball') await rm(this.keptTarball(name, mod.version), { force: true });
       delete this.records[name];
       await this.persist();
-      this.runtime.log.info({ module: name }, 'node module removed');
+      this.host.log.info({ module: name }, 'node module removed');
+      this.notify('node/removed', [...mod.sets.values()].map((set) => setInfo(set, mod)));
     });
   }
 
@@ -179,14 +184,19 @@ export class ModuleManager {
     });
   }
 
+  /** Node-RED's runtime events for the editor's palette (`notification/node/...` on /comms). */
+  private notify(id: string, payload: unknown): void {
+    this.host.events.emit('runtime-event', { id, payload, retain: false });
+  }
+
   private find(name: string): ModuleInfo {
-    const mod = this.runtime.registry.modules.get(name);
+    const mod = this.host.registry.modules.get(name);
     if (!mod) throw new RunnelError('not_found', `Module ${name} not found`);
     return mod;
   }
 
   private assertInstallable(name: string, version: string | undefined): void {
-    const mod = this.runtime.registry.modules.get(name);
+    const mod = this.host.registry.modules.get(name);
     if (!mod) return;
     if (this.records[name]?.source === 'dependency') return;
     if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source) || version === undefined || version === mod.version) {
@@ -196,15 +206,17 @@ export class ModuleManager {
 
   private assertNotInUse(sets: NodeSetInfo[]): void {
     const types = new Set(sets.flatMap((s) => s.types));
-    const used = this.runtime.getFlows().flows.find((n) => types.has(n.type));
+    const used = this.host.getFlows().flows.find((n) => types.has(n.type));
     if (used) throw new RunnelError('type_in_use', `Type in use: ${used.type}`);
   }
 
   private async applyEnabled(mod: ModuleInfo, sets: NodeSetInfo[], enabled: boolean): Promise<void> {
     if (!enabled) this.assertNotInUse(sets.filter((s) => s.enabled));
     for (const set of sets) {
-      this.runtime.registry.setEnabled(set, enabled);
-      if (enabled && !set.loaded && !mod.builtin) await loadSetCode(this.runtime, mod, set);
+      const changed = set.enabled !== enabled;
+      this.host.registry.setEnabled(set, enabled);
+      if (enabled && !set.loaded && !mod.builtin) await loadSetCode(this.host, mod, set);
+      if (changed) this.notify(enabled ? 'node/enabled' : 'node/disabled', setInfo(set, mod));
     }
     const rec = (this.records[mod.name] ??= { source: mod.builtin ? 'builtin' : 'nodesDir', version: mod.version, sets: {} });
     for (const set of mod.sets.values()) rec.sets[set.name] = set.enabled;
@@ -218,7 +230,7 @@ export class ModuleManager {
    */
   private async installSpec(name: string, spec: string, source: ModuleSource): Promise<ModuleInfo> {
     const ctx = this.ctx;
-    const previous = this.runtime.registry.modules.get(name);
+    const previous = this.host.registry.modules.get(name);
     const snapshot = await InstallSnapshot.take(ctx, name);
     const dir = path.join(ctx.userDir, 'node_modules', name);
     let loaded: ModuleInfo | undefined;
@@ -226,35 +238,37 @@ export class ModuleManager {
     try {
       await npmInstall(spec, ctx);
       if (previous) {
-        await unloadModule(this.runtime, previous);
+        await unloadModule(this.host, previous);
         unloaded = true;
       }
-      const result = await loadModule(this.runtime, dir, this.records[name]?.sets ?? {});
+      const result = await loadModule(this.host, dir, this.records[name]?.sets ?? {});
       loaded = result.module;
       const conflict = result.conflicts[0];
       if (conflict) {
         throw new RunnelError('type_already_registered', `${conflict.type} already registered by ${conflict.module}`, { ...conflict });
       }
     } catch (err) {
-      if (loaded) await unloadModule(this.runtime, loaded);
+      if (loaded) await unloadModule(this.host, loaded);
       await snapshot.restore();
       if (previous && unloaded) await this.reload(name, previous.path ?? dir);
       throw err;
     }
     await snapshot.discard();
     this.records[name] = { source, version: loaded.version, sets: Object.fromEntries([...loaded.sets.values()].map((s) => [s.name, s.enabled])) };
-    this.runtime.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
+    this.host.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
     await this.syncDependencies();
     await this.persist();
-    if (previous) await this.runtime.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
+    if (previous) await this.host.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
+    if (previous) this.notify('node/upgraded', { module: name, version: loaded.version });
+    else this.notify('node/added', [...loaded.sets.values()].map((set) => setInfo(set, loaded)));
     return loaded;
   }
 
   private async reload(name: string, dir: string): Promise<void> {
     try {
-      await loadModule(this.runtime, dir, this.records[name]?.sets ?? {});
+      await loadModule(this.host, dir, this.records[name]?.sets ?? {});
     } catch (err) {
-      this.runtime.log.error({ dir, err: errorMessage(err) }, 'could not reload the previous module version');
+      this.host.log.error({ dir, err: errorMessage(err) }, 'could not reload the previous module version');
     }
   }
 
@@ -264,6 +278,6 @@ export class ModuleManager {
   }
 
   private persist(): Promise<void> {
-    return this.runtime.updateRuntimeConfig((config) => ({ ...config, [CONFIG_KEY]: this.records }));
+    return this.host.updateRuntimeConfig((config) => ({ ...config, [CONFIG_KEY]: this.records }));
   }
 }

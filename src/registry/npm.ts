@@ -28,10 +28,12 @@ export interface NpmOptions {
   cwd: string;
   timeoutMs: number;
   log: Logger;
+  /** Each output line as it comes (the editor's event log shows npm's progress). */
+  onLine?: (line: string, stream: 'out' | 'err') => void;
 }
 
 /** Runs npm with arguments as an array (no shell); each output line is logged at info level. */
-export function runNpm(args: string[], { cwd, timeoutMs, log }: NpmOptions): Promise<NpmResult> {
+export function runNpm(args: string[], { cwd, timeoutMs, log, onLine }: NpmOptions): Promise<NpmResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bundledNpmCli(), ...args], {
       cwd,
@@ -51,23 +53,24 @@ export function runNpm(args: string[], { cwd, timeoutMs, log }: NpmOptions): Pro
         child.kill('SIGKILL');
       }
     }, timeoutMs);
-    const onLines = (stream: NodeJS.ReadableStream) => {
+    const onLines = (stream: NodeJS.ReadableStream, name: 'out' | 'err') => {
       let rest = '';
       stream.setEncoding('utf8');
       stream.on('data', (chunk: string) => {
         const lines = (rest + chunk).split(/\r?\n/);
         rest = lines.pop() ?? '';
-        for (const line of lines) record(line);
+        for (const line of lines) record(line, name);
       });
-      stream.on('end', () => rest && record(rest));
+      stream.on('end', () => rest && record(rest, name));
     };
-    const record = (line: string) => {
+    const record = (line: string, name: 'out' | 'err') => {
       if (!line.trim()) return;
       log.info({ npm: args[0] }, line);
+      onLine?.(line, name);
       if (/^npm (error|ERR!)/.test(line)) errors.push(line.replace(/^npm (error|ERR!)\s*/, ''));
     };
-    onLines(child.stdout);
-    onLines(child.stderr);
+    onLines(child.stdout, 'out');
+    onLines(child.stderr, 'err');
     child.on('error', (err) => {
       clearTimeout(timer);
       reject(err);

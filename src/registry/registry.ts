@@ -1,5 +1,4 @@
 import { EventEmitter } from 'node:events';
-import { Node } from '../runtime/node.js';
 import { RunnelError } from '../errors.js';
 
 export type CredentialDefinition = Record<string, { type: 'text' | 'password'; [key: string]: unknown }>;
@@ -52,6 +51,17 @@ export interface SubflowDefinition {
   [key: string]: unknown;
 }
 
+/**
+ * What the runtime supplies so the registry never builds nodes itself: the runtime owns the node
+ * model, the registry only records which constructor serves which type.
+ */
+export interface NodeClasses {
+  /** Makes a registered constructor produce runtime nodes (Node-RED's util.inherits onto Node). */
+  adopt(ctor: NodeConstructor): void;
+  /** The constructor subflow module types are listed with; their instances start from the definition. */
+  subflowModule: NodeConstructor;
+}
+
 interface TypeEntry {
   ctor: NodeConstructor;
   set: NodeSetInfo;
@@ -72,6 +82,10 @@ export class Registry extends EventEmitter {
   readonly modules = new Map<string, ModuleInfo>();
 
   private readonly plugins = new Map<string, PluginDefinition>();
+
+  constructor(private readonly nodeClasses: NodeClasses) {
+    super();
+  }
 
   addModule(info: Omit<ModuleInfo, 'sets' | 'plugins'>): ModuleInfo {
     const existing = this.modules.get(info.name);
@@ -148,11 +162,7 @@ export class Registry extends EventEmitter {
     }
   }
 
-  /**
-   * Registers a node type for a set. Function constructors are re-parented onto Node.prototype
-   * (Node-RED's util.inherits); ES classes that do not extend Node have the top of their
-   * prototype chain re-parented instead.
-   */
+  /** Registers a node type for a set; the runtime's `adopt` makes the constructor build its nodes. */
   registerType(set: NodeSetInfo, type: string, ctor: NodeConstructor, opts: { credentials?: CredentialDefinition; settings?: Record<string, unknown> } = {}): void {
     if (typeof type !== 'string' || type.length === 0) throw new Error('node type must be a non-empty string');
     if (typeof ctor !== 'function') throw new Error(`constructor for ${type} must be a function`);
@@ -162,7 +172,7 @@ export class Registry extends EventEmitter {
       throw new RunnelError('type_already_registered', `${type} already registered`, { type, module: existing.set.module });
     }
     if (existing && !replacesBuiltin) throw new Error(`${type} already registered`);
-    inheritNode(ctor);
+    this.nodeClasses.adopt(ctor);
     if (existing && replacesBuiltin) {
       // An installed module may take over a built-in type (node-red-node-rbe ships `rbe`, which
       // Runnel also has); removing the module brings the built-in back.
@@ -194,7 +204,7 @@ export class Registry extends EventEmitter {
     for (const entry of Array.isArray(def.env) ? def.env : []) {
       if (entry?.type === 'cred' && typeof entry.name === 'string') credentials[entry.name] = { type: 'password' };
     }
-    this.registerType(set, type, SubflowModuleNode, { credentials });
+    this.registerType(set, type, this.nodeClasses.subflowModule, { credentials });
     this.types.get(type)!.subflow = def;
     return type;
   }
@@ -272,20 +282,4 @@ export class Registry extends EventEmitter {
   allSets(): NodeSetInfo[] {
     return [...this.modules.values()].flatMap((m) => [...m.sets.values()]);
   }
-}
-
-/** The constructor a subflow module type is listed with; its instances are started from the definition. */
-class SubflowModuleNode extends Node {}
-
-function inheritNode(ctor: NodeConstructor): void {
-  const proto = ctor.prototype as object | undefined;
-  if (!proto || proto === Node.prototype || proto instanceof Node) return;
-  let top: object = proto;
-  for (;;) {
-    const parent = Object.getPrototypeOf(top) as object | null;
-    if (parent === null || parent === Object.prototype) break;
-    if (parent === Node.prototype) return;
-    top = parent;
-  }
-  Object.setPrototypeOf(top, Node.prototype);
 }

@@ -1,5 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import type { Node, Msg } from './node.js';
+import type { Msg } from './red-api-types.js';
+
+/** Whatever takes delivered messages: a live node. */
+export interface Receiver {
+  _deliver(msg: Msg): void;
+}
 
 /** How long one drain may keep delivering before it yields to I/O and timers. */
 const SLICE_MS = 1;
@@ -13,12 +18,17 @@ const SLICE_MS = 1;
  * hop, while I/O and timers still get the loop at least every millisecond.
  */
 export class DeliveryQueue {
-  private targets: Node[] = [];
+  private targets: Receiver[] = [];
   private messages: Msg[] = [];
   private scheduled = false;
   private readonly drain = () => this.run();
 
-  push(target: Node, msg: Msg): void {
+  /** Messages waiting for delivery. */
+  get depth(): number {
+    return this.targets.length;
+  }
+
+  push(target: Receiver, msg: Msg): void {
     this.targets.push(target);
     this.messages.push(msg);
     if (!this.scheduled) {

@@ -1,9 +1,9 @@
-import type { Engine } from './engine.js';
+import type { RuntimeServices } from './services.js';
 import { Flow } from './flow.js';
 import { isActive, type ContainerInfo, type ParsedConfig } from './config.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import type { NodeErrorReport } from './types.js';
-import type { Node } from './node.js';
+import type { LiveNode } from './services.js';
 import { startSubflowInstance } from './subflow/subflow.js';
 import { GlobalEnv } from './env/global-env.js';
 
@@ -16,7 +16,7 @@ const SUBFLOW_TYPE = /^subflow:(.+)$/;
  * wires of the rewired ones and starting every active node that is not running.
  */
 export class FlowSet {
-  private readonly engine: Engine;
+  private readonly services: RuntimeServices;
   readonly flows = new Map<string, Flow>();
   readonly global: Flow;
   /** Nodes whose constructor failed at the last start, by id. */
@@ -36,35 +36,36 @@ export class FlowSet {
   /** The global-config node's env: what every flow's env lookups fall back to before process.env. */
   readonly globalEnv: GlobalEnv;
 
-  constructor(engine: Engine) {
-    this.engine = engine;
-    this.global = new Flow(engine, GLOBAL, undefined);
+  constructor(services: RuntimeServices) {
+    this.services = services;
+    this.global = new Flow(services, GLOBAL, undefined);
     this.global.usersOf = (id) => {
-      const users: Node[] = [];
+      const users: LiveNode[] = [];
       for (const user of this.current?.users.get(id) ?? []) {
-        const node = engine.nodes.get(user);
+        const node = services.nodes.get(user);
         if (node) users.push(node);
       }
       return users;
     };
-    this.globalEnv = new GlobalEnv(engine);
+    this.globalEnv = new GlobalEnv(services);
   }
 
   get missingTypes(): string[] {
     return this.missing;
   }
 
-  /** Returns the ids that were (re)started; `stopped` runs between stopping and starting. */
-  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = [], stopped?: () => void): Promise<string[]> {
-    await this.stop(stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id)), next);
-    stopped?.();
+  /** Returns the ids that were stopped and those (re)started; `onStopped` runs between stopping and starting. */
+  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = [], onStopped?: () => void): Promise<{ stopped: string[]; started: string[] }> {
+    const stopped = stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id));
+    await this.stop(stopped, next);
+    onStopped?.();
     for (const [id, flow] of this.flows) {
       const tab = next.tabs.get(id);
       if (!tab || tab.disabled) this.flows.delete(id);
       else if (flow.config !== tab.config) flow.setConfig(tab.config);
     }
     for (const id of rewired) {
-      const node = this.engine.nodes.get(id);
+      const node = this.services.nodes.get(id);
       const conf = next.all.get(id);
       if (node && conf) node.updateWires(conf.wires as string[][]);
     }
@@ -72,8 +73,34 @@ export class FlowSet {
     // Nested instances have derived ids the configuration does not list; their flow context stays.
     const active = new Set(next.all.keys());
     for (const id of this.liveInstances) active.add(id);
-    this.engine.context.clean(active);
-    return started;
+    this.services.context.clean(active);
+    return { stopped, started };
+  }
+
+  /**
+   * What `apply(next, stop)` would stop and try to start, changing nothing: the same walk as
+   * `start` over the nodes left running (a constructor that throws is only known by running it).
+   */
+  preview(next: ParsedConfig, stop: Set<string> | 'all'): { stop: string[]; start: string[]; running: number } {
+    const stopping = stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id));
+    const running = new Set(this.home.keys());
+    for (const id of stopping) running.delete(id);
+    const missing = new Set(this.findMissing(next));
+    const blockedConfigs = new Set<string>();
+    for (const [id, conf] of next.globalConfigs) if (missing.has(conf.type)) blockedConfigs.add(id);
+    const start: string[] = [];
+    const consider = (id: string, conf: FlowNodeConfig, configNode: boolean) => {
+      if (conf.d === true || running.has(id) || (configNode && missing.has(conf.type))) return;
+      start.push(id);
+    };
+    for (const [id, conf] of next.globalConfigs) consider(id, conf, true);
+    for (const tab of next.tabs.values()) {
+      if (tab.disabled || this.usesMissing(tab, next, missing, blockedConfigs)) continue;
+      for (const [id, conf] of tab.configs) consider(id, conf, true);
+      for (const [id, conf] of tab.nodes) consider(id, conf, false);
+      for (const [id, conf] of tab.subflowInstances) consider(id, conf, false);
+    }
+    return { stop: stopping, start, running: running.size };
   }
 
   async stopAll(): Promise<void> {
@@ -123,7 +150,7 @@ export class FlowSet {
       }
       let flow = this.flows.get(tabId);
       if (!flow) {
-        flow = new Flow(this.engine, tabId, tab.config);
+        flow = new Flow(this.services, tabId, tab.config);
         this.flows.set(tabId, flow);
       } else if (this.globalEnv.changed) {
         flow.resetEnv();
@@ -134,7 +161,7 @@ export class FlowSet {
       this.startConfigNodes(flow, tab.configs, config, missing, started);
       for (const [id, conf] of tab.nodes) {
         if (conf.d === true || this.home.has(id)) continue;
-        if (this.engine.registry.getSubflowDefinition(conf.type)) await this.createInstance(flow, conf, config, started);
+        if (this.services.registry.getSubflowDefinition(conf.type)) await this.createInstance(flow, conf, config, started);
         else this.create(flow, conf, started);
       }
       for (const [id, conf] of tab.subflowInstances) {
@@ -143,7 +170,7 @@ export class FlowSet {
       }
     }
     if (this.waiting.size) {
-      this.engine.log.warn({ missingTypes: this.missing }, `Waiting for missing types to be registered: ${this.missing.join(', ')}`);
+      this.services.log.warn({ missingTypes: this.missing }, `Waiting for missing types to be registered: ${this.missing.join(', ')}`);
     }
     return started;
   }
@@ -169,7 +196,7 @@ export class FlowSet {
       return;
     }
     this.errors.set(conf.id, { id: conf.id, type: conf.type, z: conf.z, error });
-    this.engine.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${error}`);
+    this.services.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${error}`);
   }
 
   private async createInstance(flow: Flow, conf: FlowNodeConfig, config: ParsedConfig, started: string[]): Promise<void> {
@@ -186,7 +213,7 @@ export class FlowSet {
       return;
     }
     this.errors.set(conf.id, { id: conf.id, type: conf.type, z: conf.z, error });
-    this.engine.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${error}`);
+    this.services.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${error}`);
   }
 
   /** Config nodes in dependency order, so a config node can getNode() the ones it references. */
@@ -242,7 +269,7 @@ export class FlowSet {
       const type = conf.type;
       if (type === 'tab' || type === 'subflow' || type === 'group' || missing.has(type)) continue;
       const sub = SUBFLOW_TYPE.exec(type);
-      if (sub ? !config.subflows.has(sub[1]) : !this.engine.registry.isKnownType(type)) missing.add(type);
+      if (sub ? !config.subflows.has(sub[1]) : !this.services.registry.isKnownType(type)) missing.add(type);
     }
     return [...missing];
   }

@@ -1,4 +1,4 @@
-import type { Engine } from './engine.js';
+import type { LiveNode, NodeFlow, RuntimeServices } from './services.js';
 import { Node, constructingIn, type Msg, type NodeConfig, type NodeStatus } from './node.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import { cloneMessage, getSetting, type EnvNode } from './util/index.js';
@@ -9,7 +9,7 @@ import { buildGroupScopes, type GroupScope } from './group.js';
 const MAX_ERROR_LOOP = 10;
 
 interface ScopedHandler {
-  node: Node;
+  node: LiveNode;
   scope: Set<string> | null;
   /** `scope: "group"`: only nodes in the handler's own group (or groups inside it). */
   groupOnly: boolean;
@@ -21,8 +21,8 @@ interface ScopedHandler {
  * instance (see subflow.ts, which extends this class). It owns its live nodes and routes their
  * errors, status and completion events to the catch, status and complete nodes in it.
  */
-export class Flow {
-  readonly engine: Engine;
+export class Flow implements NodeFlow {
+  readonly services: RuntimeServices;
   readonly id: string;
   /** Id under which this flow's context lives. */
   readonly contextId: string | undefined;
@@ -37,10 +37,10 @@ export class Flow {
   private completers: ScopedHandler[] = [];
   private handlersDirty = true;
   /** Set on the global flow: the live nodes using a config node, which take its errors and status. */
-  usersOf: ((configId: string) => Node[]) | undefined;
+  usersOf: ((configId: string) => LiveNode[]) | undefined;
 
-  constructor(engine: Engine, id: string, config: FlowNodeConfig | undefined, parent?: Flow) {
-    this.engine = engine;
+  constructor(services: RuntimeServices, id: string, config: FlowNodeConfig | undefined, parent?: Flow) {
+    this.services = services;
     this.id = id;
     this.contextId = config ? id : undefined;
     this.config = config;
@@ -91,22 +91,22 @@ export class Flow {
     if (!this.config) return undefined;
     this.env ??= new EnvScope(this.config.env, () => ({
       ...this.envContext(this.id, (n) => this.lookupOutside(n)),
-      credentials: this.engine.credentialsFor(this.id, this.config?.type ?? 'tab', (n) => this.lookupOutside(n)) ?? {},
+      credentials: this.services.credentialsFor(this.id, this.config?.type ?? 'tab', (n) => this.lookupOutside(n)) ?? {},
     }));
     return this.env;
   }
 
   /** What evaluating an env list of this container (its own or a group's, `id`) needs. */
   protected envContext(id: string, outside: (name: string) => unknown): EnvContext {
-    const engine = this.engine;
+    const services = this.services;
     const contextId = this.contextId;
     return {
       outside,
       jsonataNode: {
         id,
-        context: () => engine.context.getNodeContext(id, contextId),
+        context: () => services.context.getNodeContext(id, contextId),
       },
-      warn: (text) => engine.log.warn({ flow: this.id }, text),
+      warn: (text) => services.log.warn({ flow: this.id }, text),
     };
   }
 
@@ -128,16 +128,16 @@ export class Flow {
   }
 
   protected lookupOutside(name: string): unknown {
-    return this.parent ? this.parent.getSetting(name) : this.engine.getGlobalSetting(name);
+    return this.parent ? this.parent.getSetting(name) : this.services.getGlobalSetting(name);
   }
 
-  getNode(id: string): Node | undefined {
-    return this.nodes.get(id) ?? this.engine.nodes.get(id);
+  getNode(id: string): LiveNode | undefined {
+    return this.nodes.get(id) ?? this.services.nodes.get(id);
   }
 
   /** Constructs one node. Returns the error text instead of throwing when its constructor fails. */
   createNode(config: FlowNodeConfig): string | undefined {
-    const ctor = this.engine.registry.getConstructor(config.type);
+    const ctor = this.services.registry.getConstructor(config.type);
     if (!ctor) return `type ${config.type} is not registered`;
     // Looked up as the node being built sees it (NR_NODE_*, its group, then this flow); built only
     // when a property asks for a variable.
@@ -162,7 +162,7 @@ export class Flow {
   /** Makes a node built outside `createNode` (a subflow instance) live in this flow. */
   adopt(node: Node): void {
     this.nodes.set(node.id, node);
-    this.engine.nodes.set(node.id, node);
+    this.services.nodes.set(node.id, node);
     this.handlersDirty = true;
   }
 
@@ -171,21 +171,21 @@ export class Flow {
     const node = this.nodes.get(id);
     if (!node) return;
     this.nodes.delete(id);
-    if (this.engine.nodes.get(id) === node) this.engine.nodes.delete(id);
+    if (this.services.nodes.get(id) === node) this.services.nodes.delete(id);
     this.handlersDirty = true;
     try {
       await node.close(removed);
     } catch (err) {
-      this.engine.log.error({ node: { id, type: node.type } }, `Error stopping node: ${String(err)}`);
+      this.services.log.error({ node: { id, type: node.type } }, `Error stopping node: ${String(err)}`);
     }
-    if (removed) this.engine.events.emit('node-status', { id, status: {} });
+    if (removed) this.services.events.emit('node-status', { id, status: {} });
   }
 
   /**
    * Routes an error to this flow's catch nodes. `reporting` is the node whose id scoped catch
    * nodes match: the node itself, or the subflow instance an unhandled error left.
    */
-  handleError(node: Node, err: unknown, msg: Msg, reporting: Node = node): boolean {
+  handleError(node: LiveNode, err: unknown, msg: Msg, reporting: LiveNode = node): boolean {
     this.refreshHandlers();
     const count = (msg.error?.source?.id === node.id ? msg.error.source.count ?? 0 : 0) + 1;
     // Catch nodes see counts 1 to 9, as in Node-RED; the tenth round is where the loop stops.
@@ -221,7 +221,7 @@ export class Flow {
    * first: Node-RED matches scopes, leaves out group-scoped handlers of other groups, and orders
    * by how many groups lie between the reporting node and the handler's group.
    */
-  private candidates(handlers: ScopedHandler[], reporting: Node): ScopedHandler[] {
+  private candidates(handlers: ScopedHandler[], reporting: LiveNode): ScopedHandler[] {
     const id = reporting._alias ?? reporting.id;
     const g = reporting.g;
     if (g === undefined) return handlers.filter((h) => !h.groupOnly && (!h.scope || h.scope.has(id)));
@@ -241,8 +241,8 @@ export class Flow {
    * Publishes a status and routes it to this flow's status nodes; returns whether one took it.
    * `reporting` plays the same part as in `handleError`; `mute` skips the event already published.
    */
-  handleStatus(node: Node, status: NodeStatus, reporting: Node = node, mute = false): boolean {
-    if (!mute) this.engine.events.emit('node-status', { id: node.id, status });
+  handleStatus(node: LiveNode, status: NodeStatus, reporting: LiveNode = node, mute = false): boolean {
+    if (!mute) this.services.events.emit('node-status', { id: node.id, status });
     this.refreshHandlers();
     let handled = false;
     for (const s of this.candidates(this.statusWatchers, reporting)) {
@@ -258,7 +258,7 @@ export class Flow {
     return handled;
   }
 
-  handleComplete(node: Node, msg: Msg): void {
+  handleComplete(node: LiveNode, msg: Msg): void {
     this.refreshHandlers();
     const id = node._alias ?? node.id;
     for (const c of this.completers) {
@@ -287,7 +287,7 @@ export class Flow {
   }
 }
 
-function describeError(err: unknown, node: Node, count: number): Record<string, unknown> {
+function describeError(err: unknown, node: LiveNode, count: number): Record<string, unknown> {
   const error: Record<string, unknown> = {
     message: err instanceof Error ? err.toString() : typeof err === 'string' ? err : String(err),
     source: { id: node.id, type: node.type, name: node.name, count },

@@ -1,4 +1,5 @@
-import type { Node, Msg } from './node.js';
+import type { Msg } from './red-api-types.js';
+import type { LiveNode } from './services.js';
 import { cloneMessage, generateId } from './util/index.js';
 
 /**
@@ -9,19 +10,19 @@ import { cloneMessage, generateId } from './util/index.js';
 
 interface SendEvent {
   msg: Msg;
-  source: { id: string; node: Node; port: number };
-  destination: { id: string; node: Node | undefined };
+  source: { id: string; node: LiveNode; port: number };
+  destination: { id: string; node: LiveNode | undefined };
   cloneMessage: boolean;
 }
 
 /** A hook result: undefined = continue, false = stop quietly, anything else = an error. */
-function failed(node: Node, result: unknown, msg: Msg): boolean {
+function failed(node: LiveNode, result: unknown, msg: Msg): boolean {
   if (result === undefined) return false;
   if (result !== false) node.error(result, msg);
   return true;
 }
 
-export function sendWithHooks(node: Node, msg: unknown): void {
+export function sendWithHooks(node: LiveNode, msg: unknown): void {
   const outputs = Array.isArray(msg) ? msg : [msg];
   const events: SendEvent[] = [];
   let msgid: string | undefined;
@@ -42,32 +43,32 @@ export function sendWithHooks(node: Node, msg: unknown): void {
     }
   }
   if (events.length === 0) return;
-  const hooks = node._flow.engine.hooks;
+  const hooks = node._flow.services.hooks;
   hooks.trigger('onSend', events, (result) => {
     if (failed(node, result, events[0].msg)) return;
     for (const event of events) route(node, event);
   });
 }
 
-function route(node: Node, event: SendEvent): void {
-  const engine = node._flow.engine;
-  engine.hooks.trigger('preRoute', event, (result) => {
+function route(node: LiveNode, event: SendEvent): void {
+  const services = node._flow.services;
+  services.hooks.trigger('preRoute', event, (result) => {
     if (failed(node, result, event.msg)) return;
-    const target = engine.nodes.get(event.destination.id);
+    const target = services.nodes.get(event.destination.id);
     if (!target) return;
     event.destination.node = target;
     if (event.cloneMessage) event.msg = cloneMessage(event.msg);
-    engine.hooks.trigger('preDeliver', event, (delivered) => {
+    services.hooks.trigger('preDeliver', event, (delivered) => {
       if (failed(node, delivered, event.msg)) return;
-      engine.queue.push(target, event.msg);
-      engine.hooks.trigger('postDeliver', event, () => {});
+      services.queue.push(target, event.msg);
+      services.hooks.trigger('postDeliver', event, () => {});
     });
   });
 }
 
 /** Runs a node's input handlers between the onReceive and postReceive hooks. */
-export function receiveWithHooks(node: Node, msg: Msg, runHandlers: () => void): void {
-  const hooks = node._flow.engine.hooks;
+export function receiveWithHooks(node: LiveNode, msg: Msg, runHandlers: () => void): void {
+  const hooks = node._flow.services.hooks;
   const event = { msg, destination: { id: node.id, node } };
   hooks.trigger('onReceive', event, (result) => {
     if (failed(node, result, msg)) return;

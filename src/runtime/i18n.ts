@@ -1,5 +1,7 @@
+import type { Catalogs } from '../registry/host.js';
+
 /** Message catalogs of one namespace, by language (e.g. `en-US`). */
-export type Catalogs = Record<string, Record<string, unknown>>;
+export type { Catalogs };
 
 /** i18next's fallback language in Node-RED. */
 const FALLBACK = 'en-US';

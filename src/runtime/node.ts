@@ -1,21 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { types } from 'node:util';
-import type { Flow } from './flow.js';
 import { cloneMessage, generateId } from './util/index.js';
 import { receiveWithHooks, sendWithHooks } from './hooked-delivery.js';
+import type { LiveNode, NodeFlow } from './services.js';
+import type { TypeCounters } from './stats.js';
+import type { DoneFn, Msg, NodeConfig as ContractNodeConfig, NodeModuleInfo, NodeStatus, SendFn } from './red-api-types.js';
 
-export type Msg = Record<string, any>;
-export type SendFn = (msg: Msg | Msg[] | (Msg | Msg[] | null | undefined)[] | null | undefined) => void;
-export type DoneFn = (err?: unknown) => void;
+export type { DoneFn, Msg, NodeStatus, SendFn };
 type InputHandler = (this: Node, msg: Msg, send: SendFn, done: DoneFn) => unknown;
 type CloseHandler = ((this: Node) => unknown) | ((this: Node, done: () => void) => unknown) | ((this: Node, removed: boolean, done: () => void) => unknown);
-
-export interface NodeStatus {
-  fill?: string;
-  shape?: string;
-  text?: string;
-  [key: string]: unknown;
-}
 
 /**
  * The link from a configuration the runtime builds itself (subflow internals) to its flow. Configs
@@ -25,10 +18,10 @@ export interface NodeStatus {
 export const FLOW = Symbol('runnel.flow');
 
 /** The flow whose node constructor is running: what `RED.nodes.createNode` attaches the node to. */
-let constructing: Flow | undefined;
+let constructing: NodeFlow | undefined;
 
 /** Runs a node constructor with `flow` as the flow `createNode` attaches to. */
-export function constructingIn<T>(flow: Flow, build: () => T): T {
+export function constructingIn<T>(flow: NodeFlow, build: () => T): T {
   const outer = constructing;
   constructing = flow;
   try {
@@ -38,25 +31,17 @@ export function constructingIn<T>(flow: Flow, build: () => T): T {
   }
 }
 
-export interface NodeConfig {
-  id: string;
-  type: string;
-  z?: string;
-  g?: string;
-  name?: string;
-  wires?: string[][];
-  _alias?: string;
-  [FLOW]?: Flow;
-  [key: string]: unknown;
+export interface NodeConfig extends ContractNodeConfig {
+  [FLOW]?: NodeFlow;
 }
 
 /**
  * The Node-RED node model. Contributed modules either extend nothing and call
  * `RED.nodes.createNode(this, config)` (their prototype is re-parented onto Node.prototype at
- * registration) or are ES classes; core nodes extend Node directly. Field names are Node-RED's
- * because modules read them.
+ * registration) or are ES classes; core nodes extend it as `RED.nodes.Node`. It implements the
+ * contract's NodeInstance (red-api-types.ts). Field names are Node-RED's because modules read them.
  */
-export class Node extends EventEmitter {
+export class Node extends EventEmitter implements LiveNode {
   // `declare`: no class-field initialisers, which would cost a define per field per node.
   declare id: string;
   declare type: string;
@@ -70,12 +55,13 @@ export class Node extends EventEmitter {
   /** Node-RED's shortcut target when exactly one wire leaves the node (some modules test it). */
   declare _wire?: string;
   declare credentials?: Record<string, unknown>;
-  declare _flow: Flow;
+  declare _flow: NodeFlow;
   declare _inputHandlers: InputHandler[];
   declare _closeCallbacks: CloseHandler[];
   declare _expectedDoneCount: number;
   declare _closed: boolean;
   declare _send: SendFn;
+  declare _stats: TypeCounters;
 
   constructor(config: NodeConfig) {
     super();
@@ -139,8 +125,8 @@ export class Node extends EventEmitter {
     if (msg === null || msg === undefined) return;
     const wires = this.wires;
     if (wires.length === 0) return;
-    const engine = this._flow.engine;
-    if (engine.hooks.anyMessageHook) {
+    const services = this._flow.services;
+    if (services.hooks.anyMessageHook) {
       sendWithHooks(this, msg);
       return;
     }
@@ -153,8 +139,11 @@ export class Node extends EventEmitter {
       const targets = wires[0];
       if (!targets) return;
       for (let i = 0; i < targets.length; i++) {
-        const target = engine.nodes.get(targets[i]);
-        if (target) engine.queue.push(target, i === 0 ? msg : cloneMessage(msg));
+        const target = services.nodes.get(targets[i]);
+        if (target) {
+          services.queue.push(target, i === 0 ? msg : cloneMessage(msg));
+          this._stats.sent++;
+        }
       }
       return;
     }
@@ -186,12 +175,13 @@ export class Node extends EventEmitter {
       }
       // Wire by wire, then message by message: the order Node-RED delivers them in.
       for (let i = 0; i < targets.length; i++) {
-        const target = engine.nodes.get(targets[i]);
+        const target = services.nodes.get(targets[i]);
         if (!target) continue;
         for (const m of valid) {
-          engine.queue.push(target, sent ? cloneMessage(m) : m);
+          services.queue.push(target, sent ? cloneMessage(m) : m);
           sent = true;
         }
+        this._stats.sent += valid.length;
       }
     }
   }
@@ -206,7 +196,8 @@ export class Node extends EventEmitter {
   /** Runs the input handlers for one delivered message. */
   _deliver(msg: Msg): void {
     if (this._closed) return;
-    const hooks = this._flow.engine.hooks;
+    this._stats.received++;
+    const hooks = this._flow.services.hooks;
     if (hooks.active.onReceive || hooks.active.postReceive) receiveWithHooks(this, msg, () => this._handle(msg));
     else this._handle(msg);
   }
@@ -232,7 +223,7 @@ export class Node extends EventEmitter {
   }
 
   context() {
-    return this._flow.engine.context.getNodeContext(this._alias ?? this.id, this._flow.contextId);
+    return this._flow.services.context.getNodeContext(this._alias ?? this.id, this._flow.contextId);
   }
 
   status(status: NodeStatus | string | number | boolean): void {
@@ -244,6 +235,7 @@ export class Node extends EventEmitter {
   }
 
   error(err: unknown, msg?: Msg): void {
+    this._stats.errors++;
     if (msg && typeof msg === 'object' && this._flow.handleError(this, err, msg)) return;
     this._log('error', err);
   }
@@ -274,8 +266,8 @@ export class Node extends EventEmitter {
   }
 
   /** Node-RED's hidden `_module`: the node set providing this node's type. */
-  get _module(): { id: string; name: string; module: string; version: string; types: string[]; enabled: boolean } | undefined {
-    const set = this._flow.engine.registry.getTypeSet(this.type);
+  get _module(): NodeModuleInfo | undefined {
+    const set = this._flow.services.registry.getTypeSet(this.type);
     return set && { id: set.id, name: set.name, module: set.module, version: set.version, types: [...set.types], enabled: set.enabled };
   }
 
@@ -287,12 +279,12 @@ export class Node extends EventEmitter {
   /** Runs the close handlers with Node-RED's arities, bounded by nodeCloseTimeout. */
   async close(removed = false): Promise<void> {
     this._closed = true;
-    const engine = this._flow.engine;
+    const services = this._flow.services;
     const closing = this._closeCallbacks.map((handler) => runCloseHandler(this, handler, removed));
     if (closing.length) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), engine.settings.nodeCloseTimeout);
+        timer = setTimeout(() => resolve('timeout'), services.settings.nodeCloseTimeout);
       });
       const outcome = await Promise.race([Promise.all(closing), timeout]);
       clearTimeout(timer);
@@ -301,13 +293,13 @@ export class Node extends EventEmitter {
     this._inputHandlers = [];
     this._closeCallbacks = [];
     super.removeAllListeners();
-    engine.context.deleteNodeContext(this._alias ?? this.id, this._flow.contextId);
+    services.context.deleteNodeContext(this._alias ?? this.id, this._flow.contextId);
   }
 
   _log(level: 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown): void {
     // isNativeError also recognises errors thrown in another realm (function-node sandboxes).
     const text = types.isNativeError(message) ? message.message || String(message) : typeof message === 'string' ? message : safeString(message);
-    this._flow.engine.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, text);
+    this._flow.services.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, text);
   }
 }
 
@@ -315,7 +307,7 @@ const noDone: DoneFn = () => {};
 
 /** Node-RED's `_complete`: every call completes (or fails) the message. */
 function complete(node: Node, msg: Msg, err: unknown): void {
-  const hooks = node._flow.engine.hooks;
+  const hooks = node._flow.services.hooks;
   if (hooks.active.onComplete) hooks.trigger('onComplete', { msg, error: err, node: { id: node.id, node } }, () => {});
   if (err) node.error(err, msg);
   else node._flow.handleComplete(node, msg);
@@ -404,8 +396,9 @@ export function initNode(node: Node, config: NodeConfig): void {
   node._expectedDoneCount = 0;
   node._closed = false;
   node._send = (msg: Parameters<SendFn>[0]) => node.send(msg);
+  node._stats = flow.services.stats.forType(config.type);
   // Nodes inside subflow instances keep their credentials under the template node id, as in Node-RED.
   const g = config.g;
-  const credentials = flow.engine.credentialsFor(config._alias ?? config.id, config.type, (name) => flow.settingFor(g, name));
+  const credentials = flow.services.credentialsFor(config._alias ?? config.id, config.type, (name) => flow.settingFor(g, name));
   if (credentials !== undefined) node.credentials = credentials;
 }

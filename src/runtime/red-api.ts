@@ -2,19 +2,24 @@ import { types } from 'node:util';
 import { createRequire, isBuiltin } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Runtime } from './runtime.js';
-import type { NodeSetInfo, NodeConstructor, CredentialDefinition } from '../registry/registry.js';
-import { initNode, type Node, type NodeConfig } from './node.js';
+import type { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
+import type { Settings } from '../settings.js';
+import type { Logger } from '../log.js';
+import type { AuthService } from '../auth/types.js';
+import type { FlowNodeConfig } from '../storage/types.js';
+import type { NodeSetInfo, NodeConstructor, Registry } from '../registry/registry.js';
+import { NODE_RED_COMPAT_VERSION } from '../version.js';
+import { Node, initNode, type NodeConfig } from './node.js';
+import type { RuntimeServices } from './services.js';
+import type { Plugin, RedApi, RegisterTypeOptions } from './red-api-types.js';
 import { util } from './util/index.js';
 import { checkBearer } from '../auth/guard.js';
-import { settingsViewFor, type NodeSettingDefinition } from './settings-view.js';
+import { settingsViewFor } from './settings-view.js';
 import { catalogsFor, createTranslator, type Catalogs } from './i18n.js';
-import type { RouteHandler } from './http-types.js';
+import type { RouteApp, RouteHandler } from './http-types.js';
 import { resolveImport } from '../registry/resolve-import.js';
 import { ModulePolicy, externalModulesDir, isPlainImportPath, notAllowedError, splitSpec } from '../registry/external-modules.js';
-
-/** The Node-RED version Runnel presents to modules (`"node-red": {"version": ">=3"}` checks). */
-export const NODE_RED_COMPAT_VERSION = '4.1.15';
 
 export interface RedApiOptions {
   /** The module's directory, for RED.require and RED.import. */
@@ -28,13 +33,30 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'audit';
 const LEVELS = { FATAL: 10, ERROR: 20, WARN: 30, INFO: 40, DEBUG: 50, TRACE: 60, AUDIT: 98, METRIC: 99 } as const;
 const LEVEL_NAMES: Record<number, Level> = { 10: 'fatal', 20: 'error', 30: 'warn', 40: 'info', 50: 'debug', 60: 'trace', 98: 'audit' };
 
+/** What the RED object is built from: the runtime, seen through the members it uses. */
+export interface RedApiHost {
+  readonly settings: Settings;
+  readonly log: Logger;
+  readonly registry: Registry;
+  readonly services: RuntimeServices;
+  readonly events: EventEmitter;
+  readonly auth: AuthService;
+  readonly httpNode: RouteApp;
+  readonly httpAdmin: RouteApp | undefined;
+  readonly server: Server | undefined;
+  readonly credentials: { get(id: string): Record<string, unknown> | undefined };
+  getFlows(): { flows: FlowNodeConfig[] };
+  /** RED.nodes.addCredentials / deleteCredentials: change one node's credentials and persist soon. */
+  updateNodeCredentials(id: string, value: Record<string, unknown> | undefined): void;
+}
+
 /**
  * Builds the RED object handed to one node set's `module.exports = function (RED) {…}`. Each set
  * gets its own object (its registerType attributes types to the set, RED._ uses its namespace);
  * settings, hooks, plugins and message catalogs are shared by the whole runtime.
  */
-export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApiOptions = {}) {
-  const { engine, registry } = runtime;
+export function createRedApi(runtime: RedApiHost, set: NodeSetInfo, options: RedApiOptions = {}): RedApi {
+  const { services, registry } = runtime;
   const log = runtime.log;
   const settings = settingsViewFor(runtime.settings, NODE_RED_COMPAT_VERSION);
   const lang = runtime.settings.extra?.lang;
@@ -59,10 +81,11 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
 
   return {
     nodes: {
-      createNode(node: Node, config: NodeConfig) {
-        initNode(node, config);
+      Node,
+      createNode(node: object, config) {
+        initNode(node as Node, config as NodeConfig);
       },
-      registerType(type: string, ctor: NodeConstructor, opts?: { credentials?: CredentialDefinition; settings?: Record<string, NodeSettingDefinition> }) {
+      registerType(type: string, ctor: NodeConstructor, opts?: RegisterTypeOptions) {
         registry.registerType(set, type, ctor, opts ?? {});
         if (opts?.settings) {
           try {
@@ -77,7 +100,7 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
         registry.registerSubflow(set, definition);
       },
       getNode(id: string) {
-        return engine.nodes.get(id) ?? null;
+        return services.nodes.get(id) ?? null;
       },
       eachNode(cb: (config: unknown) => void) {
         for (const n of runtime.getFlows().flows) cb(n);
@@ -118,7 +141,7 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
       ...LEVELS,
     },
     events: runtime.events,
-    hooks: engine.hooks,
+    hooks: services.hooks,
     comms: {
       publish(topic: string, data: unknown, retain?: boolean) {
         runtime.events.emit('comms', { topic, data, retain: retain === true });
@@ -205,5 +228,3 @@ export function createRedApi(runtime: Runtime, set: NodeSetInfo, options: RedApi
     _: createTranslator(namespace, catalogs),
   };
 }
-
-export type RedApi = ReturnType<typeof createRedApi>;

@@ -1,12 +1,13 @@
+import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
-import type { Storage, FlowNodeConfig, RuntimeConfig } from '../storage/types.js';
+import type { Storage, FlowNodeConfig, RevisionMeta, RuntimeConfig } from '../storage/types.js';
 import { SerialQueue } from '../storage/serial-queue.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
-import { Registry } from '../registry/registry.js';
-import { CredentialStore } from '../credentials/store.js';
+import { Registry, type NodeSetInfo } from '../registry/registry.js';
+import { CredentialStore, type CredentialPlan } from '../credentials/store.js';
 import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js';
 import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
@@ -14,19 +15,25 @@ import { Hooks } from './hooks.js';
 import { Mutex } from './mutex.js';
 import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
-import { diffConfigs, stopSet, type ConfigDiff } from './diff.js';
+import type { ConfigDiff } from './diff.js';
 import { RuntimeEvents } from './events.js';
+import { planDeploy } from './deploy-plan.js';
+import { summarise } from './history/compare.js';
+import { History } from './history/history.js';
+import { MessageStats } from './stats.js';
 import { substituteEnv } from './env/env.js';
-import type { Engine } from './engine.js';
+import type { RuntimeServices } from './services.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
-import type { DeployRequest, DeployResult, FlowsState } from './types.js';
-import { loadCoreNodes } from '../nodes/index.js';
+import type { DeployObserver, DeployOutcome, DeployPreview, DeployRequest, DeployResult, FlowsState, RollbackRequest } from './types.js';
 import { ModuleManager } from '../registry/modules.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
-import { RUNNEL_VERSION } from '../version.js';
+import type { Catalogs } from '../registry/host.js';
+import { NODE_RED_COMPAT_VERSION, RUNNEL_VERSION } from '../version.js';
 import { settingsViewFor } from './settings-view.js';
-import { NODE_RED_COMPAT_VERSION } from './red-api.js';
+import { createRedApi } from './red-api.js';
+import type { NodeSets } from './red-api-types.js';
+import { nodeClasses } from './node-classes.js';
 
 const EMPTY_DIFF: ConfigDiff = {
   added: new Set(), changed: new Set(), removed: new Set(), rewired: new Set(), linked: new Set(), flowChanged: new Set(), globalConfigChanged: false,
@@ -51,6 +58,8 @@ export interface RuntimeDeps {
   auth: AuthService;
   httpNode: RouteApp;
   httpAdmin?: RouteApp;
+  /** The built-in node sets, registered before installed modules load (which may replace their types). */
+  builtinNodes: NodeSets;
 }
 
 interface ActiveConfig {
@@ -74,23 +83,27 @@ export class Runtime {
   readonly storage: Storage;
   readonly auth: AuthService;
   readonly version = RUNNEL_VERSION;
-  readonly registry = new Registry();
+  readonly registry = new Registry(nodeClasses);
   readonly modules: ModuleManager;
   readonly events: RuntimeEvents;
   readonly httpNode: RouteApp;
   readonly httpAdmin: RouteApp | undefined;
   readonly context: ContextManager;
-  readonly engine: Engine;
+  readonly services: RuntimeServices;
+  readonly history: History;
   server: Server | undefined;
   credentials!: CredentialStore;
   credentialKey!: CredentialKey;
   private readonly flowSet: FlowSet;
+  private readonly builtinNodes: NodeSets;
   private readonly mutex = new Mutex();
   private readonly runtimeConfigQueue = new SerialQueue();
   private active: ActiveConfig;
   private started = false;
   private restartScheduled = false;
   private credentialSave: NodeJS.Timeout | undefined;
+  private deployStarted: number | undefined;
+  private readonly deployObservers: DeployObserver[] = [];
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -100,13 +113,15 @@ export class Runtime {
     this.httpNode = deps.httpNode;
     this.httpAdmin = deps.httpAdmin;
     this.events = new RuntimeEvents(this.log);
+    this.history = new History(deps.storage);
+    this.builtinNodes = deps.builtinNodes;
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
       contextStorage: this.settings.contextStorage,
       userDir: this.settings.userDir,
       log: this.log,
     });
-    this.engine = {
+    this.services = {
       settings: this.settings,
       log: this.log,
       queue: new DeliveryQueue(),
@@ -115,10 +130,11 @@ export class Runtime {
       hooks: new Hooks(),
       events: this.events,
       nodes: new Map<string, Node>(),
+      stats: new MessageStats(this.settings.metrics.enabled),
       credentialsFor: (id, type, env) => this.credentialsFor(id, type, env),
       getGlobalSetting: (name) => this.flowSet.globalEnv.getSetting(name),
     };
-    this.flowSet = new FlowSet(this.engine);
+    this.flowSet = new FlowSet(this.services);
     this.modules = new ModuleManager(this);
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
     // A type arriving (module install, enable) may let waiting flows start.
@@ -130,6 +146,17 @@ export class Runtime {
       this.events.emit('type-registered', type);
       this.scheduleStartWaiting();
     });
+  }
+
+  /** The RED object one node set's code receives. */
+  redApiFor(set: NodeSetInfo, options: { moduleDir: string; catalogs: Catalogs }): unknown {
+    return createRedApi(this, set, options);
+  }
+
+  private registerBuiltinNodes(): void {
+    const { module, sets, version } = this.builtinNodes;
+    this.registry.addModule({ name: module, version: version ?? RUNNEL_VERSION, builtin: true });
+    for (const [name, register] of Object.entries(sets)) register(createRedApi(this, this.registry.addSet(module, name)));
   }
 
   /** Read-modify-write of the runtime config, one at a time (module records, RED.settings.set). */
@@ -157,7 +184,7 @@ export class Runtime {
       stored !== null && typeof stored === 'object' && !Array.isArray(stored) ? (stored as Record<string, unknown>) : {},
       (values) => this.updateRuntimeConfig((config) => ({ ...config, [STORED_SETTINGS]: values })),
     );
-    await loadCoreNodes(this);
+    this.registerBuiltinNodes();
     await this.modules.loadInstalled();
     await this.mutex.run(async () => {
       await this.loadFromStorage();
@@ -208,48 +235,124 @@ export class Runtime {
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
   deploy(req: DeployRequest): Promise<DeployResult> {
-    return this.mutex.run(() => (req.type === 'reload' ? this.reload(req) : this.replace(req)));
+    return this.exclusive(req.type, () => {
+      if (req.type === 'reload') return this.reload(req);
+      this.checkRev(req.rev);
+      return this.replace(req, this.credentials.plan(req.flows, req.credentials), { action: 'deploy' });
+    });
   }
 
-  private async replace(req: DeployRequest): Promise<DeployResult> {
+  /** Since when (epoch ms) the deploy under way has been running; undefined when none is. */
+  get deployingSince(): number | undefined {
+    return this.deployStarted;
+  }
+
+  /** Called after every deploy, rollback and single-flow edit with its outcome and duration. */
+  observeDeploys(observer: DeployObserver): void {
+    this.deployObservers.push(observer);
+  }
+
+  /** Runs a deploy inside the deploy lock, timing it and reporting its outcome. */
+  private exclusive(type: string, run: () => Promise<DeployResult>): Promise<DeployResult> {
+    return this.mutex.run(async () => {
+      const started = performance.now();
+      this.deployStarted = Date.now();
+      let outcome: DeployOutcome = 'error';
+      try {
+        const result = await run();
+        outcome = 'success';
+        return result;
+      } catch (e) {
+        if (e instanceof RunnelError) outcome = e.status === 409 ? 'conflict' : e.status < 500 ? 'rejected' : 'error';
+        throw e;
+      } finally {
+        this.deployStarted = undefined;
+        const seconds = (performance.now() - started) / 1000;
+        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.active.rev, nodes: this.services.nodes.size });
+      }
+    });
+  }
+
+  /**
+   * A deploy computed from the active configuration inside the deploy lock, so a concurrent deploy
+   * cannot slip in between reading and writing (the single-flow API edits one tab this way).
+   */
+  editFlows(change: (flows: FlowNodeConfig[]) => FlowNodeConfig[], req: Omit<DeployRequest, 'flows' | 'rev'>): Promise<DeployResult> {
+    return this.exclusive(req.type, async () => {
+      const flows = change(structuredClone(this.active.flows));
+      return this.replace({ ...req, flows }, this.credentials.plan(flows), { action: 'deploy' });
+    });
+  }
+
+  /** Deploys a kept revision (flows and its credentials) as a new revision. */
+  rollback(req: RollbackRequest): Promise<DeployResult> {
+    return this.exclusive(req.type, async () => {
+      this.checkRev(req.expectedRev);
+      const target = await this.storage.getRevision({ rev: req.rev });
+      if (target === undefined) throw new RunnelError('not_found', `No kept revision has rev ${req.rev}`);
+      const plan = await this.credentials.planRestore(target.flows, target.credentials);
+      return this.replace({ ...req, flows: target.flows }, plan, { action: 'rollback', restoredSeq: target.seq });
+    });
+  }
+
+  /** What a deploy of `req` would do, computed by the deploy's own planning; changes nothing. */
+  async preview(req: DeployRequest): Promise<DeployPreview> {
+    this.checkRev(req.rev);
     const old = this.active;
-    if (req.rev !== undefined && req.rev !== old.rev) {
-      throw new RunnelError('version_mismatch', `The flows have changed: rev ${req.rev} is not the active rev`);
+    const type = req.type === 'reload' ? 'full' : req.type;
+    const source = req.type === 'reload' ? await this.storage.getFlows() : undefined;
+    const plan = source ? await this.credentials.planRestore(source.flows, source.credentials) : this.credentials.plan(req.flows, req.credentials);
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType);
+    const sets = this.flowSet.preview(next.parsed, next.stop);
+    const stopping = new Set(sets.stop);
+    return {
+      rev: next.rev,
+      type: req.type,
+      stop: sets.stop,
+      start: sets.start,
+      rewire: [...next.rewired].filter((id) => !stopping.has(id) && this.services.nodes.has(id)),
+      unchanged: sets.running,
+      missingTypes: [...next.parsed.missingTypes],
+      credentials: this.credentials.compare(plan.credentials),
+    };
+  }
+
+  private checkRev(rev: string | undefined): void {
+    if (rev !== undefined && rev !== this.active.rev) {
+      throw new RunnelError('version_mismatch', `The flows have changed: rev ${rev} is not the active rev`);
     }
-    const plan = this.credentials.plan(req.flows, req.credentials);
-    const parsed = parseConfig(plan.flows, this.registry.isKnownType);
-    // One serialisation serves the rev, the file, GET /flows and the diff's fast path.
-    const texts = plan.flows.map((n) => JSON.stringify(n));
-    parsed.text = new Map(plan.flows.map((n, i) => [n.id, texts[i]]));
-    const json = `[${texts.join(',')}]`;
+  }
+
+  private async replace(req: DeployRequest, plan: CredentialPlan, revision: Pick<RevisionMeta, 'action' | 'restoredSeq'>): Promise<DeployResult> {
+    const old = this.active;
+    const type = req.type === 'reload' ? 'full' : req.type;
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType);
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
-    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json });
+    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows), type };
+    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, revision: meta });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
-    this.active = { flows: plan.flows, parsed, rev, json };
-    let stop: Set<string> | 'all' = 'all';
-    let rewired: Iterable<string> = [];
-    // Node-RED computes the diff for every deploy type; a full deploy only needs it if a listener reads it.
-    let diff: ConfigDiff | undefined;
-    const diffNow = () => (diff ??= diffConfigs(old.parsed, parsed, plan.changedNodes));
-    let type = req.type;
-    if (type !== 'full') {
-      if (diffNow().globalConfigChanged) type = 'full';
-      else {
-        stop = stopSet(type as 'nodes' | 'flows', diffNow(), old.parsed, parsed);
-        rewired = diffNow().rewired;
-      }
-    }
-    await ensureFlowModules(this, parsed.all.values());
-    this.emitFlows('stopping', type, diffNow);
-    const restarted = await this.flowSet.apply(parsed, stop, rewired, () => {
-      this.emitStopped(type, diffNow, true);
-      this.emitFlows('starting', type, diffNow);
+    this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
+    await ensureFlowModules(this, next.parsed.all.values());
+    this.emitFlows('stopping', next.type, next.diff);
+    const { stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+      this.emitStopped(next.type, next.diff, true);
+      this.emitFlows('starting', next.type, next.diff);
     });
-    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, 'flows deployed');
-    this.emitStarted(type, diffNow, true);
+    const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
+    this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
+    this.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
-    return { rev, restarted };
+    return { rev, restarted, stopped };
+  }
+
+  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[]) {
+    return {
+      time: Date.now(),
+      ...(req.user === undefined ? {} : { user: req.user }),
+      nodeCount: after.length,
+      summary: summarise(before, after),
+    };
   }
 
   /** Re-reads flows and credentials from storage and restarts everything. */
@@ -258,14 +361,16 @@ export class Runtime {
     this.emitFlows('stopping', 'full', noDiff);
     await this.flowSet.stopAll();
     this.emitStopped('full', noDiff, true);
+    const before = this.active.flows;
     await this.loadFromStorage();
+    await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.active.flows) });
     await ensureFlowModules(this, this.active.parsed.all.values());
     this.emitFlows('starting', 'full');
-    const restarted = await this.flowSet.apply(this.active.parsed, 'all');
+    const { stopped, started: restarted } = await this.flowSet.apply(this.active.parsed, 'all');
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
     this.emitStarted('full', undefined, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.active.rev }, retain: true });
-    return { rev: this.active.rev, restarted };
+    return { rev: this.active.rev, restarted, stopped };
   }
 
   /**
@@ -283,7 +388,7 @@ export class Runtime {
         else ids.add(conf.id);
       }
       for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
-      return this.flowSet.apply(parsed, ids);
+      return (await this.flowSet.apply(parsed, ids)).started;
     });
   }
 

@@ -17,10 +17,42 @@ export interface DeployRequest {
   reqId?: string;
 }
 
+export interface RollbackRequest {
+  /** The rev of a kept revision. */
+  rev: string;
+  /** When given, the rollback only happens if the active rev still equals it. */
+  expectedRev?: string;
+  type: Exclude<DeploymentType, 'reload'>;
+  user?: string;
+  ip?: string;
+  reqId?: string;
+}
+
+/** A deploy's dry run: the sets of node ids the deploy would stop, start and rewire in place. */
+export interface DeployPreview {
+  rev: string;
+  type: DeploymentType;
+  stop: string[];
+  start: string[];
+  rewire: string[];
+  /** Running nodes the deploy leaves running. */
+  unchanged: number;
+  missingTypes: string[];
+  /** Node ids whose credentials the deploy adds, changes, removes. */
+  credentials: { added: string[]; changed: string[]; removed: string[] };
+}
+
+export type DeployOutcome = 'success' | 'conflict' | 'rejected' | 'error';
+
+/** A finished deploy as the metrics see it: the rev and running node count after it. */
+export type DeployObserver = (done: { type: string; outcome: DeployOutcome; seconds: number; rev: string; nodes: number }) => void;
+
 export interface DeployResult {
   rev: string;
-  /** Ids of nodes stopped and started by this deploy (for tests and the dashboard). */
+  /** Ids of nodes started by this deploy (for tests and the dashboard). */
   restarted: string[];
+  /** Ids of running nodes this deploy stopped. */
+  stopped: string[];
 }
 
 export interface NodeErrorReport {

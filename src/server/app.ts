@@ -7,11 +7,34 @@ import { authRoutes } from './auth-routes.js';
 import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
-import { pluginsRoutes } from './plugins-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
+import { historyRoutes } from './history-routes.js';
+import { flowRoutes } from './flow-routes.js';
+import { healthRoutes } from './health-routes.js';
+import { metricsRoutes } from './metrics/routes.js';
+import { errorBody } from './schemas.js';
+import swagger from '@fastify/swagger';
+import { openApiOptions, openApiRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
+import { editorRoutes } from './editor/editor-routes.js';
+import { editorApiRoutes } from './editor/editor-api-routes.js';
+import { libraryRoutes } from './editor/library-routes.js';
+import { contextRoutes } from './editor/context-routes.js';
+import { editorSettings } from './editor/editor-settings.js';
+import { NodeResources } from './editor/node-resources.js';
+import { buildTheme } from './editor/theme.js';
+import { CommsServer } from './comms/comms-server.js';
+import { bridgeRuntimeToComms } from './comms/runtime-bridge.js';
+import path from 'node:path';
 import FindMyWay from 'find-my-way';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The editor's websocket; absent with disableEditor. */
+    comms?: CommsServer;
+  }
+}
 
 /**
  * Builds the HTTP server: the admin API under httpAdminRoot and the flows' own http-in routes
@@ -36,12 +59,34 @@ export async function buildApp(services: Services) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
 
+  const { metrics } = services;
+  if (metrics) {
+    app.addHook('onRequest', metrics.onRequest);
+    app.addHook('onResponse', metrics.onResponse);
+  }
+  const theme = buildTheme(settings.editorTheme, settings.settingsFile ? path.dirname(settings.settingsFile) : process.cwd());
+  const resources = new NodeResources(services.runtime.registry);
+
+  if (!settings.disableEditor) {
+    const comms = new CommsServer(app.server, { path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`, auth: services.auth, log: services.log });
+    const detach = bridgeRuntimeToComms(services.runtime, comms);
+    app.decorate('comms', comms);
+    // Open websockets would keep the server from closing.
+    app.addHook('preClose', async () => {
+      detach();
+      comms.close();
+    });
+  }
+
   app.addHook('onRequest', corsPreflight(settings));
   // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
   // an unserved http-in path (Express's page) even when both share a root.
   const apiPaths = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
   const seen = new Set<string>();
   services.httpNode.setApiPaths((path) => apiPaths.find('GET', path) !== null);
+  app.addSchema(errorBody);
+  // At the root, so it sees every route of every scope.
+  await app.register(swagger, openApiOptions(settings));
   await app.register(
     async (admin) => {
       admin.addHook('onRoute', ({ url }) => {
@@ -59,11 +104,19 @@ export async function buildApp(services: Services) {
         applyCors(settings, request.headers.origin, reply);
       });
       await admin.register(authRoutes, { services });
-      await admin.register(settingsRoutes, { services });
+      await admin.register(settingsRoutes, { services, editor: editorSettings(settings, theme) });
       await admin.register(flowsRoutes, { services });
-      await admin.register(nodesRoutes, { services });
-      await admin.register(pluginsRoutes, { services });
+      await admin.register(nodesRoutes, { services, resources });
+      await admin.register(editorApiRoutes, { services, resources });
+      await admin.register(libraryRoutes, { services });
+      await admin.register(contextRoutes, { services });
+      if (!settings.disableEditor) await admin.register(editorRoutes, { services, theme, resources });
       await admin.register(credentialsRoutes, { services });
+      await admin.register(historyRoutes, { services });
+      await admin.register(flowRoutes, { services });
+      await admin.register(healthRoutes, { services });
+      await admin.register(openApiRoute);
+      if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
   );
@@ -71,6 +124,7 @@ export async function buildApp(services: Services) {
   await app.register(httpNodePlugin, {
     services,
     adminRoutes: services.httpAdmin,
+    editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });
   return app;

@@ -87,7 +87,7 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
         },
         needsPermission(auth, ''),
       ],
-      schema: { body: revokeBodySchema },
+      schema: { body: revokeBodySchema, response: { 200: { type: 'null', description: 'Revoked, or ignored (RFC 7009)' } } },
     },
     async (request, reply) => {
       if (request.user) await auth.revoke(request.user, request.body.token, request.id);

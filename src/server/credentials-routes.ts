@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
+import { anyObject } from './schemas.js';
 
 /**
  * GET /credentials/:type/:id — Node-RED's editor view of one node's credentials: text fields in
@@ -12,7 +13,10 @@ export const credentialsRoutes: FastifyPluginAsync<{ services: Services }> = asy
     '/credentials/:type/:id',
     {
       onRequest: needsPermission(auth, 'credentials.read'),
-      schema: { params: { type: 'object', properties: { type: { type: 'string', maxLength: 200 }, id: { type: 'string', maxLength: 200 } }, required: ['type', 'id'] } },
+      schema: {
+        params: { type: 'object', properties: { type: { type: 'string', maxLength: 200 }, id: { type: 'string', maxLength: 200 } }, required: ['type', 'id'] },
+        response: { 200: anyObject },
+      },
     },
     async (request) => {
       const { type, id } = request.params;

@@ -1,5 +1,11 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isRunnelError } from '../errors.js';
+import { isRunnelError, statusOf, type ErrorCode } from '../errors.js';
+
+/**
+ * Every error answer of the server is made here: `describe` for the admin API (Fastify's errors
+ * included), `describeRouteError` for http-in routes and RED.httpNode/httpAdmin handlers. Codes and
+ * statuses come from the catalogue in src/errors.ts.
+ */
 
 /**
  * The one error handler of the admin API: every failure becomes `{code, message}` JSON with a 4xx
@@ -19,26 +25,32 @@ interface Described {
   message: string;
 }
 
+function described(code: ErrorCode, message: string): Described {
+  return { status: statusOf(code), code, message };
+}
+
+const INTERNAL = described('internal_error', 'Internal error');
+
 const FASTIFY_CODES: Record<string, Described> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'unsupported_media_type', message: 'Unsupported content type' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large', message: 'Request body is too large' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_json', message: 'Request body is empty but content type is application/json' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', message: 'Request body is not valid JSON' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_request', message: 'Content-Length does not match the body' },
-  FST_INVALID_MULTIPART_CONTENT_TYPE: { status: 415, code: 'unsupported_media_type', message: 'Expected multipart/form-data' },
-  FST_REQ_FILE_TOO_LARGE: { status: 413, code: 'payload_too_large', message: 'Uploaded file is too large' },
-  FST_FILES_LIMIT: { status: 400, code: 'invalid_request', message: 'Too many files in the upload' },
-  FST_PARTS_LIMIT: { status: 400, code: 'invalid_request', message: 'Too many parts in the upload' },
-  FST_FIELDS_LIMIT: { status: 400, code: 'invalid_request', message: 'Too many fields in the upload' },
-  FST_PROTO_VIOLATION: { status: 400, code: 'invalid_request', message: 'Prototype pollution attempt in form data' },
-  FST_ERR_BAD_URL: { status: 400, code: 'invalid_request', message: 'Malformed URL' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: described('unsupported_media_type', 'Unsupported content type'),
+  FST_ERR_CTP_BODY_TOO_LARGE: described('payload_too_large', 'Request body is too large'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: described('invalid_json', 'Request body is empty but content type is application/json'),
+  FST_ERR_CTP_INVALID_JSON_BODY: described('invalid_json', 'Request body is not valid JSON'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: described('invalid_request', 'Content-Length does not match the body'),
+  FST_INVALID_MULTIPART_CONTENT_TYPE: described('unsupported_media_type', 'Expected multipart/form-data'),
+  FST_REQ_FILE_TOO_LARGE: described('payload_too_large', 'Uploaded file is too large'),
+  FST_FILES_LIMIT: described('invalid_request', 'Too many files in the upload'),
+  FST_PARTS_LIMIT: described('invalid_request', 'Too many parts in the upload'),
+  FST_FIELDS_LIMIT: described('invalid_request', 'Too many fields in the upload'),
+  FST_PROTO_VIOLATION: described('invalid_request', 'Prototype pollution attempt in form data'),
+  FST_ERR_BAD_URL: described('invalid_request', 'Malformed URL'),
 };
 
 export function describe(error: unknown): Described {
   if (isRunnelError(error)) return { status: error.status, code: error.code, message: error.message };
   const e = error as FastifyError & { validation?: unknown; type?: string };
   if (e && typeof e === 'object') {
-    if (e.validation) return { status: 400, code: 'invalid_request', message: e.message };
+    if (e.validation) return described('invalid_request', e.message);
     if (typeof e.code === 'string' && FASTIFY_CODES[e.code]) return FASTIFY_CODES[e.code];
     // Errors from body parsing in raw-body style libraries carry `type` and `statusCode`.
     if (e.type === 'entity.too.large') return FASTIFY_CODES.FST_ERR_CTP_BODY_TOO_LARGE;
@@ -47,5 +59,23 @@ export function describe(error: unknown): Described {
       return { status: e.statusCode, code: typeof e.code === 'string' ? e.code.toLowerCase() : 'invalid_request', message: e.message };
     }
   }
-  return { status: 500, code: 'internal_error', message: 'Internal error' };
+  return INTERNAL;
+}
+
+/** Codes for the client errors route handlers raise Express-style (`err.status`), by status. */
+const CODES_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed',
+  409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'too_many_requests',
+};
+
+/** Client errors keep their status and message (Express's err.status convention); anything else is a bare 500. */
+export function describeRouteError(err: unknown): Described {
+  if (isRunnelError(err)) return { status: err.status, code: err.code, message: err.message };
+  const e = err as { status?: unknown; statusCode?: unknown; message?: unknown } | null;
+  const status = Number(e?.status ?? e?.statusCode);
+  if (status >= 400 && status < 500) {
+    const message = typeof e?.message === 'string' && e.message ? e.message : 'Bad request';
+    return { status, code: CODES_BY_STATUS[status] ?? 'request_error', message };
+  }
+  return INTERNAL;
 }

@@ -9,6 +9,10 @@ import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { RunnelError } from '../errors.js';
 import { moduleInfo, setInfo } from '../registry/info.js';
+import { anyObject, noContent } from './schemas.js';
+import type { NodeResources } from './editor/node-resources.js';
+import { wantsHtml } from './editor/editor-api-routes.js';
+import { requestLang } from './editor/lang.js';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 214 } as const;
 const moduleParams = { type: 'object', properties: { module: nameSchema }, required: ['module'] } as const;
@@ -36,7 +40,7 @@ type SetParams = ModuleParams & { set: string };
 const moduleName = (p: ModuleParams) => (p.scope === undefined ? p.module : `@${p.scope}/${p.module}`);
 
 /** The node registry: list sets, read modules, install, upgrade, remove, enable and disable (spec §2.5, §4.5). */
-export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: NodeResources }> = async (app, { services, resources }) => {
   const { runtime, auth, settings } = services;
   const registry = runtime.registry;
   const modules = runtime.modules;
@@ -49,15 +53,18 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
   // Fastify parses text/plain by default; no route here takes text, so it is a 415 like any other type.
   app.removeContentTypeParser('text/plain');
 
-  app.get('/nodes', read, async () => registry.allSets().map(setInfo));
+  // The editor asks for every set's HTML (definitions, edit templates, help) with Accept: text/html.
+  app.get('/nodes', { ...read, schema: { response: { 200: { type: 'array', items: anyObject } } } }, async (request, reply) =>
+    wantsHtml(request) ? reply.type('text/html; charset=utf-8').send(await resources.allHtml(requestLang(request))) : registry.allSets().map((set) => setInfo(set, registry.modules.get(set.module))),
+  );
 
   const getModule = async (params: ModuleParams) => {
     const mod = registry.modules.get(moduleName(params));
     if (!mod) throw new RunnelError('not_found', `Module ${moduleName(params)} is not installed`);
     return moduleInfo(mod);
   };
-  app.get<{ Params: ModuleParams }>('/nodes/:module', { ...read, schema: { params: moduleParams } }, async (request) => getModule(request.params));
-  app.get<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...read, schema: { params: scopedParams } }, async (request) => getModule(request.params));
+  app.get<{ Params: ModuleParams }>('/nodes/:module', { ...read, schema: { params: moduleParams, response: { 200: anyObject } } }, async (request) => getModule(request.params));
+  app.get<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...read, schema: { params: scopedParams, response: { 200: anyObject } } }, async (request) => getModule(request.params));
 
   /** One audit line per install or removal attempt, whatever its outcome. */
   const audited = async <T extends { name: string; version?: string } | void>(
@@ -82,7 +89,7 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
   app.post<{ Body: { module: string; version?: string } | undefined }>(
     '/nodes',
     // Every parsed type but multipart is validated; multipart is read as a stream by installUpload.
-    { ...write, schema: { body: { content: { 'application/json': { schema: installBody }, 'application/x-www-form-urlencoded': { schema: installBody } } } } },
+    { ...write, schema: { body: { content: { 'application/json': { schema: installBody }, 'application/x-www-form-urlencoded': { schema: installBody } } }, response: { 200: anyObject } } },
     async (request) => {
       if (request.isMultipart()) return moduleInfo(await audited(request, 'nodes.install', { source: 'upload' }, () => installUpload(request)));
       const body = request.body;
@@ -113,20 +120,21 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
   };
 
   const setModuleEnabled = async (params: ModuleParams, enabled: boolean) => moduleInfo(await modules.setModuleEnabled(moduleName(params), enabled));
-  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/:module', { ...write, schema: { params: moduleParams, body: enabledBody } }, async (request) =>
+  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/:module', { ...write, schema: { params: moduleParams, body: enabledBody, response: { 200: anyObject } } }, async (request) =>
     setModuleEnabled(request.params, request.body.enabled),
   );
-  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams, body: enabledBody } }, async (request) =>
+  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams, body: enabledBody, response: { 200: anyObject } } }, async (request) =>
     setModuleEnabled(request.params, request.body.enabled),
   );
 
-  const setSetEnabled = async (params: SetParams, enabled: boolean) => setInfo(await modules.setSetEnabled(moduleName(params), params.set, enabled));
-  app.put<{ Params: SetParams; Body: { enabled: boolean } }>('/nodes/:module/:set', { ...write, schema: { params: setParams, body: enabledBody } }, async (request) =>
+  const setSetEnabled = async (params: SetParams, enabled: boolean) =>
+    setInfo(await modules.setSetEnabled(moduleName(params), params.set, enabled), registry.modules.get(moduleName(params)));
+  app.put<{ Params: SetParams; Body: { enabled: boolean } }>('/nodes/:module/:set', { ...write, schema: { params: setParams, body: enabledBody, response: { 200: anyObject } } }, async (request) =>
     setSetEnabled(request.params, request.body.enabled),
   );
   app.put<{ Params: SetParams; Body: { enabled: boolean } }>(
     '/nodes/@:scope/:module/:set',
-    { ...write, schema: { params: scopedSetParams, body: enabledBody } },
+    { ...write, schema: { params: scopedSetParams, body: enabledBody, response: { 200: anyObject } } },
     async (request) => setSetEnabled(request.params, request.body.enabled),
   );
 
@@ -135,6 +143,6 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     await audited(request, 'nodes.remove', { module: name }, () => modules.remove(name));
     return reply.code(204).send();
   };
-  app.delete<{ Params: ModuleParams }>('/nodes/:module', { ...write, schema: { params: moduleParams } }, remove);
-  app.delete<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams } }, remove);
+  app.delete<{ Params: ModuleParams }>('/nodes/:module', { ...write, schema: { params: moduleParams, response: { 204: noContent } } }, remove);
+  app.delete<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams, response: { 204: noContent } } }, remove);
 };

@@ -4,6 +4,7 @@ import type { Storage } from '../storage/types.js';
 import type { AuthService } from '../auth/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { HttpNodeApp } from './http-node/app.js';
+import type { Metrics } from './metrics/metrics.js';
 
 /** Everything a route plugin may use. Built once by the composition root (src/runnel.ts). */
 export interface Services {
@@ -16,4 +17,6 @@ export interface Services {
   httpNode: HttpNodeApp;
   /** RED.httpAdmin: routes contributed modules add under httpAdminRoot. */
   httpAdmin: HttpNodeApp;
+  /** Present when `metrics.enabled`. */
+  metrics?: Metrics;
 }

@@ -1,13 +1,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
-import { NODE_RED_COMPAT_VERSION } from '../runtime/red-api.js';
+import { anyObject } from './schemas.js';
+import { NODE_RED_COMPAT_VERSION } from '../version.js';
 import { settingsViewFor } from '../runtime/settings-view.js';
 
-/** GET /settings: what a client (CLI, dashboard) needs to know about this runtime. */
-export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+/** GET /settings: what a client (CLI, dashboard, the editor) needs to know about this runtime. */
+export const settingsRoutes: FastifyPluginAsync<{ services: Services; editor: Record<string, unknown> }> = async (app, { services, editor }) => {
   const { settings, runtime, auth } = services;
-  app.get('/settings', { onRequest: needsPermission(auth, 'settings.read') }, async (request) => {
+  app.get('/settings', { onRequest: needsPermission(auth, 'settings.read'), schema: { response: { 200: anyObject } } }, async (request) => {
     const palette = settings.externalModules.palette;
     const body: Record<string, unknown> = {
       httpNodeRoot: settings.httpNodeRoot,
@@ -19,6 +20,7 @@ export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async 
       externalModules: { palette: { allowInstall: palette.allowInstall, allowUpload: palette.allowUpload } },
       functionTimeout: settings.functionTimeout,
       state: runtime.getState().state,
+      ...editor,
     };
     settingsViewFor(settings, NODE_RED_COMPAT_VERSION).exportNodeSettings(body);
     if (request.user) body.user = { username: request.user.username, permissions: request.user.scope.length === 1 ? request.user.scope[0] : request.user.scope };

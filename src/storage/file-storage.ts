@@ -3,11 +3,13 @@ import path from 'node:path';
 import { RunnelError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
+import { LibraryFiles } from './library-files.js';
 import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
 import { credsFileText, flowsFileText, hashJson, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
 import { SerialQueue } from './serial-queue.js';
+import { FileHistory } from './file-history.js';
 import type {
-  FlowsSnapshot, RuntimeConfig, SaveFlowsRequest, SessionRecord, Storage, StoredCredentials,
+  FlowNodeConfig, FlowsSnapshot, Revision, RevisionInfo, RevisionMeta, RuntimeConfig, SaveFlowsRequest, SessionRecord, Storage, StoredCredentials,
 } from './types.js';
 
 /**
@@ -38,7 +40,11 @@ class FileStorage implements Storage {
   private readonly paths: PairPaths;
   private readonly sessionsFile: string;
   private readonly runtimeFile: string;
+  /** Node-RED's file for the editor's per-user settings, so a user dir moves between the two. */
+  private readonly usersFile: string;
+  private readonly library: LibraryFiles;
   private readonly pretty: boolean;
+  private readonly history: FileHistory;
   private state: PairState | undefined;
   private closed = false;
 
@@ -49,7 +55,10 @@ class FileStorage implements Storage {
     this.paths = { flows, creds: `${flows.slice(0, flows.length - ext.length)}_cred${ext}` };
     this.sessionsFile = path.join(settings.userDir, '.sessions.json');
     this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');
+    this.usersFile = path.join(settings.userDir, '.config.users.json');
+    this.library = new LibraryFiles(settings.userDir);
     this.pretty = settings.flowFilePretty;
+    this.history = new FileHistory(path.join(settings.userDir, '.history'), settings.flowHistory.max, log);
   }
 
   async init(): Promise<void> {
@@ -61,7 +70,11 @@ class FileStorage implements Storage {
       const removed = await removeStaleTemps(dir);
       if (removed.length > 0) this.log.info({ dir, files: removed }, 'Removed temp files left by an interrupted write');
     }
-    await this.queue.run(() => this.refresh());
+    await this.history.init();
+    await this.queue.run(async () => {
+      await this.refresh();
+      await this.history.collect();
+    });
   }
 
   getFlows(): Promise<FlowsSnapshot> {
@@ -87,13 +100,47 @@ class FileStorage implements Storage {
       const flowsJson = req.json ?? JSON.stringify(req.flows);
       const rev = hashJson(flowsJson);
       const doc: StoredCredentials | null = req.credentials === null ? current.creds.doc : structuredClone(req.credentials);
+      // The revision is committed first: a crash before the flows are saved leaves a revision whose
+      // prevRev is the stored rev, which the next load drops (see FileHistory.reconcile).
+      if (req.revision) await this.history.append({ flows: req.flows, flowsJson, rev, credentials: doc }, req.revision, current.rev);
       // Credentials first: a crash between the two renames leaves new credentials tagged with
       // prevRev = the flows still on disk, which is exactly what the loader recognises and undoes.
       await writeFileAtomic(this.paths.creds, credsFileText(doc, rev, current.rev, this.pretty), { backup: true, mode: SECRET_FILE_MODE });
       await writeFileAtomic(this.paths.flows, this.pretty ? flowsFileText(req.flows, true) : flowsJson, { backup: true });
       this.state = { flowsJson, rev, creds: { doc, rev, prevRev: current.rev }, signature: await this.signature() };
+      if (req.revision) await this.history.collect();
       return { rev };
     });
+  }
+
+  recordRevision(meta: RevisionMeta): Promise<RevisionInfo> {
+    this.assertOpen();
+    return this.queue.run(async () => {
+      const s = await this.refresh();
+      const info = await this.history.append(this.storedPair(s), meta, s.rev);
+      await this.history.collect();
+      return info;
+    });
+  }
+
+  listRevisions(query: { limit: number; before?: number }): Promise<RevisionInfo[]> {
+    this.assertOpen();
+    return this.queue.run(async () => {
+      await this.refresh();
+      return this.history.list(query.limit, query.before);
+    });
+  }
+
+  getRevision(ref: { seq: number } | { rev: string }): Promise<Revision | undefined> {
+    this.assertOpen();
+    return this.queue.run(async () => {
+      await this.refresh();
+      return this.history.get(ref);
+    });
+  }
+
+  private storedPair(s: PairState) {
+    return { flows: JSON.parse(s.flowsJson) as FlowNodeConfig[], flowsJson: s.flowsJson, rev: s.rev, credentials: s.creds.doc };
   }
 
   async getSessions(): Promise<SessionRecord[]> {
@@ -121,6 +168,33 @@ class FileStorage implements Storage {
     return this.queue.run(() => writeFileAtomic(this.runtimeFile, text, { backup: true, mode: SECRET_FILE_MODE }));
   }
 
+  async getUserSettings(username: string): Promise<Record<string, unknown>> {
+    this.assertOpen();
+    const users = (await this.readJson(this.usersFile, isPlainObject)) as Record<string, unknown> | undefined;
+    const mine = users && Object.hasOwn(users, username) ? users[username] : undefined;
+    return isPlainObject(mine) ? (mine as Record<string, unknown>) : {};
+  }
+
+  saveUserSettings(username: string, settings: Record<string, unknown>): Promise<void> {
+    this.assertOpen();
+    // Read inside the queue so two users saving at once do not lose each other's change.
+    return this.queue.run(async () => {
+      const users = ((await this.readJson(this.usersFile, isPlainObject)) as Record<string, unknown> | undefined) ?? {};
+      const text = JSON.stringify({ ...users, [username]: settings }, null, 4);
+      await writeFileAtomic(this.usersFile, text, { backup: true });
+    });
+  }
+
+  getLibraryEntry(type: string, entry: string) {
+    this.assertOpen();
+    return this.library.get(type, entry);
+  }
+
+  saveLibraryEntry(type: string, entry: string, meta: Record<string, unknown>, body: string): Promise<void> {
+    this.assertOpen();
+    return this.library.save(type, entry, meta, body);
+  }
+
   async close(): Promise<void> {
     await this.queue.drain();
     this.closed = true;
@@ -135,8 +209,10 @@ class FileStorage implements Storage {
     const signature = await this.signature();
     if (this.state !== undefined && this.state.signature === signature) return this.state;
     const pair = await loadFlowPair(this.paths, this.pretty, this.log);
+    const flowsJson = JSON.stringify(pair.flows.flows);
+    await this.history.reconcile({ flows: pair.flows.flows, flowsJson, rev: pair.flows.rev, credentials: pair.creds.doc });
     this.state = {
-      flowsJson: JSON.stringify(pair.flows.flows),
+      flowsJson,
       rev: pair.flows.rev,
       creds: pair.creds,
       ...(pair.recovered === undefined ? {} : { recovered: pair.recovered }),

@@ -21,6 +21,15 @@ export class MemorySessions implements Storage {
   async saveFlows(): Promise<never> {
     throw new Error('not used by auth');
   }
+  async recordRevision(): Promise<never> {
+    throw new Error('not used by auth');
+  }
+  async listRevisions(): Promise<never> {
+    throw new Error('not used by auth');
+  }
+  async getRevision(): Promise<never> {
+    throw new Error('not used by auth');
+  }
   async getSessions() {
     return structuredClone(this.sessions);
   }
@@ -32,6 +41,14 @@ export class MemorySessions implements Storage {
     return {};
   }
   async saveRuntimeConfig() {}
+  async getUserSettings() {
+    return {};
+  }
+  async saveUserSettings() {}
+  async getLibraryEntry() {
+    return [];
+  }
+  async saveLibraryEntry() {}
   async close() {}
 }
 

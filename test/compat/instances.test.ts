@@ -7,7 +7,7 @@ import { COMPAT_FIXTURES, capture, deploy, flowNode } from './support.js';
 describe('compat: node instances built by a contributed module', { timeout: 30_000 }, () => {
   let server: TestServer;
   let cap: Capture;
-  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.services.nodes.get(id)!.receive(msg);
   const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   before(async () => {

@@ -70,7 +70,7 @@ describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }
 
   it('RED._ reads the set catalog: interpolation, nested subs, plurals, explicit namespace, missing keys', async () => {
     await deploy(server, [flowNode('i18n', 'compat-i18n', [['cap']]), capture('cap', 'i18n')], admin);
-    server.instance.runtime.engine.nodes.get('i18n')!.receive({ payload: 'Ada' });
+    server.instance.runtime.services.nodes.get('i18n')!.receive({ payload: 'Ada' });
     const [msg] = await cap.waitFor('i18n');
     assert.deepEqual(msg.payload, {
       greeting: 'Hello Ada',
@@ -85,7 +85,7 @@ describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }
 
   it('node settings: prefixed names appear in RED.settings (settings file wins), a wrong prefix is refused with a warning', async () => {
     await deploy(server, [flowNode('classy', 'compat-classy', [['cap']], { prefix: '>' }), capture('cap', 'classy')], admin);
-    server.instance.runtime.engine.nodes.get('classy')!.receive({ payload: 'x' });
+    server.instance.runtime.services.nodes.get('classy')!.receive({ payload: 'x' });
     const [msg] = await cap.waitFor('classy');
     assert.equal(msg.colour, 'teal');
     assert.equal(msg.secret, 'from-settings');

@@ -62,8 +62,8 @@ describe('compat: RED.import resolves like RED.require', { timeout: 30_000 }, ()
   });
 
   it("finds the module's own dependencies (ESM and CommonJS), the user directory's, built-ins and relative files", async () => {
-    assert.ok(server.instance.runtime.engine.nodes.get('imp'), `the set did not load:\n${server.logs.filter((l) => l.includes('failed to load')).join('\n')}`);
-    server.instance.runtime.engine.nodes.get('imp')!.receive({});
+    assert.ok(server.instance.runtime.services.nodes.get('imp'), `the set did not load:\n${server.logs.filter((l) => l.includes('failed to load')).join('\n')}`);
+    server.instance.runtime.services.nodes.get('imp')!.receive({});
     const [msg] = await cap.waitFor('imported');
     assert.deepEqual(msg.payload, ['esm', 'cjs', 'user', 'function', 'local']);
   });

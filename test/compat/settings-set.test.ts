@@ -40,7 +40,7 @@ describe('compat: RED.settings.set and delete', { timeout: 30_000 }, () => {
     await deploy(server, [flowNode('s', 'compat-settings', [['cap']]), capture('cap', 'settings')]);
     let seen = 0;
     return async (msg: Record<string, unknown>) => {
-      server!.instance.runtime.engine.nodes.get('s')!.receive(msg);
+      server!.instance.runtime.services.nodes.get('s')!.receive(msg);
       seen++;
       return (await cap.waitFor('settings', seen))[seen - 1].payload;
     };

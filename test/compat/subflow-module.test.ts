@@ -20,7 +20,7 @@ describe('compat: a subflow module (RED.nodes.registerSubflow)', { timeout: 30_0
     flowNode('catch', 'catch', [['cap-err']], { scope: ['loud'], uncaught: false }),
     capture('cap-err', 'errors'),
   ];
-  const send = (id: string, payload: unknown) => server.instance.runtime.engine.nodes.get(id)!.receive({ payload });
+  const send = (id: string, payload: unknown) => server.instance.runtime.services.nodes.get(id)!.receive({ payload });
 
   before(async () => {
     process.env.RUNNEL_TEST_GREETING = 'howdy';

@@ -16,7 +16,7 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, () => {
   let server: TestServer;
   let cap: Capture;
-  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.engine.nodes.get(id)!.receive(msg);
+  const receive = (id: string, msg: Record<string, unknown>) => server.instance.runtime.services.nodes.get(id)!.receive(msg);
   const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   before(async () => {

@@ -225,12 +225,12 @@ test('§8.13 /nodes answers JSON for any Accept a JSON client sends', async () =
 });
 
 test('§8.14 enabling an unknown node set is 404 not_found; core sets do not claim to be user-installed', async () => {
-  const res = await request(server.at('nodes/runnel/no-such-set'), { method: 'PUT', json: { enabled: false }, token: admin });
+  const res = await request(server.at('nodes/node-red/no-such-set'), { method: 'PUT', json: { enabled: false }, token: admin });
   assert.equal(res.status, 404);
   assert.equal(res.body.code, 'not_found');
   const sets = (await request(server.at('nodes'), { token: admin })).body as Record<string, unknown>[];
   assert.ok(sets.length > 0);
-  for (const set of sets.filter((s) => s.module === 'runnel')) assert.notEqual(set.user, true, String(set.id));
-  const core = await request(server.at('nodes/runnel'), { token: admin });
+  for (const set of sets.filter((s) => s.module === 'node-red')) assert.notEqual(set.user, true, String(set.id));
+  const core = await request(server.at('nodes/node-red'), { token: admin });
   assert.equal(core.body.user, undefined);
 });

@@ -117,7 +117,7 @@ describe('catch, status and complete nodes', () => {
   });
 
   test('status and complete nodes drop the nodes they are wired to from their scope', () => {
-    const scopeOf = (id: string) => (t.server.instance.runtime.engine.nodes.get(id) as unknown as { scope: string[] }).scope;
+    const scopeOf = (id: string) => (t.server.instance.runtime.services.nodes.get(id) as unknown as { scope: string[] }).scope;
     assert.deepEqual(scopeOf('s-wired'), ['w1', 'w2']);
     assert.deepEqual(scopeOf('k-wired'), ['w1']);
   });

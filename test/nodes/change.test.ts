@@ -49,7 +49,7 @@ describe('change node', () => {
       _msgid: 'm1', payload: 'dog and dog', n: 6, topic: 'CoPied', num: 7, flag: true, obj: { k: [1] },
       deep: { path: { x: 'y' } }, who: 'env-value', b: { x: 1 }, src: { v: 'copied' }, fromFlow: 'dog and dog', expr: '6!', missing: 'kept',
     });
-    assert.equal(t.server.instance.runtime.engine.context.getFlowContext('t1').get('stored'), 'dog and dog');
+    assert.equal(t.server.instance.runtime.services.context.getFlowContext('t1').get('stored'), 'dog and dog');
   });
 
   test('the legacy single-rule form is migrated', async () => {

@@ -115,7 +115,7 @@ describe('exec node with execAllowed: false', () => {
   after(() => server.dispose());
 
   test('refuses to run, with an error catch nodes see', async () => {
-    server.instance.runtime.engine.nodes.get('off')!.receive({ _msgid: 'x', payload: 'rm -rf /' });
+    server.instance.runtime.services.nodes.get('off')!.receive({ _msgid: 'x', payload: 'rm -rf /' });
     const [err] = await capture.waitFor('errors');
     assert.equal(err.error.message, 'Error: exec node disabled: the execAllowed setting is false');
     assert.deepEqual(capture.of('off-rc'), []);

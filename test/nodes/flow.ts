@@ -19,7 +19,7 @@ export async function deploy(server: TestServer, flows: Conf[]): Promise<void> {
 
 /** Hands a message straight to a running node, as a wire would. */
 export const receiver = (current: () => TestServer) => (id: string, msg: Record<string, unknown>): void => {
-  const target = current().instance.runtime.engine.nodes.get(id);
+  const target = current().instance.runtime.services.nodes.get(id);
   assert.ok(target, `node ${id} is running`);
   target.receive(msg);
 };

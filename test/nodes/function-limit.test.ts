@@ -95,7 +95,7 @@ describe('function node without a time limit', () => {
         cap('cap-own-limit'),
         cap('cap-catch'),
       ]);
-      const nodes = server.instance.runtime.engine.nodes;
+      const nodes = server.instance.runtime.services.nodes;
       nodes.get('sees-checks')!.receive({ _msgid: 's' });
       assert.deepEqual(plain(await capture.waitFor('cap-sees-checks')), [{ _msgid: 's', payload: false }]);
       nodes.get('own-limit')!.receive({ _msgid: 'o' });

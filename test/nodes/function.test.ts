@@ -169,7 +169,7 @@ describe('function node', () => {
 
   test('finalize runs when the node is removed; timers stop', async () => {
     await deploy(server, flows.filter((n) => n.id !== 'init' && n.id !== 'tick'));
-    const global = server.instance.runtime.engine.context.getGlobalContext();
+    const global = server.instance.runtime.services.context.getGlobalContext();
     assert.equal(global.get('finalized'), 'init');
   });
 });
@@ -184,7 +184,7 @@ describe('function node external modules', () => {
         fn('libs', 'return msg;', [[]], { libs: [{ var: 'os', module: 'os' }] }),
       ]);
       await eventually(() => server.logs.some((l) => l.includes('Failed to start node') && l.includes('Function node not allowed to load external modules')));
-      assert.equal(server.instance.runtime.engine.nodes.get('libs'), undefined);
+      assert.equal(server.instance.runtime.services.nodes.get('libs'), undefined);
     } finally {
       await server.dispose();
     }
@@ -199,7 +199,7 @@ describe('function node external modules', () => {
         fn('libs', 'msg.payload = typeof os.hostname;\nreturn msg;', [['cap-libs']], { libs: [{ var: 'os', module: 'os' }] }),
         cap('cap-libs'),
       ]);
-      server.instance.runtime.engine.nodes.get('libs')!.receive({ _msgid: 'l' });
+      server.instance.runtime.services.nodes.get('libs')!.receive({ _msgid: 'l' });
       assert.deepEqual(await waitPlain(capture, 'cap-libs'), [{ _msgid: 'l', payload: 'function' }]);
     } finally {
       await server.dispose();
@@ -215,7 +215,7 @@ describe('function node external modules', () => {
         fn('broken', 'return msg;', [['cap-broken']], { libs: [{ var: 'nope', module: 'runnel-no-such-module' }] }),
         cap('cap-broken'),
       ]);
-      server.instance.runtime.engine.nodes.get('broken')!.receive({ _msgid: 'b' });
+      server.instance.runtime.services.nodes.get('broken')!.receive({ _msgid: 'b' });
       await eventually(() => server.logs.some((l) => l.includes('"msg":"Function node failed to load external modules"')));
       assert.ok(server.logs.some((l) => l.includes('"msg":"Failed to load module runnel-no-such-module: Error')));
       assert.deepEqual(capture.of('cap-broken'), []);
@@ -233,7 +233,7 @@ describe('function node external modules', () => {
         fn('host', 'msg.payload = [typeof process.pid, typeof require("node:path").join];\nreturn msg;', [['cap-host']]),
         cap('cap-host'),
       ]);
-      server.instance.runtime.engine.nodes.get('host')!.receive({ _msgid: 'h' });
+      server.instance.runtime.services.nodes.get('host')!.receive({ _msgid: 'h' });
       assert.deepEqual(await waitPlain(capture, 'cap-host'), [{ _msgid: 'h', payload: ['number', 'function'] }]);
     } finally {
       await server.dispose();

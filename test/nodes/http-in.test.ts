@@ -125,7 +125,7 @@ describe('http in and http response', () => {
   });
 
   test('a response node without msg.res warns', async () => {
-    const out = server.instance.runtime.engine.nodes.get('out');
+    const out = server.instance.runtime.services.nodes.get('out');
     assert.ok(out);
     out.receive({ payload: 'orphan' });
     await eventually(() => server.logs.some((line) => line.includes('No response object')));

@@ -43,7 +43,7 @@ describe('inject node', () => {
       node('catch-bad', 'catch', { scope: ['bad'], uncaught: false }, [['cap-bad-errors']]),
       ...['cap-props', 'cap-legacy', 'cap-repeat', 'cap-manual', 'cap-bad', 'cap-bad-errors'].map((id) => node(id, 'test-capture')),
     ];
-    server.instance.runtime.engine.context.getGlobalContext().set('seed', 'from-global');
+    server.instance.runtime.services.context.getGlobalContext().set('seed', 'from-global');
     await deploy(server, flows);
   });
   after(() => server.dispose());
@@ -61,7 +61,7 @@ describe('inject node', () => {
   });
 
   test('bad JSON and JSONata values fail each injection with Node-RED\'s texts; an empty expression sets nothing', async () => {
-    server.instance.runtime.engine.nodes.get('bad')!.receive({ _msgid: 'b1' });
+    server.instance.runtime.services.nodes.get('bad')!.receive({ _msgid: 'b1' });
     const [caught] = await capture.waitFor('cap-bad-errors');
     assert.equal(caught.error.message, [
       `SyntaxError: Unexpected token 'o', "not json" is not valid JSON`,
@@ -105,7 +105,7 @@ describe('inject node receive', () => {
         json: [{ id: 't1', type: 'tab', label: 'x' }, node('manual', 'inject', { props: [{ p: 'payload', v: 'm', vt: 'str' }, { p: 'topic', vt: 'str' }], topic: 't' }, [['cap']]), node('cap', 'test-capture')],
       });
       assert.equal(r.status, 204);
-      server.instance.runtime.engine.nodes.get('manual')!.receive({ _msgid: 'x1' });
+      server.instance.runtime.services.nodes.get('manual')!.receive({ _msgid: 'x1' });
       assert.deepEqual(await capture.waitFor('cap'), [{ _msgid: 'x1', payload: 'm', topic: 't' }]);
     } finally {
       await server.dispose();

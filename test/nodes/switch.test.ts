@@ -72,7 +72,7 @@ describe('switch node', () => {
       ...caps('repair', 2), ...caps('tail', 1), ...caps('bad-prop', 1), ...caps('bad-rule', 1),
       ...caps('cmp', 5), ...caps('first', 2), ...caps('all', 2), ...caps('prev', 1), ...caps('kinds', 7), ...caps('parts', 3), ...caps('expr', 2),
     ];
-    server.instance.runtime.engine.context.getFlowContext('t1').set('limit', 99);
+    server.instance.runtime.services.context.getFlowContext('t1').set('limit', 99);
     await deploy(server, flows);
   });
   after(() => server.dispose());

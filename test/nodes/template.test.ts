@@ -4,7 +4,7 @@ import { type Conf, flowSuite, node } from './flow.js';
 
 describe('template node', () => {
   const t = flowSuite((server) => {
-    const context = server.instance.runtime.engine.context;
+    const context = server.instance.runtime.services.context;
     context.getFlowContext('t1').set('name', 'Flo');
     context.getGlobalContext().set('greeting', 'Hi');
     const flows: Conf[] = [
@@ -67,7 +67,7 @@ describe('template node', () => {
   test('output can go to flow context; the message passes unchanged', async () => {
     receive('to-flow', { _msgid: 'c1', payload: 'it' });
     assert.deepEqual(await t.capture.waitFor('cap-to-flow'), [{ _msgid: 'c1', payload: 'it' }]);
-    assert.equal(t.server.instance.runtime.engine.context.getFlowContext('t1').get('rendered'), 'stored it');
+    assert.equal(t.server.instance.runtime.services.context.getFlowContext('t1').get('rendered'), 'stored it');
   });
 
   test('output that is not valid JSON is an error a catch node receives', async () => {

@@ -21,7 +21,7 @@ describe('trigger node', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    server.instance.runtime.engine.context.getFlowContext('t1').set('later', 'from-flow');
+    server.instance.runtime.services.context.getFlowContext('t1').set('later', 'from-flow');
     const nodes: [string, Conf, number][] = [
       ['basic', trigger({}), 1],
       ['extend', trigger({ duration: '60', extend: true }), 1],
@@ -110,7 +110,7 @@ describe('trigger node', () => {
   test('with two outputs op2 leaves on the second, read from flow context when sent', async () => {
     receive('two', { _msgid: 'w', payload: 'x' });
     await capture.waitFor('cap-two');
-    server.instance.runtime.engine.context.getFlowContext('t1').set('later', 'changed');
+    server.instance.runtime.services.context.getFlowContext('t1').set('later', 'changed');
     assert.deepEqual(await capture.waitFor('cap-two-2'), [{ _msgid: 'w', payload: 'changed' }]);
     assert.deepEqual(capture.of('cap-two'), [{ _msgid: 'w', payload: 5 }]);
   });

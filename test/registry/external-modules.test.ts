@@ -260,7 +260,7 @@ describe('external modules', { timeout: 240_000 }, () => {
     /** What the deployed `pad` node made of one more message, after the ones before. */
     async function padded(server: TestServer, capture: Capture): Promise<unknown> {
       const count = capture.of('out').length + 1;
-      server.instance.runtime.engine.nodes.get('pad')!.receive({ payload: 'abc' });
+      server.instance.runtime.services.nodes.get('pad')!.receive({ payload: 'abc' });
       return (await capture.waitFor('out', count))[count - 1].payload;
     }
 
@@ -296,7 +296,7 @@ describe('external modules', { timeout: 240_000 }, () => {
         assert.ok(server.logs.some((l) => l.includes('"event":"modules.install"') && l.includes(`"module":"${PKG}"`)));
         // The stored flows wait for the test-capture type, which only now arrives.
         const capture = installCapture(server);
-        await eventually(() => server.instance.runtime.engine.nodes.get('pad'));
+        await eventually(() => server.instance.runtime.services.nodes.get('pad'));
         assert.equal(await padded(server, capture), '**abc');
       } finally {
         await server.dispose();
@@ -326,7 +326,7 @@ describe('external modules', { timeout: 240_000 }, () => {
         assert.ok(server.logs.some((l) => l.includes(`"msg":"Failed to load module ${PKG}: Error: Module not allowed: ${PKG} (refused by externalModules.modules)"`)));
         assert.ok(server.logs.some((l) => l.includes(`"msg":"function node module ${PKG} is not allowed by externalModules.modules"`)));
         assert.equal(npmRuns(server), 0);
-        server.instance.runtime.engine.nodes.get('pad')!.receive({ payload: 'abc' });
+        server.instance.runtime.services.nodes.get('pad')!.receive({ payload: 'abc' });
         assert.deepEqual(capture.of('out'), []);
       } finally {
         await server.dispose();

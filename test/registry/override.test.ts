@@ -31,14 +31,14 @@ test('an installed module may replace a built-in type; deployed nodes switch ove
       { id: 'out', type: 'test-capture', name: 'out', z: 't1', x: 1, y: 1, wires: [] },
     ];
     assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
-    const send = () => server.instance.runtime.engine.nodes.get('j')!.receive({ payload: '{"a":1}' });
+    const send = () => server.instance.runtime.services.nodes.get('j')!.receive({ payload: '{"a":1}' });
     send();
     assert.deepEqual((await capture.waitFor('out', 1))[0].payload, { a: 1 });
 
     const installed = await request(server.at('nodes'), { method: 'POST', json: { module: await overridingModule(dir) } });
     assert.equal(installed.status, 200, installed.text);
     assert.deepEqual(installed.body.nodes[0].types, ['json']);
-    const core = (await request(server.at('nodes/runnel'))).body.nodes.find((s: { name: string }) => s.name === 'JSON');
+    const core = (await request(server.at('nodes/node-red'))).body.nodes.find((s: { name: string }) => s.name === 'JSON');
     assert.deepEqual(core.types, []);
     await new Promise((r) => setTimeout(r, 100));
     send();

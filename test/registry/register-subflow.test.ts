@@ -1,9 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from '../../src/registry/registry.js';
+import { nodeClasses } from '../../src/runtime/node-classes.js';
 
 describe('Registry.registerSubflow', () => {
-  const registry = new Registry();
+  const registry = new Registry(nodeClasses);
   registry.addModule({ name: 'm', version: '1.0.0', builtin: false });
   const set = registry.addSet('m', 's');
   const node = { id: 'n', type: 'function', z: 'sf', x: 1, y: 1, wires: [] };

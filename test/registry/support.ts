@@ -8,7 +8,9 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { Header } from 'tar';
 import { createLogger } from '../../src/log.js';
-import { Registry } from '../../src/registry/registry.js';
+import { Registry, type NodeSetInfo } from '../../src/registry/registry.js';
+import { nodeClasses } from '../../src/runtime/node-classes.js';
+import { createRedApi, type RedApiOptions } from '../../src/runtime/red-api.js';
 import { resolveSettings } from '../../src/settings.js';
 import { bundledNpmCli } from '../../src/registry/npm.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
@@ -65,9 +67,17 @@ export const NODE_RED_PACKAGE = JSON.stringify({ name: 'node-red-contrib-evil', 
  */
 export function fakeRuntime(userDir: string): Runtime {
   const settings = resolveSettings({ userDir, logging: { level: 'silent' } });
-  const registry = new Registry();
+  const registry = new Registry(nodeClasses);
   const log = createLogger('silent');
-  return { settings, registry, log, events: new EventEmitter(), engine: { registry, nodes: new Map() } } as unknown as Runtime;
+  const host = {
+    settings,
+    registry,
+    log,
+    events: new EventEmitter(),
+    services: { registry, nodes: new Map() },
+    redApiFor: (set: NodeSetInfo, options: RedApiOptions) => createRedApi(host as unknown as Runtime, set, options),
+  };
+  return host as unknown as Runtime;
 }
 
 export async function removeDir(dir: string): Promise<void> {

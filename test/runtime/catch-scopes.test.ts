@@ -79,7 +79,7 @@ describe('catch and status scopes: groups and config nodes', () => {
   });
 
   it("a global config node's error and status go to the flows of the nodes using it", async () => {
-    const shared = suite.server.instance.runtime.engine.nodes.get('shared') as Node & { fail(): void };
+    const shared = suite.server.instance.runtime.services.nodes.get('shared') as Node & { fail(): void };
     shared.fail();
     await settle();
     assert.deepEqual(caughtBy('shared'), ['config failed']);

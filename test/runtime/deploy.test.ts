@@ -82,7 +82,7 @@ describe('deployment types restart exactly the expected nodes', () => {
   test('rewiring in a nodes deploy hot-swaps wires without a restart', async () => {
     await deploy(edit(base(), 'A', { wires: [['D']] }), 'nodes');
     assert.deepEqual(restartedSince(), []);
-    server.instance.runtime.engine.nodes.get('A')!.receive({ payload: 'via-new-wire' });
+    server.instance.runtime.services.nodes.get('A')!.receive({ payload: 'via-new-wire' });
     const got = await capture.waitFor('D');
     assert.equal(got[0].payload, 'via-new-wire');
     assert.equal(capture.of('B').length, 0);
@@ -93,13 +93,13 @@ describe('deployment types restart exactly the expected nodes', () => {
     await deploy(without, 'nodes');
     assert.deepEqual(capture.closes.get('C'), [{ removed: true }]);
     assert.deepEqual(capture.closes.get('B'), [{ removed: false }]);
-    assert.equal(server.instance.runtime.engine.nodes.has('C'), false);
+    assert.equal(server.instance.runtime.services.nodes.has('C'), false);
   });
 
   test('disabled nodes and tabs are stored but not run', async () => {
     const flows = base().map((n) => (n.id === 'D' ? { ...n, d: true } : n.id === 't2' ? { ...n, disabled: true } : n));
     await deploy(flows, 'full');
-    const live = server.instance.runtime.engine.nodes;
+    const live = server.instance.runtime.services.nodes;
     assert.equal(live.has('D'), false);
     assert.equal(live.has('E'), false);
     assert.equal(live.has('A'), true);
@@ -109,7 +109,7 @@ describe('deployment types restart exactly the expected nodes', () => {
 
   test('messages flow along wires with the first delivery uncloned', async () => {
     const msg: Record<string, unknown> = { payload: { deep: 1 } };
-    server.instance.runtime.engine.nodes.get('A')!.receive(msg);
+    server.instance.runtime.services.nodes.get('A')!.receive(msg);
     const [got] = await capture.waitFor('C');
     assert.equal(got, msg);
     assert.equal(typeof got._msgid, 'string');
@@ -129,7 +129,7 @@ describe('missing types', () => {
       const r = await request(server.at('flows'), { method: 'POST', json: flows });
       assert.equal(r.status, 204);
       assert.deepEqual((await request(server.at('flows/state'))).body, { state: 'start', missingTypes: ['test-capture'] });
-      assert.equal(server.instance.runtime.engine.nodes.has('ok'), true);
+      assert.equal(server.instance.runtime.services.nodes.has('ok'), true);
       const capture = installCapture(server);
       for (let i = 0; i < 100 && !capture.starts.has('w'); i++) await new Promise((res) => setTimeout(res, 10));
       assert.equal(capture.starts.get('w'), 1);

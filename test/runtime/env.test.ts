@@ -24,7 +24,7 @@ test('a whole ${ENV} node property and typed env values resolve through the tab 
       { id: 'out', type: 'test-capture', name: 'out', z: 't1', x: 1, y: 1, wires: [] },
     ];
     assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
-    server.instance.runtime.engine.nodes.get('c')!.receive({});
+    server.instance.runtime.services.nodes.get('c')!.receive({});
     const [msg] = await capture.waitFor('out');
     assert.equal(msg.payload, 'hi');
     assert.equal(msg.outer, 'outer', 'the older $(X) form');

@@ -13,7 +13,7 @@ const flows = [
 test('message hooks run in Node-RED order, can modify and drop deliveries, and cost nothing once removed', async () => {
   const server = await startServer();
   const capture = installCapture(server);
-  const hooks = server.instance.runtime.engine.hooks;
+  const hooks = server.instance.runtime.services.hooks;
   try {
     assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
     const seen: string[] = [];
@@ -34,7 +34,7 @@ test('message hooks run in Node-RED order, can modify and drop deliveries, and c
     hooks.add('onComplete.t', (e: { node: { id: string } }) => {
       seen.push(`onComplete:${e.node.id}`);
     });
-    server.instance.runtime.engine.nodes.get('a')!.receive({ payload: 1 });
+    server.instance.runtime.services.nodes.get('a')!.receive({ payload: 1 });
     const [got] = await capture.waitFor('b');
     assert.equal(got.hooked, true);
     await new Promise((r) => setTimeout(r, 50));
@@ -45,7 +45,7 @@ test('message hooks run in Node-RED order, can modify and drop deliveries, and c
     assert.ok(seen.includes('onComplete:a') && seen.includes('onComplete:b'));
     hooks.remove('*.t');
     assert.equal(hooks.anyMessageHook, false);
-    server.instance.runtime.engine.nodes.get('a')!.receive({ payload: 2 });
+    server.instance.runtime.services.nodes.get('a')!.receive({ payload: 2 });
     await capture.waitFor('c');
   } finally {
     await server.dispose();

@@ -131,6 +131,6 @@ describe('createRedApi', () => {
     assert.equal(RED.require('user-only'), 'user-only');
     assert.throws(() => RED.require('no-such-dep-anywhere'), { code: 'MODULE_NOT_FOUND' });
     assert.equal(RED.version(), '4.1.15');
-    assert.equal(RED.hooks, runtime.engine.hooks);
+    assert.equal(RED.hooks, runtime.services.hooks);
   });
 });

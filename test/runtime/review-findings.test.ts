@@ -61,7 +61,7 @@ describe('review findings', () => {
         },
         cap('out'),
       ]);
-      server.instance.runtime.engine.nodes.get('fn')!.receive({ _msgid: 'm' });
+      server.instance.runtime.services.nodes.get('fn')!.receive({ _msgid: 'm' });
       await eventually(() => server.logs.some((l) => l.includes('Function node failed to load external modules')) || capture.of('out').length > 0);
       assert.equal((globalThis as Record<string, unknown>)[marker], undefined, 'a file outside the allowed package was imported');
       assert.deepEqual(capture.of('out'), []);
@@ -95,7 +95,7 @@ describe('review findings', () => {
         { id: 'pass', type: 'function', z: 't1', ...at, func: 'return msg;', outputs: 1, wires: [['out']] },
         cap('out'),
       ]);
-      runtime.engine.nodes.get('pass')!.receive({ _msgid: 'p' });
+      runtime.services.nodes.get('pass')!.receive({ _msgid: 'p' });
       await capture.waitFor('out', 1, 2000);
     } finally {
       await server.dispose();
@@ -113,7 +113,7 @@ describe('review findings', () => {
         { id: 'fn', type: 'function', z: 't1', ...at, outputs: 1, wires: [['out']], func: 'msg.payload = env.get("RUNNEL_REVIEW_EXCLUDED"); return msg;' },
         cap('out'),
       ]);
-      server.instance.runtime.engine.nodes.get('fn')!.receive({ _msgid: 'e' });
+      server.instance.runtime.services.nodes.get('fn')!.receive({ _msgid: 'e' });
       const [msg] = await capture.waitFor('out');
       assert.equal(msg.payload, 'from-global');
     } finally {

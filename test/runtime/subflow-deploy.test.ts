@@ -37,7 +37,7 @@ describe('deploys restart subflow instances as a whole', () => {
     assert.equal(r.status, 204, r.text);
   };
   const receive = (id: string, msg: Msg) => {
-    const target = server.instance.runtime.engine.nodes.get(id);
+    const target = server.instance.runtime.services.nodes.get(id);
     assert.ok(target, `node ${id} is running`);
     target.receive(msg);
   };
@@ -91,7 +91,7 @@ describe('deploys restart subflow instances as a whole', () => {
     await deploy(base().filter((n) => n.id !== 'ib'), 'nodes');
     assert.deepEqual(restartedSince(), []);
     assert.deepEqual(capture.closes.get('ib-inner'), [{ removed: true }]);
-    const nodes = server.instance.runtime.engine.nodes;
+    const nodes = server.instance.runtime.services.nodes;
     assert.equal(nodes.has('ib'), false);
     assert.equal(nodes.has('ib-inner'), false);
     assert.equal(nodes.has('ia-inner'), true);
@@ -114,9 +114,9 @@ describe('deploys restart subflow instances as a whole', () => {
     ], 'full');
     const runtime = server.instance.runtime;
     assert.deepEqual(runtime.getState(), { state: 'start', missingTypes: ['no-such-type'] });
-    assert.equal(runtime.engine.nodes.has('im'), false);
-    assert.equal(runtime.engine.nodes.has('t2-node'), false);
-    assert.equal(runtime.engine.nodes.has('ia-inner'), true);
+    assert.equal(runtime.services.nodes.has('im'), false);
+    assert.equal(runtime.services.nodes.has('t2-node'), false);
+    assert.equal(runtime.services.nodes.has('ia-inner'), true);
     receive('src', { payload: 'still running' });
     assert.equal((await capture.waitFor('outa', 1))[0].payload, 'still running');
   });

@@ -83,7 +83,7 @@ describe('subflow instances', () => {
   let server: TestServer;
   let capture: Capture;
   const receive = (id: string, msg: Msg) => {
-    const target = server.instance.runtime.engine.nodes.get(id);
+    const target = server.instance.runtime.services.nodes.get(id);
     assert.ok(target, `node ${id} is running`);
     target.receive(msg);
   };
@@ -99,7 +99,7 @@ describe('subflow instances', () => {
   after(() => server.dispose());
 
   test('instance and internal nodes are live under their ids', () => {
-    const nodes = server.instance.runtime.engine.nodes;
+    const nodes = server.instance.runtime.services.nodes;
     assert.equal(nodes.get('i1')?.type, 'subflow:sf1');
     const internal = nodes.get('i1-sf1-fn');
     assert.equal(internal?.type, 'function');

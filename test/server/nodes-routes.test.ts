@@ -26,7 +26,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
   let work: string;
   const api = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), { token, ...init });
   const deploy = (flows: unknown[]) => api('flows', { method: 'POST', json: flows });
-  const inject = (id: string, msg: Record<string, unknown>) => (server.instance.runtime.engine.nodes.get(id) as Node).receive(msg);
+  const inject = (id: string, msg: Record<string, unknown>) => (server.instance.runtime.services.nodes.get(id) as Node).receive(msg);
 
   before(async () => {
     work = await tempDir('runnel-nodes-');
@@ -42,7 +42,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
   it('lists the built-in sets', async () => {
     const res = await api('nodes', { headers: { accept: 'application/json' } });
     assert.equal(res.status, 200);
-    assert.ok(res.body.some((s: { id: string; module: string }) => s.id === 'runnel/inject' && s.module === 'runnel'));
+    assert.ok(res.body.some((s: { id: string; module: string }) => s.id === 'node-red/inject' && s.module === 'node-red'));
   });
 
   it('installs a module from a directory and runs its type in a deployed flow', async () => {
@@ -56,7 +56,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
       user: true,
       path: path.join(server.userDir, 'node_modules', 'node-red-contrib-upper'),
       nodes: [
-        { id: 'node-red-contrib-upper/upper', name: 'upper', types: ['upper-case'], enabled: true, loaded: true, module: 'node-red-contrib-upper', version: '1.0.0' },
+        { id: 'node-red-contrib-upper/upper', name: 'upper', types: ['upper-case'], enabled: true, loaded: true, local: true, user: true, module: 'node-red-contrib-upper', version: '1.0.0' },
       ],
     });
     const manifest = JSON.parse(await readFile(path.join(server.userDir, 'package.json'), 'utf8'));
@@ -94,7 +94,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     const del = await api('nodes/node-red-contrib-upper', { method: 'DELETE' });
     assert.equal(del.status, 400);
     assert.equal(del.body.code, 'type_in_use');
-    const core = await api('nodes/runnel', { method: 'DELETE' });
+    const core = await api('nodes/node-red', { method: 'DELETE' });
     assert.equal(core.status, 400);
     assert.equal(core.body.code, 'module_not_removable');
   });
@@ -109,7 +109,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.version, '2.0.0');
     assert.equal(res.body.nodes[0].loaded, true);
-    await eventually(() => server.instance.runtime.engine.nodes.get('n1'));
+    await eventually(() => server.instance.runtime.services.nodes.get('n1'));
     const before = capture.of('out').length;
     inject('n1', { payload: 'again' });
     const msgs = await capture.waitFor('out', before + 1);
@@ -147,7 +147,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     const scoped = await api('nodes/@runnel-test/esm-nodes');
     assert.equal(scoped.status, 200);
     assert.equal(scoped.body.version, '0.2.0');
-    await eventually(() => server.instance.runtime.engine.nodes.get('n1'));
+    await eventually(() => server.instance.runtime.services.nodes.get('n1'));
     const before = capture.of('out').length;
     inject('n1', { payload: 21 });
     const msgs = await capture.waitFor('out', before + 1);

@@ -1,9 +1,9 @@
+import type { Msg, NodeConfig } from '../../runtime/red-api-types.js';
 /**
  * The csv node's settings read as Node-RED reads them, for both of its modes: `\t`, `\n` and `\r`
  * written out in the separator and newline, `strings` absent meaning "parse numbers", the flags
  * taken by truthiness except where Node-RED compares with `true`.
  */
-import type { Msg, NodeConfig } from '../../runtime/node.js';
 
 export interface CsvConfig {
   temp: string;

@@ -6,17 +6,16 @@
  * in parsing, quoting, defaults and errors. Both take rows arriving one per message with
  * `msg.parts` (as a file-in node reading lines sends them) as one document.
  */
-import { Node, type DoneFn, type Msg, type NodeConfig, type SendFn } from '../../runtime/node.js';
-import type { RedApi } from '../../runtime/red-api.js';
 import { readCsvConfig, type CsvHost } from './config.js';
 import { LegacyCsv } from './legacy.js';
 import { RfcCsv } from './rfc.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../../runtime/red-api-types.js';
 
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const BAD_TEMPLATE = 'Malformed columns template.';
 
 export default function (RED: RedApi) {
-  class CsvNode extends Node {
+  class CsvNode extends RED.nodes.Node {
     constructor(config: NodeConfig) {
       super(config);
       this.status({});

@@ -6,9 +6,9 @@
  * strict pattern, and the column template (with the separator it was last split by) is node
  * state shared by both directions.
  */
-import type { DoneFn, Msg, SendFn } from '../../runtime/node.js';
 import type { CsvConfig, CsvHost } from './config.js';
 import { countBreaks, sendRows } from './rfc.js';
+import type { DoneFn, Msg, SendFn } from '../../runtime/red-api-types.js';
 
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const NUMBER = /^[-]?(?!E)(?!0\d)\d*\.?\d*(E-?\+?)?\d+$/i;

@@ -5,9 +5,9 @@
  * from CSV, or the keys of an object turned into CSV, stays in use for the messages that follow,
  * as in Node-RED.
  */
-import type { DoneFn, Msg, SendFn } from '../../runtime/node.js';
 import { columnsString, generatedHeaders, parseRows, quoteCell, rowsToObjects, type Cell } from './text.js';
 import type { CsvConfig, CsvHost } from './config.js';
+import type { DoneFn, Msg, SendFn } from '../../runtime/red-api-types.js';
 
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const hasTemplate = (t: Cell[] | null): t is Cell[] => !!t && t.length > 0 && !(t.length === 1 && t[0] === '');

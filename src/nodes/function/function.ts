@@ -8,13 +8,12 @@
  * code (guard.ts), so a call costs no watchdog; code without a limit is not instrumented.
  */
 import { types } from 'node:util';
-import { Node, type DoneFn, type Msg, type NodeConfig } from '../../runtime/node.js';
-import type { RedApi } from '../../runtime/red-api.js';
 import { Guard } from './guard.js';
 import { NodeTimers } from '../lib/node-timers.js';
 import { callsDone } from './done.js';
 import { errorText } from './error.js';
 import { Sandbox, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './sandbox.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../runtime/red-api-types.js';
 
 type NodeApi = Record<string, unknown>;
 
@@ -60,7 +59,7 @@ export default function (RED: RedApi) {
   const defaultTimeout = typeof settings.functionTimeout === 'number' ? settings.functionTimeout : 0;
   const sandbox = new Sandbox({ allowHostAccess, userDir: String(settings.userDir), redUtil: RED.util });
 
-  class FunctionNode extends Node {
+  class FunctionNode extends RED.nodes.Node {
     outputCount: number;
     /** Releases the compiled code in the sandbox ('' when compiling failed). */
     private key = '';
@@ -208,7 +207,7 @@ export default function (RED: RedApi) {
           if (event === 'input') throw new Error("Cannot add listener to 'input' event within Function");
           this.on(event, listener);
         },
-        status: (status: Parameters<Node['status']>[0]) => {
+        status: (status: Parameters<NodeInstance['status']>[0]) => {
           this.clearStatus = true;
           this.status(status);
         },

@@ -5,9 +5,9 @@
  * the result. Messages are handled strictly one after another, because evaluation may be
  * asynchronous and overlapping groups would otherwise interleave.
  */
-import type { PreparedJSONata, RedUtil, UtilNode } from '../../runtime/util/index.js';
 import type { Held } from './held.js';
 import { SequenceGroups } from './sequence-groups.js';
+import type { PreparedJSONata, RedUtil, UtilNode } from '../../runtime/red-api-types.js';
 
 export interface ReduceOptions {
   exp: PreparedJSONata;

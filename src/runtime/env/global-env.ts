@@ -1,6 +1,6 @@
 import type { FlowNodeConfig } from '../../storage/types.js';
 import type { ParsedConfig } from '../config.js';
-import type { Engine } from '../engine.js';
+import type { RuntimeServices } from '../services.js';
 import { EnvScope, UNSET } from './scope.js';
 
 const GLOBAL_CONFIG = 'global-config';
@@ -18,8 +18,8 @@ export class GlobalEnv {
   changed = false;
   private readonly excluded: Set<string>;
 
-  constructor(private readonly engine: Engine) {
-    this.excluded = new Set(engine.settings.envVarExcludes);
+  constructor(private readonly services: RuntimeServices) {
+    this.excluded = new Set(services.settings.envVarExcludes);
   }
 
   /** Takes the global-config node of `config`; a promise when its env needs asynchronous work. */
@@ -27,7 +27,7 @@ export class GlobalEnv {
     let node: FlowNodeConfig | undefined;
     for (const conf of config.globalConfigs.values()) if (conf.type === GLOBAL_CONFIG && conf.d !== true) node = conf;
     // By content: most deploys carry an unchanged global-config node, and flows keep their env then.
-    const source = node && JSON.stringify([config.text?.get(node.id) ?? node, this.engine.credentialsFor(node.id, GLOBAL_CONFIG, () => undefined)]);
+    const source = node && JSON.stringify([config.text?.get(node.id) ?? node, this.services.credentialsFor(node.id, GLOBAL_CONFIG, () => undefined)]);
     this.changed = source !== this.source;
     if (!this.changed) return undefined;
     this.source = source;
@@ -43,15 +43,15 @@ export class GlobalEnv {
   }
 
   private scopeFor(node: FlowNodeConfig): EnvScope {
-    const engine = this.engine;
+    const services = this.services;
     const outside = (name: string) => (this.excluded.has(name) ? undefined : process.env[name]);
     return new EnvScope(node.env, () => {
-      const map = engine.credentialsFor(node.id, GLOBAL_CONFIG, outside)?.map;
+      const map = services.credentialsFor(node.id, GLOBAL_CONFIG, outside)?.map;
       return {
         outside,
         credentials: map !== null && typeof map === 'object' ? (map as Record<string, unknown>) : {},
-        jsonataNode: { id: node.id, context: () => engine.context.getNodeContext(node.id, undefined) },
-        warn: (text) => engine.log.warn({ node: { id: node.id, type: GLOBAL_CONFIG } }, text),
+        jsonataNode: { id: node.id, context: () => services.context.getNodeContext(node.id, undefined) },
+        warn: (text) => services.log.warn({ node: { id: node.id, type: GLOBAL_CONFIG } }, text),
       };
     });
   }

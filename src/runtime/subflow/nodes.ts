@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import { Node, type Msg, type NodeConfig, type NodeStatus } from '../node.js';
+import type { LiveNode } from '../services.js';
 import { cloneMessage } from '../util/index.js';
 
 /**
@@ -19,20 +20,20 @@ export class SubflowInstanceNode extends Node {
 
   override _deliver(msg: Msg): void {
     if (this._closed) return;
-    const nodes = this._flow.engine.nodes;
+    const nodes = this._flow.services.nodes;
     const passthrough = this.passthroughTargets;
     if (this.inputTargets.length === 1 && passthrough.length === 0) {
       nodes.get(this.inputTargets[0])?._deliver(msg);
       return;
     }
-    const internal: Node[] = [];
+    const internal: LiveNode[] = [];
     for (const id of this.inputTargets) {
       const target = nodes.get(id);
       if (target) internal.push(target);
     }
     // Copies are taken before any delivery: an internal handler runs synchronously and may change msg.
     const copies = internal.map((_, i) => (i === 0 ? msg : cloneMessage(msg)));
-    const queue = this._flow.engine.queue;
+    const queue = this._flow.services.queue;
     let sent = internal.length > 0;
     for (const id of passthrough) {
       const target = nodes.get(id);

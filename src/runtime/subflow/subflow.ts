@@ -1,4 +1,4 @@
-import type { Engine } from '../engine.js';
+import type { LiveNode, RuntimeServices } from '../services.js';
 import { Flow } from '../flow.js';
 import { FLOW, type Msg, type Node, type NodeConfig, type NodeStatus } from '../node.js';
 import { subflowTemplateId, type ParsedConfig } from '../config.js';
@@ -33,15 +33,15 @@ export class SubflowFlow extends Flow {
   private readonly hasStatusPort: boolean;
   private readonly instanceName: unknown;
 
-  constructor(engine: Engine, instance: SubflowInstanceNode, instanceConf: FlowNodeConfig, template: FlowNodeConfig, parent: Flow) {
-    super(engine, instance.id, template, parent);
+  constructor(services: RuntimeServices, instance: SubflowInstanceNode, instanceConf: FlowNodeConfig, template: FlowNodeConfig, parent: Flow) {
+    super(services, instance.id, template, parent);
     this.instance = instance;
     this.hasStatusPort = Boolean(template.status);
     this.instanceName = instanceConf.name;
     const outer = (name: string) => parent.settingFor(instance.g, name);
     const list = mergeSubflowEnv(template.env, instanceConf.env, {
-      template: engine.credentialsFor(template.id, template.type, outer) ?? {},
-      instance: engine.credentialsFor(instance._alias ?? instance.id, instance.type, outer) ?? {},
+      template: services.credentialsFor(template.id, template.type, outer) ?? {},
+      instance: services.credentialsFor(instance._alias ?? instance.id, instance.type, outer) ?? {},
     });
     // `cred` entries already carry their values; JSONata ones are evaluated for the instance node.
     this.envScope = new EnvScope(list, () => ({
@@ -70,11 +70,11 @@ export class SubflowFlow extends Flow {
     return this.parent!.settingFor(this.instance.g, name);
   }
 
-  override handleError(node: Node, err: unknown, msg: Msg, reporting: Node = node): boolean {
+  override handleError(node: LiveNode, err: unknown, msg: Msg, reporting: LiveNode = node): boolean {
     return super.handleError(node, err, msg, reporting) || this.parent!.handleError(node, err, msg, this.instance);
   }
 
-  override handleStatus(node: Node, status: NodeStatus, reporting: Node = node, mute = false): boolean {
+  override handleStatus(node: LiveNode, status: NodeStatus, reporting: LiveNode = node, mute = false): boolean {
     if (super.handleStatus(node, status, reporting, mute)) return true;
     // With a status port the user decides what the instance shows; internal status stays inside.
     return !this.hasStatusPort && this.parent!.handleStatus(node, status, this.instance, true);
@@ -87,15 +87,15 @@ export class SubflowFlow extends Flow {
  * cannot start at all; failures of single internal nodes are reported in `host.errors`.
  */
 export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeConfig, outerHost: InstanceHost, chain: string[] = []): Promise<string | undefined> {
-  const engine = parent.engine;
+  const services = parent.services;
   let conf = instanceConf;
   let host = outerHost;
   const templateId = subflowTemplateId(conf.type);
   let template = templateId === undefined ? undefined : host.config.subflows.get(templateId);
-  const definition = templateId === undefined ? engine.registry.getSubflowDefinition(conf.type) : undefined;
+  const definition = templateId === undefined ? services.registry.getSubflowDefinition(conf.type) : undefined;
   if (definition) {
     // A subflow module: its own parsed definition holds the template and any nested ones.
-    const module = subflowModule(definition, engine.registry.isKnownType);
+    const module = subflowModule(definition, services.registry.isKnownType);
     template = module.template;
     host = { ...outerHost, config: module.config };
     conf = { ...conf, env: moduleInstanceEnv(definition, conf) };
@@ -104,9 +104,9 @@ export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeC
   if (chain.includes(template.id)) return `subflow ${template.id} contains an instance of itself`;
   const layout = new InstanceLayout(conf.id, template);
   const instance = new SubflowInstanceNode(instanceNodeConfig(conf, parent));
-  const flow = new SubflowFlow(engine, instance, conf, template.config, parent);
+  const flow = new SubflowFlow(services, instance, conf, template.config, parent);
   // The instance's flow context must know its parent before any internal node asks for it.
-  engine.context.getFlowContext(conf.id, parent.contextId);
+  services.context.getFlowContext(conf.id, parent.contextId);
   flow.setGroups(template.groups);
   const preparing = flow.prepareEnv();
   if (preparing) await preparing;
@@ -123,7 +123,7 @@ export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeC
   const attached = layout.attached;
   instance.onRewire = () => {
     attachPassthrough();
-    for (const element of attached) engine.nodes.get(element.config.id)?.updateWires(layout.wiresFor(element, instance.wires));
+    for (const element of attached) services.nodes.get(element.config.id)?.updateWires(layout.wiresFor(element, instance.wires));
   };
   instance.on('close', (removed: boolean, done: () => void) => {
     void stopInternals(flow, internalIds, internalConfigs, removed).then(() => {
@@ -145,7 +145,7 @@ export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeC
     if (error !== undefined) {
       host.errors.set(config.id, { id: config.id, type: config.type, z: conf.id, error });
       failedIds.push(config.id);
-      engine.log.error({ node: { id: config.id, type: config.type, z: conf.id } }, `Failed to start node: ${error}`);
+      services.log.error({ node: { id: config.id, type: config.type, z: conf.id } }, `Failed to start node: ${error}`);
       return;
     }
     internalIds.push(config.id);
@@ -158,7 +158,7 @@ export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeC
   }
   for (const element of layout.nodes) {
     const config = configFor(element);
-    const isModule = engine.registry.getSubflowDefinition(config.type) !== undefined;
+    const isModule = services.registry.getSubflowDefinition(config.type) !== undefined;
     record(config, isModule ? await startSubflowInstance(flow, config, host, [...chain, template.id]) : flow.createNode(config));
   }
   for (const element of layout.instances) {
@@ -180,7 +180,7 @@ async function stopInternals(flow: Flow, ids: string[], configs: Set<string>, re
   const configNodes = ids.filter((id) => configs.has(id));
   for (const batch of [regular, configNodes]) await Promise.all(batch.map((id) => flow.stopNode(id, removed)));
   // The editor clears the status of every node inside a stopped instance (stopNode did for removed ones).
-  if (!removed) for (const id of ids) flow.engine.events.emit('node-status', { id, status: {} });
+  if (!removed) for (const id of ids) flow.services.events.emit('node-status', { id, status: {} });
 }
 
 /** Config nodes in dependency order, so one can getNode() another it references. */

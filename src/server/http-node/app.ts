@@ -4,8 +4,8 @@ import type { Settings } from '../../settings.js';
 import type { Logger } from '../../log.js';
 import type { RouteApp, RouteHandler } from '../../runtime/http-types.js';
 import type { Services } from '../services.js';
-import { isRunnelError } from '../../errors.js';
-import { adminErrorHandler } from '../errors.js';
+import { statusOf } from '../../errors.js';
+import { adminErrorHandler, describeRouteError } from '../errors.js';
 import { ExpressRouter, type Fallthrough } from './router.js';
 import { decorate, ExpressRequest, expressServerOptions } from './compat.js';
 import { parseBody, uploadRouteBody, isMultipart, type BodyMode } from './body.js';
@@ -157,7 +157,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     if (err === undefined) {
       if (this.expressNotFound && !this.isApiRequest(url)) sendExpressNotFound(req, res, url);
-      else sendJson(res, 404, { code: 'not_found', message: `No route ${req.method} ${url}` });
+      else sendJson(res, statusOf('not_found'), { code: 'not_found', message: `No route ${req.method} ${url}` });
       return;
     }
     const { status, code, message } = describeRouteError(err);
@@ -181,23 +181,6 @@ function under(mount: string, url: string): boolean {
   if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
   const next = url[mount.length];
   return next === undefined || next === '/' || next === '?';
-}
-
-const CODES_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed',
-  409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'too_many_requests',
-};
-
-/** Client errors keep their status and message (Express's err.status convention); anything else is a bare 500. */
-function describeRouteError(err: unknown): { status: number; code: string; message: string } {
-  if (isRunnelError(err)) return { status: err.status, code: err.code, message: err.message };
-  const e = err as { status?: unknown; statusCode?: unknown; message?: unknown } | null;
-  const status = Number(e?.status ?? e?.statusCode);
-  if (status >= 400 && status < 500) {
-    const message = typeof e?.message === 'string' && e.message ? e.message : 'Bad request';
-    return { status, code: CODES_BY_STATUS[status] ?? 'request_error', message };
-  }
-  return { status: 500, code: 'internal_error', message: 'Internal error' };
 }
 
 function sendJson(res: ServerResponse, status: number, body: { code: string; message: string }): void {
@@ -254,6 +237,8 @@ export interface HttpNodePluginOptions {
    * as Node-RED mounts its admin app before the node app.
    */
   adminRoutes?: HttpNodeApp;
+  /** The editor's page answers GET / on this root (both roots are the same): leave it that path. */
+  editorAtRoot?: boolean;
 }
 
 /**
@@ -261,7 +246,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot }) => {
   const app = services.httpNode;
   // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
   const toNodeRoutes: Fallthrough = (err, req, res) => {
@@ -309,6 +294,7 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
     }
     route(req, res, body);
   };
-  scope.all('/', handler);
+  if (editorAtRoot) scope.route({ method: scope.supportedMethods.filter((m) => m !== 'GET' && m !== 'HEAD'), url: '/', handler });
+  else scope.all('/', handler);
   scope.all('/*', handler);
 };

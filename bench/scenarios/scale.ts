@@ -1,0 +1,60 @@
+import { readFile } from 'node:fs/promises';
+import { deployBody, timedDeploy } from '../admin-client.js';
+import { benchConfig, withProbeBody } from '../flows.js';
+import { rssMiB } from '../systems.js';
+import { adminToken, deployServing, DEPLOY_TIMEOUT_MS, PROBE_PATH, sleep } from './common.js';
+import type { Scenario } from './types.js';
+
+/** Time for deploy garbage to be collected before reading memory. */
+const SETTLE_MS = 3000;
+
+/** Peak resident set size of a process so far, in MiB (Linux /proc VmHWM). */
+async function peakRssMiB(pid: number): Promise<number> {
+  const kb = /^VmHWM:\s+(\d+)\s+kB/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
+  if (!kb) throw new Error(`no VmHWM for pid ${pid}`);
+  return Number(kb[1]) / 1024;
+}
+
+/** The sizes of the scale curve (issue goals: linear growth; 100,000 nodes serve in < 2 s, < 1 GiB, 1-node redeploy < 0.25 s). */
+export const SCALE_SIZES = [1000, 10_000, 50_000, 100_000];
+
+/**
+ * scale-N: one point of the scale curve on a fresh system — a full deploy of N nodes until
+ * serving, the memory it settles at and its peak, then a `nodes` deploy changing one function
+ * node until the change is observable. Per-node figures make linearity visible across sizes.
+ */
+export function scaleScenario(nodes: number): Scenario {
+  const large = nodes >= 100_000;
+  return {
+    name: `scale-${nodes}`,
+    description: `full deploy of ${nodes} nodes until serving, RSS settled and peak, then a nodes deploy changing 1 of them`,
+    systems: ['runnel', 'node-red'],
+    metrics: [
+      { key: 'serve', label: 'full deploy until serving', unit: 'ms', digits: 0, goals: large ? [{ kind: 'absolute', op: '<', value: 2000 }] : undefined },
+      { key: 'msPerKNode', label: 'full deploy per 1,000 nodes', unit: 'ms', digits: 1 },
+      { key: 'rss', label: 'RSS settled', unit: 'MiB', digits: 0, goals: large ? [{ kind: 'absolute', op: '<', value: 1024 }] : undefined },
+      { key: 'peak', label: 'RSS peak', unit: 'MiB', digits: 0 },
+      { key: 'kibPerNode', label: 'RSS per node', unit: 'KiB', digits: 2 },
+      { key: 'redeploy', label: 'nodes deploy of 1 node until serving', unit: 'ms', digits: 0, goals: large ? [{ kind: 'absolute', op: '<', value: 250 }] : undefined },
+    ],
+    async measure(system, ctx) {
+      const idle = await rssMiB(system.pid);
+      const token = await adminToken(system, ctx);
+      const config = benchConfig(nodes, `/${PROBE_PATH}`, 'v1');
+      const t = await deployServing(system, token, config, 'v1');
+      await sleep(SETTLE_MS);
+      const rss = await rssMiB(system.pid);
+      const peak = await peakRssMiB(system.pid);
+      const body = deployBody(withProbeBody(config, 'v2'));
+      const again = await timedDeploy(system.base, token, body, 'nodes', system.base + PROBE_PATH, 'v2', DEPLOY_TIMEOUT_MS);
+      return {
+        serve: t.serveMs,
+        msPerKNode: (t.serveMs / nodes) * 1000,
+        rss,
+        peak,
+        kibPerNode: ((rss - idle) * 1024) / nodes,
+        redeploy: again.serveMs,
+      };
+    },
+  };
+}

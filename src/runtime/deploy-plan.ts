@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+import type { FlowNodeConfig } from '../storage/types.js';
+import { parseConfig, type ParsedConfig } from './config.js';
+import { diffConfigs, stopSet, type ConfigDiff } from './diff.js';
+import type { DeploymentType } from './types.js';
+
+/**
+ * The part of a deploy that decides, without touching anything, what the new configuration is and
+ * what the deployment type stops and rewires. The deploy and its preview both call it, so the
+ * preview cannot drift from what a deploy does.
+ */
+export interface DeployPlan {
+  parsed: ParsedConfig;
+  /** The compact JSON of the flows; its SHA-256 is the rev. */
+  json: string;
+  rev: string;
+  /** Ids to stop (and restart if still active), or every running node. */
+  stop: Set<string> | 'all';
+  /** Nodes that keep running and get their new wires in place. */
+  rewired: Iterable<string>;
+  /** The deployment type in effect: `full` when a global-config change forces it. */
+  type: Exclude<DeploymentType, 'reload'>;
+  /** The diff with the old configuration, made on first call (a full deploy needs it only if a RED.events listener reads it). */
+  diff(): ConfigDiff;
+}
+
+export function planDeploy(
+  old: ParsedConfig,
+  flows: FlowNodeConfig[],
+  credentialChanges: Set<string>,
+  type: Exclude<DeploymentType, 'reload'>,
+  isKnownType: (type: string) => boolean,
+): DeployPlan {
+  const parsed = parseConfig(flows, isKnownType);
+  // One serialisation serves the rev, the file, GET /flows and the diff's fast path.
+  const texts = flows.map((n) => JSON.stringify(n));
+  parsed.text = new Map(flows.map((n, i) => [n.id, texts[i]]));
+  const json = `[${texts.join(',')}]`;
+  const rev = createHash('sha256').update(json).digest('hex');
+  let made: ConfigDiff | undefined;
+  const diff = () => (made ??= diffConfigs(old, parsed, credentialChanges));
+  if (type !== 'full' && !diff().globalConfigChanged) {
+    return { parsed, json, rev, stop: stopSet(type, diff(), old, parsed), rewired: diff().rewired, type, diff };
+  }
+  return { parsed, json, rev, stop: 'all', rewired: [], type: 'full', diff };
+}

@@ -1,0 +1,217 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, WebSocket, type RawData } from 'ws';
+import type { AuthService } from '../../auth/types.js';
+import type { Logger } from '../../log.js';
+import { topicMatches } from './topics.js';
+
+export interface CommsOptions {
+  /** The URL path of the websocket, `<httpAdminRoot>comms`. */
+  path: string;
+  auth: AuthService;
+  log: Logger;
+  /** Milliseconds of silence before a client gets an `hb` (Node-RED: 15 s). */
+  heartbeatMs?: number;
+  /** Messages a client may have waiting; beyond it the oldest are dropped and counted. */
+  maxQueue?: number;
+}
+
+/** Node-RED batches what it sends: at most this many messages per frame, gathered for BATCH_MS. */
+const MAX_BATCH = 50;
+const BATCH_MS = 50;
+/** Bytes the socket may hold unsent before the client counts as slow and its queue stops draining. */
+const MAX_BUFFERED = 1024 * 1024;
+/** How often the tokens of connected editors are checked (revocation and expiry end the session). */
+const AUTH_CHECK_MS = 1000;
+/** Client messages are small: subscriptions and the auth token. */
+const MAX_PAYLOAD = 64 * 1024;
+
+class Client {
+  active = false;
+  token: string | undefined;
+  readonly subscriptions = new Set<string>();
+  /** Serialised `{topic,data}` entries waiting for the next frame. */
+  queue: string[] = [];
+  dropped = 0;
+  lastSent = Date.now();
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Messages from the client are handled one at a time (the auth check is asynchronous). */
+  chain: Promise<void> = Promise.resolve();
+
+  constructor(readonly ws: WebSocket) {}
+
+  subscribed(topic: string): boolean {
+    for (const filter of this.subscriptions) if (topicMatches(filter, topic)) return true;
+    return false;
+  }
+}
+
+/**
+ * The editor's `/comms` websocket, as Node-RED speaks it: with adminAuth the first message is
+ * `{"auth": token}` (answered `{"auth":"ok"}` or `{"auth":"fail"}` and closed); then
+ * `{"subscribe": filter}` with MQTT wildcards, which also delivers the retained messages that
+ * match. The server sends JSON arrays of `{topic, data}`. Each client's queue is bounded: a client
+ * that does not read loses its oldest messages (counted) rather than growing the server's memory.
+ */
+export class CommsServer {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD });
+  private readonly clients = new Set<Client>();
+  private readonly retained = new Map<string, string>();
+  private readonly heartbeatMs: number;
+  private readonly maxQueue: number;
+  private readonly ticker: ReturnType<typeof setInterval>;
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head);
+
+  constructor(private readonly server: Server, private readonly opts: CommsOptions) {
+    this.heartbeatMs = opts.heartbeatMs ?? 15_000;
+    this.maxQueue = opts.maxQueue ?? 1000;
+    server.on('upgrade', this.onUpgrade);
+    this.ticker = setInterval(() => this.tick(), Math.min(AUTH_CHECK_MS, this.heartbeatMs));
+    this.ticker.unref();
+  }
+
+  /** Connected clients (authenticated or not). */
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** The longest queue any client has waiting. */
+  get longestQueue(): number {
+    let n = 0;
+    for (const c of this.clients) n = Math.max(n, c.queue.length);
+    return n;
+  }
+
+  /** Messages dropped so far because clients did not keep up. */
+  get dropped(): number {
+    let n = 0;
+    for (const c of this.clients) n += c.dropped;
+    return n;
+  }
+
+  /** Sends to every subscribed client; `retain` keeps it for later subscribers. */
+  publish(topic: string, data: unknown, retain = false): void {
+    let entry: string;
+    try {
+      entry = JSON.stringify({ topic, data });
+    } catch (err) {
+      // A node published something JSON cannot carry (a cycle, a BigInt): it is not sent.
+      this.opts.log.warn({ topic, err: (err as Error).message }, 'comms: message not sent');
+      return;
+    }
+    if (retain) this.retained.set(topic, entry);
+    for (const client of this.clients) if (client.active && client.subscribed(topic)) this.enqueue(client, entry);
+  }
+
+  /** Drops a retained message. */
+  forget(topic: string): void {
+    this.retained.delete(topic);
+  }
+
+  /** Closes every connection and stops listening for upgrades. */
+  close(): void {
+    clearInterval(this.ticker);
+    this.server.off('upgrade', this.onUpgrade);
+    for (const client of this.clients) {
+      clearTimeout(client.timer);
+      client.ws.terminate();
+    }
+    this.clients.clear();
+    this.wss.close();
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const pathname = (req.url ?? '').split('?')[0];
+    // Other paths belong to whoever else listens (websocket nodes through RED.server).
+    if (pathname !== this.opts.path && pathname !== `${this.opts.path}/`) return;
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.connect(ws));
+  }
+
+  private connect(ws: WebSocket): void {
+    const client = new Client(ws);
+    this.clients.add(client);
+    client.active = !this.opts.auth.enabled;
+    ws.on('message', (data: RawData) => {
+      client.chain = client.chain.then(() => this.receive(client, data));
+    });
+    ws.on('close', () => {
+      clearTimeout(client.timer);
+      this.clients.delete(client);
+    });
+    ws.on('error', (err) => this.opts.log.debug({ err: err.message }, 'comms connection error'));
+  }
+
+  private async receive(client: Client, data: RawData): Promise<void> {
+    let msg: Record<string, unknown>;
+    try {
+      msg = JSON.parse(String(data)) as Record<string, unknown>;
+      if (msg === null || typeof msg !== 'object') throw new Error('not an object');
+    } catch {
+      this.opts.log.debug('comms: ignoring a message that is not a JSON object');
+      return;
+    }
+    if (this.opts.auth.enabled && (typeof msg.auth === 'string' || !client.active)) {
+      const principal = typeof msg.auth === 'string' ? await this.opts.auth.authenticate(msg.auth) : null;
+      if (!principal) return this.fail(client);
+      client.token = msg.auth as string;
+      client.active = true;
+      this.sendRaw(client, '{"auth":"ok"}');
+      return;
+    }
+    if (typeof msg.subscribe === 'string') {
+      client.subscriptions.add(msg.subscribe);
+      for (const [topic, entry] of this.retained) if (topicMatches(msg.subscribe, topic)) this.enqueue(client, entry);
+    } else if (typeof msg.unsubscribe === 'string') {
+      client.subscriptions.delete(msg.unsubscribe);
+    }
+  }
+
+  private fail(client: Client): void {
+    client.active = false;
+    this.sendRaw(client, '{"auth":"fail"}');
+    client.ws.close();
+  }
+
+  private sendRaw(client: Client, text: string): void {
+    if (client.ws.readyState !== WebSocket.OPEN) return;
+    client.ws.send(text);
+    client.lastSent = Date.now();
+  }
+
+  private enqueue(client: Client, entry: string): void {
+    if (client.queue.length >= this.maxQueue) {
+      const drop = client.queue.length - this.maxQueue + 1;
+      client.queue.splice(0, drop);
+      if (client.dropped === 0) this.opts.log.warn('comms: an editor is not keeping up; dropping its oldest messages');
+      client.dropped += drop;
+    }
+    client.queue.push(entry);
+    client.timer ??= setTimeout(() => this.flush(client), BATCH_MS);
+  }
+
+  private flush(client: Client): void {
+    client.timer = undefined;
+    if (client.ws.readyState !== WebSocket.OPEN) {
+      client.queue = [];
+      return;
+    }
+    while (client.queue.length && client.ws.bufferedAmount < MAX_BUFFERED) {
+      const batch = client.queue.splice(0, MAX_BATCH);
+      this.sendRaw(client, `[${batch.join(',')}]`);
+    }
+    if (client.queue.length) client.timer = setTimeout(() => this.flush(client), BATCH_MS);
+  }
+
+  private tick(): void {
+    const now = Date.now();
+    for (const client of this.clients) {
+      if (!client.active) continue;
+      if (client.token !== undefined) {
+        void this.opts.auth.authenticate(client.token).then((p) => {
+          if (!p && client.active) this.fail(client);
+        });
+      }
+      if (now - client.lastSent >= this.heartbeatMs && client.queue.length === 0) this.sendRaw(client, `[{"topic":"hb","data":${now}}]`);
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import type { Runtime } from '../../runtime/runtime.js';
+import type { CommsServer } from './comms-server.js';
+
+interface CommsEvent {
+  topic: string;
+  data: unknown;
+  retain?: boolean;
+}
+interface RuntimeEvent {
+  id: string;
+  payload?: unknown;
+  retain?: boolean;
+}
+interface StatusEvent {
+  id: string;
+  status: Record<string, unknown>;
+}
+
+/**
+ * Carries the runtime's events to the editors on /comms, with Node-RED's topics: RED.comms.publish
+ * as is, runtime events as `notification/<id>`, node status as retained `status/<id>` (a newly
+ * opened editor shows every status), and after each start or deploy the retained
+ * `notification/runtime-deploy` and `notification/runtime-state` (with the missing-types warning
+ * while deployed types are missing), and npm's output while modules install as `event-log/<id>`. Returns the function that detaches it.
+ */
+export function bridgeRuntimeToComms(runtime: Runtime, comms: CommsServer): () => void {
+  const events = runtime.events;
+  const onComms = (e: CommsEvent) => comms.publish(e.topic, e.data, e.retain === true);
+  const onRuntimeEvent = (e: RuntimeEvent) => comms.publish(`notification/${e.id}`, e.payload ?? {}, e.retain === true);
+  const onStatus = (e: StatusEvent) => {
+    const topic = `status/${e.id}`;
+    const empty = !e.status || Object.keys(e.status).length === 0;
+    // Retained while shown, forgotten once cleared, so removed nodes leave nothing behind.
+    comms.publish(topic, e.status ?? {}, !empty);
+    if (empty) comms.forget(topic);
+  };
+  const onStarted = () => publishState(true);
+  const onEventLog = (e: { id: string; payload: unknown }) => comms.publish(`event-log/${e.id}`, e.payload);
+  const publishState = (deploy: boolean) => {
+    comms.publish('notification/runtime-deploy', { revision: runtime.rev }, true);
+    const state = runtime.getState();
+    const payload: Record<string, unknown> = { state: state.state, deploy };
+    if (state.missingTypes?.length) {
+      Object.assign(payload, { type: 'warning', error: 'missing-types', text: 'notification.warnings.missing-types', types: state.missingTypes });
+    }
+    comms.publish('notification/runtime-state', payload, true);
+  };
+  events.on('comms', onComms);
+  events.on('runtime-event', onRuntimeEvent);
+  events.on('node-status', onStatus);
+  events.on('flows:started', onStarted);
+  events.on('event-log', onEventLog);
+  publishState(false);
+  return () => {
+    events.off('comms', onComms);
+    events.off('runtime-event', onRuntimeEvent);
+    events.off('node-status', onStatus);
+    events.off('flows:started', onStarted);
+    events.off('event-log', onEventLog);
+  };
+}

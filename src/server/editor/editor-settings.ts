@@ -1,0 +1,56 @@
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Settings } from '../../settings.js';
+import type { Theme } from './theme.js';
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The languages the editor offers: those editor-client has catalogs for. */
+const LANGUAGES = readdirSync(path.join(path.dirname(createRequire(import.meta.url).resolve('@node-red/editor-client/package.json')), 'locales'), { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort();
+
+/** The libraries the editor's import/export dialogs offer: the user dir's own and the modules' examples. */
+export const LIBRARIES = [
+  { id: 'local', label: 'editor:library.types.local', user: false, icon: 'font-awesome/fa-hdd-o' },
+  { id: 'examples', label: 'editor:library.types.examples', user: false, icon: 'font-awesome/fa-life-ring', types: ['flows'], readOnly: true },
+];
+
+/**
+ * The keys of GET /settings only the editor reads, with Node-RED's names and defaults: the theme
+ * flags, the code editor, libraries, runtime-state and diagnostics switches, and the module
+ * policies the palette manager and the function node's Setup tab apply on the client side.
+ */
+export function editorSettings(settings: Settings, theme: Theme): Obj {
+  const extra = settings.extra;
+  const { palette, modules } = settings.externalModules;
+  const runtimeState = isObject(extra.runtimeState) ? extra.runtimeState : {};
+  const diagnostics = isObject(extra.diagnostics) ? extra.diagnostics : {};
+  const body: Obj = {
+    editorTheme: { languages: LANGUAGES, ...theme.settings },
+    libraries: LIBRARIES,
+    runtimeState: { enabled: runtimeState.enabled === true, ui: runtimeState.ui === true },
+    diagnostics: { enabled: diagnostics.enabled !== false, ui: diagnostics.ui !== false },
+    // Runnel sends nothing to Node-RED's update service: the editor must not ask to enable it.
+    telemetryEnabled: false,
+    functionExternalModules: settings.functionExternalModules,
+    tlsConfigDisableLocalFiles: extra.tlsConfigDisableLocalFiles === true,
+    externalModules: {
+      autoInstall: false,
+      palette: {
+        allowInstall: palette.allowInstall,
+        allowUpload: palette.allowUpload,
+        allowList: palette.allowList,
+        denyList: palette.denyList,
+        allowUpdate: palette.allowInstall,
+      },
+      modules: { allowInstall: modules.allowInstall, allowList: modules.allowList, denyList: modules.denyList },
+    },
+  };
+  if (theme.codeEditor) body.codeEditor = theme.codeEditor;
+  if (typeof extra.debugMaxLength === 'number') body.debugMaxLength = extra.debugMaxLength;
+  return body;
+}

@@ -1,0 +1,233 @@
+import { readFile, readdir, realpath } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { ModuleInfo, NodeSetInfo, Registry } from '../../registry/registry.js';
+import { readNodeModulePackage } from '../../registry/package.js';
+
+const require = createRequire(import.meta.url);
+/** `@node-red/nodes`: the core nodes' editor HTML, help, message catalog and icons. */
+export const CORE_NODES_DIR = path.dirname(require.resolve('@node-red/nodes/package.json'));
+/** The module name the editor treats as the core (it picks the `node-red` i18n namespace by it). */
+export const CORE_MODULE = 'node-red';
+const FALLBACK_LANG = 'en-US';
+
+interface SetFiles {
+  /** The set's .html (definition and edit template). */
+  html: string;
+  /** Where `<lang>/<name>.html` help files are looked up: `<dir>/<lang>/<rest>`. */
+  helpDir: string;
+  helpRest: string;
+  /** Folders the set's icons may come from. */
+  iconDirs: string[];
+  /** The set's message catalogs: `<dir>/<lang>/<base>.json`, or none for the core (one `node-red` namespace). */
+  localesDir?: string;
+  localesBase?: string;
+}
+
+/** Node-RED's set name for a core file: `20-inject.html` → `inject`, `70-CSV.html` → `CSV`. */
+const coreSetName = (file: string) => path.basename(file, '.html').replace(/^\d+-/, '');
+
+/** Core set name → its .html in @node-red/nodes (category folder and file). */
+const CORE_FILES: Map<string, { category: string; file: string }> = (() => {
+  const files = new Map<string, { category: string; file: string }>();
+  const core = path.join(CORE_NODES_DIR, 'core');
+  for (const category of readdirSync(core, { withFileTypes: true })) {
+    if (!category.isDirectory()) continue;
+    for (const file of readdirSync(path.join(core, category.name))) {
+      if (file.endsWith('.html')) files.set(coreSetName(file), { category: category.name, file });
+    }
+  }
+  return files;
+})();
+
+/** Whether a core set name has editor HTML in @node-red/nodes. */
+export const hasCoreEditorFiles = (setName: string) => CORE_FILES.has(setName);
+
+/**
+ * What the editor needs of each node set besides its runtime code: its HTML (definition, edit
+ * template, help in the asked language), message catalogs and icons. Core sets take these from
+ * `@node-red/nodes` (Node-RED's own files, matched by set name); installed modules from their
+ * package, beside each set's .js, as Node-RED reads them. Files are read once per module version.
+ */
+export class NodeResources {
+  private readonly html = new Map<string, Promise<string>>();
+  private readonly files = new Map<string, Promise<SetFiles | null>>();
+
+  constructor(private readonly registry: Registry) {}
+
+  /** Node-RED's `<!-- --- [red-module:<id>] --- -->` block of one set, or '' when it has no HTML. */
+  async setHtml(set: NodeSetInfo, lang = FALLBACK_LANG): Promise<string> {
+    const key = `${set.id}@${set.version}:${lang}`;
+    let pending = this.html.get(key);
+    if (!pending) {
+      pending = this.readSetHtml(set, lang);
+      this.html.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Every enabled, loaded set's HTML, in registry order, as GET /nodes answers the editor. */
+  async allHtml(lang = FALLBACK_LANG): Promise<string> {
+    const parts = await Promise.all(this.registry.allSets().filter(isActive).map((set) => this.setHtml(set, lang)));
+    return parts.join('');
+  }
+
+  /** The catalog of a namespace: `node-red` (core), a set id, or a module name. */
+  async catalog(namespace: string, lang = FALLBACK_LANG): Promise<Record<string, unknown> | undefined> {
+    if (namespace === CORE_MODULE) return readCatalog(path.join(CORE_NODES_DIR, 'locales'), 'messages', lang);
+    const set = this.findSet(namespace);
+    if (!set) return undefined;
+    const files = await this.setFiles(set);
+    if (!files?.localesDir || !files.localesBase) return undefined;
+    return readCatalog(files.localesDir, files.localesBase, lang);
+  }
+
+  /** GET /nodes/messages: every namespace's catalog, the core's as `node-red`. */
+  async allCatalogs(lang = FALLBACK_LANG): Promise<Record<string, unknown>> {
+    const result: Record<string, unknown> = {};
+    for (const set of this.registry.allSets().filter(isActive)) {
+      const ns = set.module === CORE_MODULE ? CORE_MODULE : set.id;
+      if (ns in result) continue;
+      const catalog = await this.catalog(ns, lang);
+      if (catalog) result[ns] = catalog;
+    }
+    return result;
+  }
+
+  /** GET /icons: icon file names by module. */
+  async iconLists(): Promise<Record<string, string[]>> {
+    const result: Record<string, string[]> = {};
+    for (const mod of this.registry.modules.values()) {
+      const names = new Set<string>();
+      for (const dir of await this.iconDirs(mod)) {
+        for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) if (e.isFile() && /\.(?:png|svg|gif|jpe?g)$/i.test(e.name)) names.add(e.name);
+      }
+      if (names.size) result[mod.name] = [...names].sort();
+    }
+    return result;
+  }
+
+  /** The file behind `/icons/<module>/<icon>`, or undefined. */
+  async iconFile(moduleName: string, icon: string): Promise<string | undefined> {
+    const mod = this.registry.modules.get(moduleName);
+    if (!mod || icon.includes('/') || icon.includes('\\') || icon.startsWith('.')) return undefined;
+    for (const dir of await this.iconDirs(mod)) {
+      const file = path.join(dir, icon);
+      if (await readFile(file).then(() => true, () => false)) return file;
+    }
+    return undefined;
+  }
+
+  /** The default icon Node-RED falls back to. */
+  readonly defaultIcon = path.join(CORE_NODES_DIR, 'icons', 'arrow-in.svg');
+
+  /** A module's `resources/` folder (GET /resources/<module>/<path>), or undefined. */
+  resourcesDir(moduleName: string): string | undefined {
+    const mod = this.registry.modules.get(moduleName);
+    return mod?.path ? path.join(mod.path, 'resources') : undefined;
+  }
+
+  private findSet(id: string): NodeSetInfo | undefined {
+    const slash = id.lastIndexOf('/');
+    if (slash <= 0) return undefined;
+    return this.registry.modules.get(id.slice(0, slash))?.sets.get(id.slice(slash + 1));
+  }
+
+  private async iconDirs(mod: ModuleInfo): Promise<string[]> {
+    const dirs = new Set<string>();
+    for (const set of mod.sets.values()) for (const dir of (await this.setFiles(set))?.iconDirs ?? []) dirs.add(dir);
+    if (mod.path) dirs.add(path.join(mod.path, 'icons'));
+    return [...dirs];
+  }
+
+  private setFiles(set: NodeSetInfo): Promise<SetFiles | null> {
+    const key = `${set.id}@${set.version}`;
+    let pending = this.files.get(key);
+    if (!pending) {
+      pending = this.locate(set).catch(() => null);
+      this.files.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async locate(set: NodeSetInfo): Promise<SetFiles | null> {
+    const mod = this.registry.modules.get(set.module);
+    if (!mod) return null;
+    if (mod.builtin) {
+      const core = CORE_FILES.get(set.name);
+      if (!core) return null;
+      return {
+        html: path.join(CORE_NODES_DIR, 'core', core.category, core.file),
+        helpDir: path.join(CORE_NODES_DIR, 'locales'),
+        helpRest: path.join(core.category, core.file),
+        iconDirs: [path.join(CORE_NODES_DIR, 'icons')],
+      };
+    }
+    if (!mod.path) return null;
+    const pkg = await readNodeModulePackage(mod.path);
+    const rel = pkg.nodes[set.name];
+    if (!rel) return null;
+    const js = path.resolve(await realpath(mod.path), rel);
+    const dir = path.dirname(js);
+    const base = path.basename(js).replace(/\.[cm]?js$/, '');
+    return {
+      html: path.join(dir, `${base}.html`),
+      helpDir: path.join(dir, 'locales'),
+      helpRest: `${base}.html`,
+      iconDirs: [path.join(dir, 'icons')],
+      localesDir: path.join(dir, 'locales'),
+      localesBase: base,
+    };
+  }
+
+  private async readSetHtml(set: NodeSetInfo, lang: string): Promise<string> {
+    const files = await this.setFiles(set);
+    if (!files) return '';
+    const content = await readFile(files.html, 'utf8').catch(() => undefined);
+    if (content === undefined) return '';
+    const { main, help } = splitHelp(content);
+    let text = help.get(lang) ?? help.get(FALLBACK_LANG);
+    if (text === undefined) {
+      for (const l of candidates(lang)) {
+        text = await readFile(path.join(files.helpDir, l, files.helpRest), 'utf8').catch(() => undefined);
+        if (text !== undefined) break;
+      }
+    }
+    return `\n<!-- --- [red-module:${set.id}] --- -->\n${main}${text ?? ''}`;
+  }
+}
+
+const isActive = (set: NodeSetInfo) => set.enabled && set.loaded && !set.err;
+
+/** Languages to try: `de-CH` → de-CH, de, en-US. */
+function candidates(lang: string): string[] {
+  return [...new Set([lang, lang.split('-')[0], FALLBACK_LANG])];
+}
+
+/** Node-RED keeps inline `data-help-name` scripts apart, by their `data-lang` (default en-US). */
+function splitHelp(content: string): { main: string; help: Map<string, string> } {
+  const help = new Map<string, string>();
+  let main = '';
+  let index = 0;
+  for (const m of content.matchAll(/<script[^>]* data-help-name=[\s\S]*?<\/script>/gi)) {
+    main += content.slice(index, m.index);
+    index = m.index + m[0].length;
+    const lang = /<script[^>]* data-lang=['"](.+?)['"]/i.exec(m[0])?.[1] ?? FALLBACK_LANG;
+    help.set(lang, (help.get(lang) ?? '') + m[0]);
+  }
+  return { main: main + content.slice(index), help };
+}
+
+async function readCatalog(dir: string, base: string, lang: string): Promise<Record<string, unknown> | undefined> {
+  for (const l of candidates(lang)) {
+    const text = await readFile(path.join(dir, l, `${base}.json`), 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    try {
+      return JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { defaultCharset, mimeFor } from '../http-node/mime.js';
+
+const gzip = promisify(zlib.gzip);
+const brotli = promisify(zlib.brotliCompress);
+
+/** Types worth compressing; images other than SVG and fonts other than the old formats are compressed already. */
+const COMPRESSIBLE = /^(?:text\/|application\/(?:javascript|json|xml)|image\/svg\+xml|image\/x-icon|font\/(?:ttf|otf)|application\/vnd\.ms-fontobject)/;
+/** Below this, compression costs more than it saves. */
+const MIN_COMPRESS = 1024;
+
+/** Types the editor's files use beyond those http-in handlers name. */
+const EXTRA_TYPES: Record<string, string> = { '.ttf': 'font/ttf', '.otf': 'font/otf', '.eot': 'application/vnd.ms-fontobject', '.map': 'application/json' };
+
+function contentTypeOf(file: string): string {
+  const ext = path.extname(file).toLowerCase();
+  const type = mimeFor(ext) ?? EXTRA_TYPES[ext] ?? 'application/octet-stream';
+  return defaultCharset(type) ? `${type}; charset=utf-8` : type;
+}
+
+interface Entry {
+  body: Buffer;
+  etag: string;
+  type: string;
+  mtime: Date;
+  gzip?: Promise<Buffer>;
+  br?: Promise<Buffer>;
+}
+
+export interface ServeOptions {
+  /** The URL carried the package's cache buster: the answer may be kept for a year. */
+  immutable?: boolean;
+}
+
+/**
+ * Files of an npm package the editor loads (editor-client's public/, core node icons), answered
+ * with a strong ETag, conditional 304s and gzip or brotli. The packages do not change while
+ * Runnel runs, so each file is read and compressed once and kept; only the files browsers ask
+ * for are held.
+ */
+export class StaticFiles {
+  private readonly cache = new Map<string, Promise<Entry | null>>();
+
+  constructor(private readonly root: string) {}
+
+  /** The absolute path of `rel` inside the root, or null when it would step out of it. */
+  resolve(rel: string): string | null {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(rel);
+    } catch {
+      return null;
+    }
+    if (decoded.includes('\0')) return null;
+    const file = path.resolve(this.root, '.' + path.posix.normalize('/' + decoded));
+    return file.startsWith(this.root + path.sep) ? file : null;
+  }
+
+  /** Sends the file or returns false when there is none (the caller answers 404). */
+  async serve(request: FastifyRequest, reply: FastifyReply, rel: string, opts: ServeOptions = {}): Promise<boolean> {
+    const file = this.resolve(rel);
+    if (!file) return false;
+    const entry = await this.load(file);
+    if (!entry) return false;
+    reply.header('ETag', entry.etag);
+    reply.header('Last-Modified', entry.mtime.toUTCString());
+    reply.header('Cache-Control', opts.immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+    reply.header('Vary', 'Accept-Encoding');
+    reply.type(entry.type);
+    if (request.headers['if-none-match'] === entry.etag) {
+      await reply.code(304).send();
+      return true;
+    }
+    const encoding = this.encodingFor(request, entry);
+    if (encoding) {
+      reply.header('Content-Encoding', encoding);
+      await reply.send(await (encoding === 'br' ? (entry.br ??= brotli(entry.body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9 } })) : (entry.gzip ??= gzip(entry.body, { level: 9 }))));
+    } else {
+      await reply.send(entry.body);
+    }
+    return true;
+  }
+
+  private encodingFor(request: FastifyRequest, entry: Entry): 'br' | 'gzip' | undefined {
+    if (entry.body.length < MIN_COMPRESS || !COMPRESSIBLE.test(entry.type)) return undefined;
+    const accept = String(request.headers['accept-encoding'] ?? '');
+    if (/\bbr\b/.test(accept)) return 'br';
+    if (/\bgzip\b/.test(accept)) return 'gzip';
+    return undefined;
+  }
+
+  private load(file: string): Promise<Entry | null> {
+    let pending = this.cache.get(file);
+    if (!pending) {
+      pending = (async () => {
+        const info = await stat(file).catch(() => null);
+        if (!info?.isFile()) return null;
+        const body = await readFile(file);
+        const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
+        return { body, etag, type: contentTypeOf(file), mtime: info.mtime };
+      })();
+      this.cache.set(file, pending);
+    }
+    return pending;
+  }
+}

@@ -1,0 +1,86 @@
+import type {} from '@fastify/swagger';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from './services.js';
+import { needsPermission } from '../auth/guard.js';
+import { RunnelError } from '../errors.js';
+import { addFlow, getFlow, removeFlow, updateFlow } from '../runtime/single-flow.js';
+import type { FlowNodeConfig } from '../storage/types.js';
+import { requester } from './deploy-request.js';
+import { validateFlows } from './flows-validation.js';
+import { errorResponses, flowNode } from './schemas.js';
+
+/**
+ * Node-RED's single-flow API: GET/PUT/DELETE /flow/:id, POST /flow, GET/PUT /flow/global. Every
+ * write is a `flows` deploy of the edited configuration (so only what changed restarts) with a new
+ * rev and a revision in the history.
+ */
+
+const nodes = { type: 'array', items: flowNode } as const;
+const flowShape = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    label: { type: 'string' },
+    disabled: { type: 'boolean' },
+    info: { type: 'string' },
+    env: { type: 'array' },
+    nodes,
+    configs: nodes,
+    subflows: { type: 'array', items: { type: 'object', additionalProperties: true } },
+  },
+  additionalProperties: true,
+} as const;
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
+const idBody = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
+
+export const flowRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { runtime, auth } = services;
+  const write = needsPermission(auth, 'flows.write');
+  const edit = (request: Parameters<typeof requester>[0], change: (flows: FlowNodeConfig[]) => FlowNodeConfig[]) =>
+    runtime.editFlows((flows) => validateFlows(change(flows)), { type: 'flows', ...requester(request) });
+
+  app.get<{ Params: { id: string } }>(
+    '/flow/:id',
+    {
+      onRequest: needsPermission(auth, 'flows.read'),
+      schema: { summary: "One tab in Node-RED's shape (or `global`: the global config nodes and subflows)", params: idParams, response: { 200: flowShape, ...errorResponses } },
+    },
+    async (request) => {
+      const flow = getFlow(runtime.getFlows().flows, request.params.id);
+      if (flow === undefined) throw new RunnelError('not_found', `No flow (tab) has id ${request.params.id}`);
+      return flow;
+    },
+  );
+
+  app.post<{ Body: Record<string, unknown> }>(
+    '/flow',
+    { onRequest: write, schema: { summary: 'Adds a tab with its nodes; answers its new id', body: { type: 'object' }, response: { 200: idBody, ...errorResponses } } },
+    async (request) => {
+      let id = '';
+      await edit(request, (flows) => {
+        const added = addFlow(flows, request.body);
+        id = added.id;
+        return added.flows;
+      });
+      return { id };
+    },
+  );
+
+  app.put<{ Params: { id: string }; Body: Record<string, unknown> }>(
+    '/flow/:id',
+    { onRequest: write, schema: { summary: 'Replaces a tab and its nodes (or the global config nodes and subflows)', params: idParams, body: { type: 'object' }, response: { 200: idBody, ...errorResponses } } },
+    async (request) => {
+      await edit(request, (flows) => updateFlow(flows, request.params.id, request.body));
+      return { id: request.params.id };
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/flow/:id',
+    { onRequest: write, schema: { summary: 'Removes a tab and its nodes', params: idParams, response: { 204: { type: 'null' }, ...errorResponses } } },
+    async (request, reply) => {
+      await edit(request, (flows) => removeFlow(flows, request.params.id));
+      return reply.code(204).send();
+    },
+  );
+};

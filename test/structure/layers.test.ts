@@ -1,0 +1,125 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { ROOT } from '../helpers/process.js';
+
+/**
+ * The layering README's "Layout" describes, checked over every import in src/ (type-only imports
+ * included): a file may import its own layer or a lower one, never a higher one.
+ */
+const LAYERS: [prefix: string, layer: number][] = [
+  ['errors.ts', 0],
+  ['log.ts', 0],
+  ['lazy.ts', 0],
+  ['settings.ts', 0],
+  ['version.ts', 0],
+  ['storage/', 1],
+  ['credentials/', 2],
+  ['auth/', 2],
+  ['registry/', 2],
+  ['runtime/', 3],
+  ['nodes/', 4],
+  ['server/', 5],
+  ['cli.ts', 6],
+  ['runnel.ts', 6],
+];
+const LAYER_NAMES = ['base', 'storage', 'credentials/auth/registry', 'runtime', 'nodes', 'server', 'cli/runnel'];
+
+const SRC = path.join(ROOT, 'src');
+/** The declared RED API: the one runtime file core nodes may import, and only for types. */
+const CONTRACT = 'runtime/red-api-types.ts';
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(full);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [full] : [];
+  });
+}
+
+/** `src/`-relative paths of the project files a file imports (statically, dynamically, or for types). */
+function importsOf(file: string): string[] {
+  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return info.importedFiles
+    .map((f) => f.fileName)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => path.relative(SRC, path.resolve(path.dirname(file), spec)).split(path.sep).join('/').replace(/\.js$/, '.ts'));
+}
+
+function layerOf(rel: string): number | undefined {
+  return LAYERS.find(([prefix]) => (prefix.endsWith('/') ? rel.startsWith(prefix) : rel === prefix))?.[1];
+}
+
+const files = sourceFiles(SRC).map((f) => ({ rel: path.relative(SRC, f).split(path.sep).join('/'), imports: importsOf(f) }));
+
+describe('source layering', () => {
+  it('assigns every source file to a layer', () => {
+    assert.deepEqual(files.filter((f) => layerOf(f.rel) === undefined).map((f) => f.rel), []);
+  });
+
+  it('has no import from a lower layer to a higher one', () => {
+    const upward: string[] = [];
+    for (const { rel, imports } of files) {
+      const from = layerOf(rel)!;
+      for (const target of imports) {
+        const to = layerOf(target);
+        if (to !== undefined && to > from) upward.push(`${rel} (${LAYER_NAMES[from]}) imports ${target} (${LAYER_NAMES[to]})`);
+      }
+    }
+    assert.deepEqual(upward, []);
+  });
+
+  it('lets core nodes see the runtime only through the RED API contract, for types', () => {
+    const outside: string[] = [];
+    for (const file of sourceFiles(path.join(SRC, 'nodes'))) {
+      const rel = path.relative(SRC, file).split(path.sep).join('/');
+      for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'([^']+)'/gms)) {
+        const target = path.relative(SRC, path.resolve(path.dirname(file), m[2])).split(path.sep).join('/').replace(/\.js$/, '.ts');
+        if (!target.startsWith('runtime/')) continue;
+        if (target !== CONTRACT || !m[1]) outside.push(`${rel}: ${m[0].split('\n')[0]}`);
+      }
+    }
+    assert.deepEqual(outside, []);
+  });
+
+  it('has no import cycle among the runtime files', () => {
+    const graph = new Map(files.filter((f) => f.rel.startsWith('runtime/')).map((f) => [f.rel, f.imports.filter((i) => i.startsWith('runtime/'))]));
+    assert.deepEqual(cycles(graph), []);
+  });
+});
+
+/** The strongly connected components with more than one file (Tarjan), each listed sorted. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
