@@ -27,6 +27,9 @@ export async function makeUsers(cost: number, stormCount: number): Promise<Bench
   };
 }
 
+/** The palette's online catalogue is unreachable here, and the welcome tour would cover the editor. */
+const EDITOR_THEME = { palette: { catalogues: [] }, tours: false };
+
 function userList(users: BenchUsers) {
   return [users.admin, ...users.storm].map((username) => ({ username, password: users.hash, permissions: '*' }));
 }
@@ -41,6 +44,7 @@ export function runnelSettings(port: number, userDir: string, users: BenchUsers)
     adminAuth: { type: 'credentials', users: userList(users) },
     apiMaxLength: API_MAX_LENGTH,
     logging: { level: 'warn' },
+    editorTheme: EDITOR_THEME,
   }, null, 2);
 }
 
@@ -55,6 +59,7 @@ export function nodeRedSettings(port: number, users: BenchUsers): string {
     apiMaxLength: API_MAX_LENGTH,
     logging: { console: { level: 'warn', metrics: false, audit: false } },
     telemetry: { enabled: false, updateNotification: false },
+    editorTheme: EDITOR_THEME,
   };
   return `module.exports = ${JSON.stringify(settings, null, 2)};\n`;
 }

@@ -35,6 +35,8 @@ export const ERRORS = {
   invalid_token: [401, 'the access token is unknown, expired or revoked'],
   forbidden: [403, 'the operation is not allowed'],
   insufficient_scope: [401, "the token's permissions do not cover the operation (401 with RFC 6750's error, as Node-RED answers)"],
+  cross_site_request: [403, 'a state-changing admin request came from a web page of another origin'],
+  host_not_allowed: [403, 'the Host header names a host the unauthenticated admin API does not answer to (DNS rebinding)'],
   install_not_allowed: [403, 'installing modules (or this module) is disabled by the settings'],
   upload_not_allowed: [403, 'installing modules from uploaded tarballs is disabled by the settings'],
   local_path_not_allowed: [403, 'installing modules from a local path is disabled by the settings'],

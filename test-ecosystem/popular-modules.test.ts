@@ -12,8 +12,9 @@ import path from 'node:path';
 import mqtt from 'mqtt';
 import { request, startServer, tempDir, type TestServer } from '../test/helpers/server.js';
 import { installCapture, type Capture } from '../test/helpers/capture.js';
-import { removeDir } from '../test/registry/support.js';
-import { captureNode, deploy, flowNode, inject, table, TAB, type ModuleResult } from './support.js';
+import { removeDir } from '../test/helpers/dirs.js';
+import { deploy } from '../test/helpers/deploy.js';
+import { captureNode, flowNode, inject, table, TAB, type ModuleResult } from './support.js';
 
 const INSTALL_TIMEOUT = 300_000;
 
@@ -35,6 +36,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
   let work: string;
   const results: ModuleResult[] = [];
   const api = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
+  const onTab = (nodes: Record<string, unknown>[]) => deploy(server, nodes, { tab: TAB });
 
   before(async () => {
     work = await tempDir('runnel-popular-');
@@ -68,7 +70,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
   moduleTest('node-red-node-tail', '0.4.0', 'a line appended to the watched file is sent', async () => {
     const file = path.join(work, 'tailed.log');
     await writeFile(file, 'old line\n');
-    await deploy(server, [flowNode('tail', 'tail', [['cap']], { filetype: 'text', split: '[\\r]{0,1}\\n', filename: file }), captureNode('cap', 'tail')]);
+    await onTab([flowNode('tail', 'tail', [['cap']], { filetype: 'text', split: '[\\r]{0,1}\\n', filename: file }), captureNode('cap', 'tail')]);
     await new Promise((r) => setTimeout(r, 500));
     await appendFile(file, 'new line\n');
     const [msg] = await capture.waitFor('tail', 1, 10_000);
@@ -77,7 +79,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
   });
 
   moduleTest('node-red-node-suncalc', '1.2.0', 'sends the sun state and sun/moon positions at start-up', async () => {
-    await deploy(server, [
+    await onTab([
       flowNode('sun', 'sunrise', [['cap'], []], { lat: '51.5', lon: '-0.1', start: 'sunrise', end: 'sunset', soff: 0, eoff: 0, sendAtStartup: true }),
       captureNode('cap', 'sun'),
     ]);
@@ -95,7 +97,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
     const page = await fetch(server.at('ui/'));
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<!DOCTYPE html>/i);
-    await deploy(server, [
+    await onTab([
       { id: 'dash-tab', type: 'ui_tab', name: 'Home', icon: 'dashboard', order: 1, disabled: false, hidden: false },
       { id: 'dash-grp', type: 'ui_group', name: 'G', tab: 'dash-tab', order: 1, disp: true, width: '6', collapse: false },
       flowNode('sw', 'ui_switch', [['cap']], {
@@ -112,7 +114,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
   });
 
   moduleTest('node-red-contrib-os', '0.2.1', 'OS and Memory report this machine', async () => {
-    await deploy(server, [flowNode('os', 'OS', [['cap']]), flowNode('mem', 'Memory', [['cap']], { scale: 'Byte' }), captureNode('cap', 'os')]);
+    await onTab([flowNode('os', 'OS', [['cap']]), flowNode('mem', 'Memory', [['cap']], { scale: 'Byte' }), captureNode('cap', 'os')]);
     inject(server, 'os', { payload: '' });
     inject(server, 'mem', { payload: '' });
     const [first, second] = await capture.waitFor('os', 2, 5000);
@@ -122,7 +124,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
   });
 
   moduleTest('node-red-contrib-device-stats', '1.1.2', 'collects device figures (uptime, timestamp) on input', async () => {
-    await deploy(server, [flowNode('stats', 'DeviceStats', [['cap']], { mem: true, nw: false, load: true, hostname: true, useString: false }), captureNode('cap', 'stats')]);
+    await onTab([flowNode('stats', 'DeviceStats', [['cap']], { mem: true, nw: false, load: true, hostname: true, useString: false }), captureNode('cap', 'stats')]);
     inject(server, 'stats', { payload: {} });
     const [msg] = await capture.waitFor('stats', 1, 5000);
     assert.equal(typeof msg.payload, 'object');
@@ -134,7 +136,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
     await mkdir(dir);
     await writeFile(path.join(dir, 'a.txt'), 'a');
     await writeFile(path.join(dir, 'b.log'), 'b');
-    await deploy(server, [flowNode('dir', 'fs-ops-dir', [['cap']], { path: dir, pathType: 'str', filter: '*.txt', filterType: 'str', dir: 'files', dirType: 'msg' }), captureNode('cap', 'dir')]);
+    await onTab([flowNode('dir', 'fs-ops-dir', [['cap']], { path: dir, pathType: 'str', filter: '*.txt', filterType: 'str', dir: 'files', dirType: 'msg' }), captureNode('cap', 'dir')]);
     inject(server, 'dir', { payload: '' });
     const [msg] = await capture.waitFor('dir', 1, 5000);
     assert.deepEqual(msg.files, ['a.txt']);
@@ -142,7 +144,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
 
   moduleTest('node-red-contrib-schedex', '1.10.7', 'builds its on/off events from its config (lodash pickBy) and answers "info"', async () => {
     const days = Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, true]));
-    await deploy(server, [
+    await onTab([
       flowNode('sx', 'schedex', [['cap']], {
         name: 'lights', suspended: false, lat: '51.5', lon: '-0.1', ontime: '23:58', ontopic: 'on', onpayload: 'ON', onoffset: 0, onrandomoffset: 0,
         offtime: '23:59', offtopic: 'off', offpayload: 'OFF', offoffset: 0, offrandomoffset: 0, passthroughunhandled: false, ...days,
@@ -168,7 +170,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
 
   moduleTest('node-red-contrib-aedes', '0.6.0', 'an MQTT broker on a free loopback port: a client connects, publishes and receives', async () => {
     const port = await freePort();
-    await deploy(server, [
+    await onTab([
       flowNode('broker', 'aedes broker', [['cap'], []], { mqtt_port: port, mqtt_ws_bind: 'port', mqtt_ws_port: '', mqtt_ws_path: '', cert: '', key: '', certname: '', keyname: '', dburl: '', usetls: false }),
       captureNode('cap', 'broker'),
     ]);
@@ -187,7 +189,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
   });
 
   moduleTest('node-red-contrib-web-worldmap', '5.8.1', 'a worldmap node serves its page under httpNodeRoot', async () => {
-    await deploy(server, [flowNode('map', 'worldmap', [], { lat: '', lon: '', zoom: '', layer: 'OSMG', cluster: '', maxage: '', usermenu: 'show', layers: 'show', panit: 'false', panlock: 'false', zoomlock: 'false', hiderightclick: 'false', coords: 'none', showgrid: 'false', allowFileDrop: 'false', path: '/worldmap', overlist: 'DR', maplist: 'OSMG', mapname: '', mapurl: '', mapopt: '', mapwms: false })]);
+    await onTab([flowNode('map', 'worldmap', [], { lat: '', lon: '', zoom: '', layer: 'OSMG', cluster: '', maxage: '', usermenu: 'show', layers: 'show', panit: 'false', panlock: 'false', zoomlock: 'false', hiderightclick: 'false', coords: 'none', showgrid: 'false', allowFileDrop: 'false', path: '/worldmap', overlist: 'DR', maplist: 'OSMG', mapname: '', mapurl: '', mapopt: '', mapwms: false })]);
     const page = await fetch(server.at('worldmap/'));
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<html/i);
@@ -195,7 +197,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
 
   moduleTest('node-red-contrib-home-assistant-websocket', '0.80.3', 'its flows:started handler reads the deploy payload: every deploy type answers and the next start works', async () => {
     const flows = [flowNode('a', 'inject', [['b']], { props: [{ p: 'payload' }], payload: '', payloadType: 'date' }), flowNode('b', 'debug', [], { active: false })];
-    await deploy(server, flows);
+    await onTab(flows);
     for (const type of ['nodes', 'flows']) {
       const res = await api('flows', { method: 'POST', json: [{ id: TAB, type: 'tab', label: 'ecosystem' }, ...flows, flowNode(`c-${type}`, 'debug', [], { active: false })], headers: { 'node-red-deployment-type': type } });
       assert.equal(res.status, 204, res.text);
@@ -213,7 +215,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
 
   moduleTest('@flowfuse/node-red-dashboard', '1.31.0', 'every widget set shares the module\'s store: twelve widget types start; /dashboard pages answer (res.sendFile)', async () => {
     const grp = { group: 'ff-grp' };
-    await deploy(server, [
+    await onTab([
       { id: 'ff-base', type: 'ui-base', name: 'UI', path: '/dashboard', includeClientData: true, acceptsClientConfig: ['ui-notification', 'ui-control'], showPathInSidebar: false, navigationStyle: 'default' },
       { id: 'ff-theme', type: 'ui-theme', name: 'Default', colors: { surface: '#ffffff', primary: '#0094CE', bgPage: '#eeeeee', groupBg: '#ffffff', groupOutline: '#cccccc' }, sizes: { pagePadding: '12px', groupGap: '12px', groupBorderRadius: '4px', widgetGap: '12px' } },
       { id: 'ff-page', type: 'ui-page', name: 'P', ui: 'ff-base', path: '/page1', icon: 'home', layout: 'grid', theme: 'ff-theme', order: 1, className: '', visible: 'true', disabled: 'false' },

@@ -7,6 +7,7 @@ import { msgThroughputScenario } from './msg-throughput.js';
 import { rssScenario } from './rss.js';
 import { startupScenario } from './startup.js';
 import { scaleScenario, SCALE_SIZES } from './scale.js';
+import { editorScenarios } from './editor.js';
 import type { Scenario } from './types.js';
 
 /** Every scenario, in run order; the deploy sizes come from --deploy-sizes. */
@@ -22,5 +23,6 @@ export function allScenarios(opts: Options): Scenario[] {
     rssScenario,
     startupScenario,
     ...SCALE_SIZES.map(scaleScenario),
+    ...editorScenarios,
   ];
 }

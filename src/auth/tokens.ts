@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../log.js';
-import type { SessionRecord, Storage } from '../storage/types.js';
+import type { AutomationTokenInfo, SessionRecord, Storage } from '../storage/types.js';
 
 /** SHA-256 hex of a bearer token: the only form in which a token is kept or persisted. */
 export function hashToken(token: string): string {
@@ -52,16 +52,19 @@ export class TokenStore {
     return this.sessions.size;
   }
 
-  async create(username: string, client: string, scope: string[]): Promise<{ token: string; record: SessionRecord }> {
+  /** A session; with `automation`, an automation token living `lifetime` seconds (default: until revoked). */
+  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; lifetime?: number }): Promise<{ token: string; record: SessionRecord }> {
     const token = newToken();
+    const lifetime = automation ? automation.lifetime : this.options.lifetime;
     const record: SessionRecord = {
       tokenHash: hashToken(token),
       username,
       client,
       scope,
-      expires: this.now() + this.options.lifetime * 1000,
+      expires: lifetime === undefined ? Number.MAX_SAFE_INTEGER : this.now() + lifetime * 1000,
+      ...(automation ? { automation: automation.info } : {}),
     };
-    this.dropOldestBeyondCap(username);
+    if (!automation) this.dropOldestBeyondCap(username);
     this.sessions.set(record.tokenHash, record);
     try {
       await this.persist();
@@ -75,6 +78,12 @@ export class TokenStore {
   /** The live session of a token, or undefined. */
   get(token: string): SessionRecord | undefined {
     return this.getByHash(hashToken(token));
+  }
+
+  /** The live automation tokens, oldest first. */
+  automationTokens(): SessionRecord[] {
+    const now = this.now();
+    return [...this.sessions.values()].filter((s) => s.automation !== undefined && s.expires > now).sort((a, b) => a.automation!.created - b.automation!.created);
   }
 
   getByHash(tokenHash: string): SessionRecord | undefined {
@@ -108,7 +117,7 @@ export class TokenStore {
   }
 
   private dropOldestBeyondCap(username: string): void {
-    const mine = [...this.sessions.values()].filter((s) => s.username === username);
+    const mine = [...this.sessions.values()].filter((s) => s.username === username && s.automation === undefined);
     if (mine.length < this.options.maxPerUser) return;
     mine.sort((a, b) => a.expires - b.expires);
     for (const s of mine.slice(0, mine.length - this.options.maxPerUser + 1)) this.sessions.delete(s.tokenHash);

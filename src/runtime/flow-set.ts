@@ -73,7 +73,9 @@ export class FlowSet {
     // Nested instances have derived ids the configuration does not list; their flow context stays.
     const active = new Set(next.all.keys());
     for (const id of this.liveInstances) active.add(id);
-    this.services.context.clean(active);
+    // Not awaited: the deploy answers once memory is clean; removed nodes' context files are deleted
+    // in the background (clean logs its own errors and close waits for the stores).
+    void this.services.context.clean(active);
     return { stopped, started };
   }
 

@@ -11,12 +11,14 @@ import { credentialsRoutes } from './credentials-routes.js';
 import { historyRoutes } from './history-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { healthRoutes } from './health-routes.js';
+import { tokensRoutes } from './tokens-routes.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { errorBody } from './schemas.js';
 import swagger from '@fastify/swagger';
 import { openApiOptions, openApiRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
+import { createOriginCheck } from './request-origin.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
@@ -59,6 +61,7 @@ export async function buildApp(services: Services) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
 
+  const originCheck = createOriginCheck(settings);
   const { metrics } = services;
   if (metrics) {
     app.addHook('onRequest', metrics.onRequest);
@@ -68,7 +71,7 @@ export async function buildApp(services: Services) {
   const resources = new NodeResources(services.runtime.registry);
 
   if (!settings.disableEditor) {
-    const comms = new CommsServer(app.server, { path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`, auth: services.auth, log: services.log });
+    const comms = new CommsServer(app.server, { path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`, auth: services.auth, log: services.log, originCheck });
     const detach = bridgeRuntimeToComms(services.runtime, comms);
     app.decorate('comms', comms);
     // Open websockets would keep the server from closing.
@@ -102,6 +105,8 @@ export async function buildApp(services: Services) {
         reply.header('Cache-Control', 'no-store');
         reply.header('X-Request-Id', request.id);
         applyCors(settings, request.headers.origin, reply);
+        const refusal = originCheck(request.method, request.headers);
+        if (refusal) throw refusal;
       });
       await admin.register(authRoutes, { services });
       await admin.register(settingsRoutes, { services, editor: editorSettings(settings, theme) });
@@ -116,6 +121,7 @@ export async function buildApp(services: Services) {
       await admin.register(flowRoutes, { services });
       await admin.register(healthRoutes, { services });
       await admin.register(openApiRoute);
+      await admin.register(tokensRoutes, { services });
       if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
@@ -124,6 +130,7 @@ export async function buildApp(services: Services) {
   await app.register(httpNodePlugin, {
     services,
     adminRoutes: services.httpAdmin,
+    originCheck,
     editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });

@@ -84,6 +84,17 @@ export interface SessionRecord {
   scope: string[];
   /** Epoch milliseconds. */
   expires: number;
+  /** Set for an automation token (POST /auth/tokens) rather than a login session. */
+  automation?: AutomationTokenInfo;
+}
+
+/** What an automation token is, apart from its secret. */
+export interface AutomationTokenInfo {
+  id: string;
+  name: string;
+  /** Epoch milliseconds. */
+  created: number;
+  createdBy: string;
 }
 
 /** Small runtime state: the generated credential key, instance id, installed modules. */

@@ -4,7 +4,8 @@ import { cp, readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
-import { npmPack, removeDir } from '../registry/support.js';
+import { npmPack } from '../registry/support.js';
+import { removeDir } from '../helpers/dirs.js';
 
 /** test/fixtures/shapes: modules shaped like the popular ones that tripped (issue 14). */
 const SHAPES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/shapes');

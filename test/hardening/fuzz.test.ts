@@ -1,7 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { adminAuth, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { login, request, startServer, type TestServer } from '../helpers/server.js';
+import { adminAuth } from '../helpers/users.js';
 
 /**
  * Property-based fuzzing of every admin route (issue 6 §1): random methods, paths, version and

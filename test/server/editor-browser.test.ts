@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN_PASSWORD, adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
-import { copyFixture, npmPack, removeDir } from '../registry/support.js';
+import { copyFixture, npmPack } from '../registry/support.js';
+import { removeDir } from '../helpers/dirs.js';
 
 const FLOW = [
   { id: 'tab1', type: 'tab', label: 'Editor test' },
@@ -113,7 +114,8 @@ describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
       await page.click('#node-dialog-ok');
       await page.waitForSelector('#node-input-name', { state: 'detached' });
       await deploy(page, type);
-      await eventually(async () => (await storedFlows(server, token)).find((n) => n.id === 'fn1')?.name === name, 10_000);
+      await w.shot(`05-deployed-${type}`);
+      await eventually(async () => (await storedFlows(server, token)).find((n) => n.id === 'fn1')?.name === name, 20_000);
     }
     await w.shot('05-edited');
     const before = server.instance.runtime.rev;

@@ -1,6 +1,6 @@
 import type { LiveNode, RuntimeServices } from '../services.js';
 import { Flow } from '../flow.js';
-import { FLOW, type Msg, type Node, type NodeConfig, type NodeStatus } from '../node.js';
+import { FLOW, type Msg, type NodeConfig, type NodeStatus } from '../node.js';
 import { subflowTemplateId, type ParsedConfig } from '../config.js';
 import type { FlowNodeConfig } from '../../storage/types.js';
 import type { NodeErrorReport } from '../types.js';

@@ -8,6 +8,7 @@ import { pluginSetInfo, setInfo } from '../../registry/info.js';
 import type { NodeResources } from './node-resources.js';
 import { StaticFiles } from './static-files.js';
 import { requestLang } from './lang.js';
+import { sendCompressed } from './compress.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 214 } as const;
 const setParams = { type: 'object', properties: { scope: name, module: name, set: name }, required: ['module', 'set'] } as const;
@@ -34,7 +35,9 @@ export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources
   const { auth, runtime, storage } = services;
   const read = needsPermission(auth, 'nodes.read');
 
-  app.get('/nodes/messages', { onRequest: read }, async (request) => resources.allCatalogs(requestLang(request)));
+  app.get('/nodes/messages', { onRequest: read }, async (request, reply) =>
+    sendCompressed(request, reply, JSON.stringify(await resources.allCatalogs(requestLang(request))), 'application/json; charset=utf-8'),
+  );
 
   const findSet = (p: SetParams) => {
     const set = runtime.registry.modules.get(moduleOf(p))?.sets.get(p.set);

@@ -11,6 +11,7 @@ import { StaticFiles } from './static-files.js';
 import type { Theme } from './theme.js';
 import { CORE_MODULE, type NodeResources } from './node-resources.js';
 import { requestLang } from './lang.js';
+import { sendCompressed } from './compress.js';
 
 const require = createRequire(import.meta.url);
 const CLIENT_DIR = path.dirname(require.resolve('@node-red/editor-client/package.json'));
@@ -82,10 +83,10 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
     if (CLIENT_NAMESPACES.has(namespace)) {
       for (const l of [lang, lang.split('-')[0], 'en-US']) {
         const text = await readFile(path.join(CLIENT_DIR, 'locales', l, `${namespace}.json`), 'utf8').catch(() => undefined);
-        if (text !== undefined) return reply.type('application/json; charset=utf-8').send(text);
+        if (text !== undefined) return sendCompressed(request, reply, text, 'application/json; charset=utf-8');
       }
     }
-    if (namespace === CORE_MODULE || namespace.includes('/')) return (await resources.catalog(namespace, lang)) ?? {};
-    return {};
+    const catalog = namespace === CORE_MODULE || namespace.includes('/') ? await resources.catalog(namespace, lang) : undefined;
+    return sendCompressed(request, reply, JSON.stringify(catalog ?? {}), 'application/json; charset=utf-8');
   });
 };

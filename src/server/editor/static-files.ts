@@ -1,18 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { defaultCharset, mimeFor } from '../http-node/mime.js';
-
-const gzip = promisify(zlib.gzip);
-const brotli = promisify(zlib.brotliCompress);
+import { compress, pickEncoding } from './compress.js';
 
 /** Types worth compressing; images other than SVG and fonts other than the old formats are compressed already. */
 const COMPRESSIBLE = /^(?:text\/|application\/(?:javascript|json|xml)|image\/svg\+xml|image\/x-icon|font\/(?:ttf|otf)|application\/vnd\.ms-fontobject)/;
-/** Below this, compression costs more than it saves. */
-const MIN_COMPRESS = 1024;
 
 /** Types the editor's files use beyond those http-in handlers name. */
 const EXTRA_TYPES: Record<string, string> = { '.ttf': 'font/ttf', '.otf': 'font/otf', '.eot': 'application/vnd.ms-fontobject', '.map': 'application/json' };
@@ -79,7 +73,7 @@ export class StaticFiles {
     const encoding = this.encodingFor(request, entry);
     if (encoding) {
       reply.header('Content-Encoding', encoding);
-      await reply.send(await (encoding === 'br' ? (entry.br ??= brotli(entry.body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9 } })) : (entry.gzip ??= gzip(entry.body, { level: 9 }))));
+      await reply.send(await (encoding === 'br' ? (entry.br ??= compress(entry.body, 'br')) : (entry.gzip ??= compress(entry.body, 'gzip'))));
     } else {
       await reply.send(entry.body);
     }
@@ -87,11 +81,7 @@ export class StaticFiles {
   }
 
   private encodingFor(request: FastifyRequest, entry: Entry): 'br' | 'gzip' | undefined {
-    if (entry.body.length < MIN_COMPRESS || !COMPRESSIBLE.test(entry.type)) return undefined;
-    const accept = String(request.headers['accept-encoding'] ?? '');
-    if (/\bbr\b/.test(accept)) return 'br';
-    if (/\bgzip\b/.test(accept)) return 'gzip';
-    return undefined;
+    return COMPRESSIBLE.test(entry.type) ? pickEncoding(request, entry.body.length) : undefined;
   }
 
   private load(file: string): Promise<Entry | null> {

@@ -11,6 +11,8 @@ import { decorate, ExpressRequest, expressServerOptions } from './compat.js';
 import { parseBody, uploadRouteBody, isMultipart, type BodyMode } from './body.js';
 import { parseMultipart } from './multipart.js';
 import { compilePath } from './path-pattern.js';
+import type { LinearRegExp } from './linear-regexp.js';
+import type { OriginCheck } from '../request-origin.js';
 import { sendExpressNotFound } from './not-found.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
@@ -38,7 +40,7 @@ export interface HttpNodeApp extends RouteApp {
 
 interface BodyRoute {
   method: string;
-  regexp: RegExp;
+  matcher: LinearRegExp;
   mode: BodyMode;
 }
 
@@ -96,7 +98,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 
   setBodyMode(method: string, path: string, mode: BodyMode): () => void {
-    const route: BodyRoute = { method: method.toUpperCase(), regexp: compilePath(path, true).regexp, mode };
+    const route: BodyRoute = { method: method.toUpperCase(), matcher: compilePath(path, true).matcher, mode };
     this.bodyRoutes.push(route);
     return () => {
       const i = this.bodyRoutes.indexOf(route);
@@ -111,7 +113,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     const path = url.slice(this.mountPath.length, q === -1 ? undefined : q) || '/';
     let mode: BodyMode | undefined;
     for (const route of routes) {
-      if (route.method !== method || !route.regexp.test(path)) continue;
+      if (route.method !== method || route.matcher.exec(path) === null) continue;
       // Node-RED reads raw bodies in middleware ahead of every route, so raw wins over upload.
       if (route.mode === 'raw') return 'raw';
       mode = route.mode;
@@ -237,6 +239,8 @@ export interface HttpNodePluginOptions {
    * as Node-RED mounts its admin app before the node app.
    */
   adminRoutes?: HttpNodeApp;
+  /** Keeps cross-site and rebinding requests away from the RED.httpAdmin routes (they go on to the node routes). */
+  originCheck?: OriginCheck;
   /** The editor's page answers GET / on this root (both roots are the same): leave it that path. */
   editorAtRoot?: boolean;
 }
@@ -246,7 +250,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck }) => {
   const app = services.httpNode;
   // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
   const toNodeRoutes: Fallthrough = (err, req, res) => {
@@ -263,7 +267,7 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
   scope.setErrorHandler(adminErrorHandler);
   const route = (req: IncomingMessage, res: ServerResponse, body: unknown): void => {
     const url = req.url ?? '/';
-    if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url)) {
+    if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url) && !originCheck?.(req.method ?? 'GET', req.headers)) {
       adminRoutes.dispatch(req, res, body, toNodeRoutes);
     } else {
       app.serve(req, res, body);

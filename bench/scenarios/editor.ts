@@ -1,0 +1,126 @@
+import type { Browser, Page } from 'playwright-core';
+import { deployBody, timedDeploy } from '../admin-client.js';
+import { rssMiB, type RunningSystem } from '../systems.js';
+import { debug, fn, IdSource, inject, probe, tab, type FlowNode } from '../flows.js';
+import { DEPLOY_TIMEOUT_MS, PROBE_PATH, adminToken, bigConfig, deployServing, sleep } from './common.js';
+import type { Scenario, ScenarioContext } from './types.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+/** How long the debug flood runs, and how many messages it offers per 10 ms tick. */
+const FLOOD_MS = 5000;
+const FLOOD_BATCH = 50;
+
+async function launch(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+}
+
+/**
+ * Opens the editor logged in (the token in the URL, as the editor accepts it) in a fresh browser
+ * context (cold cache) and waits for the palette and the first tab's nodes to be drawn. Answers
+ * the milliseconds from navigation to then, and the bytes the browser received (compressed sizes).
+ */
+async function openEditor(browser: Browser, system: RunningSystem, token: string, nodesExpected: boolean): Promise<{ page: Page; ms: number; kib: number; close(): Promise<void> }> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  const sizes: Promise<number>[] = [];
+  page.on('requestfinished', (r) => sizes.push(r.sizes().then((s) => s.responseBodySize + s.responseHeadersSize, () => 0)));
+  const start = performance.now();
+  await page.goto(`${system.base}?access_token=${encodeURIComponent(token)}`);
+  await page.waitForFunction(
+    (expectNodes) => {
+      const RED = (globalThis as any).RED;
+      const doc = (globalThis as any).document;
+      if (!RED?.nodes?.version?.() || !doc.querySelector('.red-ui-palette-node[data-palette-type="inject"]')) return false;
+      if (!doc.querySelector('#red-ui-workspace-tabs .red-ui-tab')) return false;
+      return !expectNodes || doc.querySelectorAll('#red-ui-workspace-chart .red-ui-flow-node-group').length > 0;
+    },
+    nodesExpected,
+    { timeout: 120_000, polling: 20 },
+  );
+  const ms = performance.now() - start;
+  const kib = (await Promise.all(sizes)).reduce((a, b) => a + b, 0) / 1024;
+  return { page, ms, kib, close: () => context.close() };
+}
+
+function editorLoadScenario(name: string, big: boolean): Scenario {
+  return {
+    name,
+    description: `the editor opened in Chromium (cold cache, logged in) until the palette is loaded and ${big ? 'the first tab of the 10,000-node config is drawn' : 'the empty workspace shows'}; bytes the browser received`,
+    systems: ['runnel', 'node-red'],
+    metrics: [
+      { key: 'ms', label: 'GET / to editor ready', unit: 'ms', digits: 0, goals: [{ kind: 'ratio', op: '<=', value: 0.5 }] },
+      { key: 'kib', label: 'bytes received', unit: 'KiB', digits: 0 },
+    ],
+    async measure(system, ctx) {
+      const token = await adminToken(system, ctx);
+      if (big) await deployServing(system, token, bigConfig(ctx, 'ready'), 'ready');
+      const browser = await launch();
+      try {
+        const editor = await openEditor(browser, system, token, big);
+        await editor.close();
+        return { ms: editor.ms, kib: editor.kib };
+      } finally {
+        await browser.close();
+      }
+    },
+  };
+}
+
+/** An inject (on deploy) into a function node that offers FLOOD_BATCH messages every 10 ms to an active debug node. */
+function floodFlow(): FlowNode[] {
+  const ids = new IdSource(0xf1);
+  const t = ids.id();
+  const [i, f, d] = [ids.id(), ids.id(), ids.id()];
+  const body = `const t = setInterval(() => { for (let k = 0; k < ${FLOOD_BATCH}; k++) node.send({payload: {k, text: 'flood message'}}); }, 10); setTimeout(() => clearInterval(t), ${FLOOD_MS}); return null;`;
+  const sink = { ...debug(d, t, [2, 0]), active: true, tosidebar: true };
+  return [tab(t, 'flood'), inject(i, t, [f], [0, 0], true), fn(f, t, body, [[d]], [1, 0]), sink, ...probe(ids, t, `/${PROBE_PATH}`, 'flood', 1).nodes];
+}
+
+const debugRateScenario: Scenario = {
+  name: 'editor-debug-flood',
+  description: `one open editor while a function node offers ${FLOOD_BATCH * 100} debug messages/s for ${FLOOD_MS / 1000} s: messages/s the editor received, the runtime's RSS growth, the page's longest stall`,
+  systems: ['runnel', 'node-red'],
+  metrics: [
+    { key: 'rate', label: 'debug messages/s delivered', unit: 'msg/s', digits: 0 },
+    { key: 'rssGrowth', label: 'runtime RSS growth during the flood', unit: 'MiB', digits: 1 },
+    { key: 'stall', label: "page's longest timer stall", unit: 'ms', digits: 0 },
+  ],
+  async measure(system: RunningSystem, ctx: ScenarioContext) {
+    const token = await adminToken(system, ctx);
+    const browser = await launch();
+    try {
+      const editor = await openEditor(browser, system, token, false);
+      await editor.page.evaluate(() => {
+        const g = globalThis as any;
+        g.__debugCount = 0;
+        g.__stall = 0;
+        g.RED.comms.subscribe('debug', () => g.__debugCount++);
+        let last = performance.now();
+        setInterval(() => {
+          const now = performance.now();
+          g.__stall = Math.max(g.__stall, now - last - 50);
+          last = now;
+        }, 50);
+      });
+      const before = await rssMiB(system.pid);
+      let peak = before;
+      const sampler = setInterval(() => void rssMiB(system.pid).then((v) => (peak = Math.max(peak, v)), () => undefined), 200);
+      const started = performance.now();
+      await timedDeploy(system.base, token, deployBody(floodFlow()), 'full', system.base + PROBE_PATH, 'flood', DEPLOY_TIMEOUT_MS);
+      await sleep(FLOOD_MS + 1000);
+      clearInterval(sampler);
+      const seconds = (performance.now() - started) / 1000;
+      const { count, stall } = await editor.page.evaluate(() => ({ count: (globalThis as any).__debugCount as number, stall: (globalThis as any).__stall as number }));
+      await editor.close();
+      return { rate: count / seconds, rssGrowth: peak - before, stall };
+    } finally {
+      await browser.close();
+    }
+  },
+};
+
+export const editorScenarios: Scenario[] = [editorLoadScenario('editor-load-empty', false), editorLoadScenario('editor-load-10k', true), debugRateScenario];
