@@ -51,7 +51,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
   });
 
   /** Installs `module@version`, runs `check`, and records the outcome either way. */
-  const moduleTest = (module: string, version: string, result: string, check: () => Promise<void>) =>
+  const moduleTest = (module: string, version: string, result: string, check: () => Promise<void>): void => {
     it(`${module}@${version}`, { timeout: INSTALL_TIMEOUT }, async () => {
       const res = await api('nodes', { method: 'POST', json: { module, version }, signal: AbortSignal.timeout(240_000) });
       try {
@@ -66,6 +66,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
         throw err;
       }
     });
+  };
 
   moduleTest('node-red-node-tail', '0.4.0', 'a line appended to the watched file is sent', async () => {
     const file = path.join(work, 'tailed.log');

@@ -12,7 +12,7 @@ import type { NodeSetInfo, NodeConstructor, Registry } from '../registry/registr
 import { NODE_RED_COMPAT_VERSION } from '../version.js';
 import { Node, initNode, type NodeConfig } from './node.js';
 import type { RuntimeServices } from './services.js';
-import type { Plugin, RedApi, RegisterTypeOptions } from './red-api-types.js';
+import type { RedApi, RegisterTypeOptions } from './red-api-types.js';
 import { util } from './util/index.js';
 import { checkBearer } from '../auth/guard.js';
 import { settingsViewFor } from './settings-view.js';
