@@ -7,6 +7,7 @@ import { authRoutes } from './auth-routes.js';
 import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
+import { clusterRoutes } from './cluster-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { historyRoutes } from './history-routes.js';
 import { flowRoutes } from './flow-routes.js';
@@ -29,6 +30,7 @@ import { buildTheme } from './editor/theme.js';
 import { CommsServer } from './comms/comms-server.js';
 import { bridgeRuntimeToComms } from './comms/runtime-bridge.js';
 import path from 'node:path';
+import FindMyWay from 'find-my-way';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -81,11 +83,20 @@ export async function buildApp(services: Services) {
   }
 
   app.addHook('onRequest', corsPreflight(settings));
+  // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
+  // an unserved http-in path (Express's page) even when both share a root.
+  const apiPaths = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  const seen = new Set<string>();
+  services.httpNode.setApiPaths((path) => apiPaths.find('GET', path) !== null);
   app.addSchema(errorBody);
   // At the root, so it sees every route of every scope.
   await app.register(swagger, openApiOptions(settings));
   await app.register(
     async (admin) => {
+      admin.addHook('onRoute', ({ url }) => {
+        if (!seen.has(url)) apiPaths.on('GET', url, () => {});
+        seen.add(url);
+      });
       admin.setErrorHandler(adminErrorHandler);
       // Routes contributed modules add through RED.httpAdmin, then a JSON 404.
       admin.setNotFoundHandler((request, reply) => dispatchOrNotFound(services.httpAdmin, request, reply));
@@ -107,6 +118,7 @@ export async function buildApp(services: Services) {
       await admin.register(contextRoutes, { services });
       if (!settings.disableEditor) await admin.register(editorRoutes, { services, theme, resources });
       await admin.register(credentialsRoutes, { services });
+      await admin.register(clusterRoutes, { services });
       await admin.register(historyRoutes, { services });
       await admin.register(flowRoutes, { services });
       await admin.register(healthRoutes, { services });
