@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 import { tunnelConnection, type Proxy } from '../network/proxy/tunnel.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
