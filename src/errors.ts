@@ -50,6 +50,7 @@ export const ERRORS = {
   too_many_requests: [429, 'too many requests (login throttling); retry after the Retry-After header'],
   internal_error: [500, 'an unexpected server error (logged in full; the answer carries no internals)'],
   credentials_undecryptable: [500, 'the stored credentials do not decrypt with the configured key'],
+  storage_unavailable: [503, 'the shared database cannot be reached; nothing was changed: retry after the Retry-After header'],
   flow_restarted: [503, 'the flow handling an http-in request was redeployed while it was handled; retry'],
   install_timeout: [504, 'npm did not finish installing or removing the module in time'],
 } as const satisfies Record<string, readonly [number, string]>;

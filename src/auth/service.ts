@@ -37,7 +37,12 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
     lifetime: config.sessionExpiryTime,
     maxPerUser: MAX_SESSIONS_PER_USER,
   });
-  return new CredentialsAuth(config, deps.settings.loginThrottle, deps.log, checker, tokens);
+  const auth = new CredentialsAuth(config, deps.settings.loginThrottle, deps.log, checker, tokens);
+  const unsubscribe = deps.storage.shared?.onChange((change) => {
+    if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
+  });
+  if (unsubscribe) auth.onClose(unsubscribe);
+  return auth;
 }
 
 const authOff = () => new RunnelError('not_found', 'Admin authentication is not enabled');
@@ -76,6 +81,9 @@ class CredentialsAuth implements AuthService {
     MAX_QUEUED_LOGINS,
   );
   private readonly timer: NodeJS.Timeout;
+  private readonly closers: Array<() => void> = [];
+  private reloading: Promise<void> | undefined;
+  private reloadAgain = false;
 
   constructor(
     private readonly config: AdminAuthConfig,
@@ -93,7 +101,7 @@ class CredentialsAuth implements AuthService {
 
   async authenticate(token: string): Promise<Principal | null> {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
-    const session = this.tokens.get(token);
+    const session = this.tokens.get(token) ?? (await this.tokens.fetch(token).catch(() => undefined));
     if (session?.automation) {
       const { id, name } = session.automation;
       this.log.audit({ event: 'auth.token.use', id, name }, 'automation token used');
@@ -193,7 +201,31 @@ class CredentialsAuth implements AuthService {
     this.log.audit({ ...who, owner: session.username, outcome: 'revoked', self: tokenHash === caller.tokenHash }, 'token revoked');
   }
 
+  /** Re-reads the shared sessions; calls during a reload share one more reload after it. */
+  reloadSessions(): void {
+    if (this.reloading) {
+      this.reloadAgain = true;
+      return;
+    }
+    this.reloading = this.tokens.reload().then(
+      () => undefined,
+      (err: unknown) => this.log.warn({ err: (err as Error).message }, 'reloading the shared sessions failed'),
+    ).then(() => {
+      this.reloading = undefined;
+      if (this.reloadAgain) {
+        this.reloadAgain = false;
+        this.reloadSessions();
+      }
+    });
+  }
+
+  onClose(closer: () => void): void {
+    this.closers.push(closer);
+  }
+
   async close(): Promise<void> {
+    for (const closer of this.closers) closer();
+    await this.reloading;
     clearInterval(this.timer);
     await this.tokens.flush();
   }

@@ -31,7 +31,7 @@ export interface CredentialStoreOptions {
   definitionOf: DefinitionLookup;
   log: Logger;
   /** Used only to drop the generated key from the runtime config once it is no longer needed. */
-  storage: Pick<Storage, 'getRuntimeConfig' | 'saveRuntimeConfig'>;
+  storage: Pick<Storage, 'getRuntimeConfig' | 'updateRuntimeConfig'>;
 }
 
 /**

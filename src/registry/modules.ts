@@ -24,6 +24,15 @@ interface ModuleRecord {
 
 /** The runtime-config key holding installed modules and set enabled flags. */
 const CONFIG_KEY = 'modules';
+
+/**
+ * With shared storage every instance installs its own modules into its own user dir, so each keeps
+ * its own list: one shared list would make instances load (and overwrite) what only another has.
+ */
+function configKey(host: ModuleHost): string {
+  const shared = host.storage.shared;
+  return shared ? `${CONFIG_KEY}@${shared.instanceId}` : CONFIG_KEY;
+}
 const REMOVABLE: ModuleSource[] = ['npm', 'local', 'tarball'];
 
 /**
@@ -86,7 +95,7 @@ export class ModuleManager {
     if (this.loaded) return;
     this.loaded = true;
     const { settings, registry } = this.host;
-    const stored = (await this.host.storage.getRuntimeConfig())[CONFIG_KEY];
+    const stored = (await this.host.storage.getRuntimeConfig())[configKey(this.host)];
     this.records = stored && typeof stored === 'object' ? { ...(stored as Record<string, ModuleRecord>) } : {};
     const dirs: string[] = [];
     for (const dir of settings.nodesDir) dirs.push(...(await modulesIn(dir)));
@@ -278,6 +287,6 @@ export class ModuleManager {
   }
 
   private persist(): Promise<void> {
-    return this.host.updateRuntimeConfig((config) => ({ ...config, [CONFIG_KEY]: this.records }));
+    return this.host.updateRuntimeConfig((config) => ({ ...config, [configKey(this.host)]: this.records }));
   }
 }

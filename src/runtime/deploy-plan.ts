@@ -30,8 +30,10 @@ export function planDeploy(
   credentialChanges: Set<string>,
   type: Exclude<DeploymentType, 'reload'>,
   isKnownType: (type: string) => boolean,
+  /** What this instance runs of `flows` (a cluster member off the primary disables primary-only tabs). */
+  view: (flows: FlowNodeConfig[]) => FlowNodeConfig[] = (f) => f,
 ): DeployPlan {
-  const parsed = parseConfig(flows, isKnownType);
+  const parsed = parseConfig(view(flows), isKnownType);
   // One serialisation serves the rev, the file, GET /flows and the diff's fast path.
   const texts = flows.map((n) => JSON.stringify(n));
   parsed.text = new Map(flows.map((n, i) => [n.id, texts[i]]));

@@ -33,6 +33,9 @@ export class MemorySessions implements Storage {
     return {};
   }
   async saveRuntimeConfig() {}
+  async updateRuntimeConfig() {
+    return {};
+  }
   async getUserSettings() {
     return {};
   }

@@ -22,6 +22,10 @@ function memoryStorage(initial: RuntimeConfig = {}) {
     saveRuntimeConfig: async (c: RuntimeConfig) => {
       config = structuredClone(c);
     },
+    updateRuntimeConfig: async (change: (c: RuntimeConfig) => RuntimeConfig) => {
+      config = structuredClone(change(structuredClone(config)));
+      return structuredClone(config);
+    },
     current: () => config,
   };
 }

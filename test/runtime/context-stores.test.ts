@@ -72,7 +72,7 @@ describe('contextStorage setting', () => {
       [{ default: 'disk', file: { module: 'memory' } }, "Default context store unknown: 'disk' (contextStorage.default must name a configured store)"],
       [{ file: { config: {} } }, "Context store 'file' missing 'module' option"],
       [{ file: 'localfilesystem' }, "Context store 'file' missing 'module' option"],
-      [{ file: { module: 'redis' } }, 'contextStorage.file.module must be "memory", "localfilesystem" or a context store module (require it in a .js settings file), got "redis"'],
+      [{ file: { module: 'redis' } }, 'contextStorage.file.module must be "memory", "localfilesystem", "postgres" or a context store module (require it in a .js settings file), got "redis"'],
       [{ file: { module: 'memory', config: [] } }, 'contextStorage.file.config must be an object'],
       [{ file: { module: 'localfilesystem', config: { cache: 'yes' } } }, 'contextStorage.file.config.cache must be true or false'],
       [{ file: { module: 'localfilesystem', config: { flushInterval: -1 } } }, 'contextStorage.file.config.flushInterval must be a number of seconds (0 or more)'],
@@ -219,7 +219,7 @@ describe('context stores through a running server', () => {
       assert.equal(r.code, 1, r.stdout + r.stderr);
       assert.equal(
         r.stderr.trim(),
-        'runnel: invalid settings: contextStorage.file.module must be "memory", "localfilesystem" or a context store module (require it in a .js settings file), got "localfilesytem"',
+        'runnel: invalid settings: contextStorage.file.module must be "memory", "localfilesystem", "postgres" or a context store module (require it in a .js settings file), got "localfilesytem"',
       );
     } finally {
       await removeDir(dir);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { copyFixture } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 const require = createRequire(import.meta.url);
 const NODES_DIR = path.dirname(require.resolve('@node-red/nodes/package.json'));
@@ -182,7 +183,7 @@ describe('the Node-RED editor', { timeout: 120_000 }, () => {
       { id: 'inj', type: 'inject', z: 't1', props: [{ p: 'payload', v: 'hi', vt: 'str' }], wires: [['dbg']] },
       { id: 'dbg', type: 'debug', z: 't1', active: true, tosidebar: true, wires: [] },
     ];
-    assert.equal((await api('flows', { method: 'POST', json: flows })).status, 204);
+    await deploy(server, flows, { token });
     const debug = server.instance.runtime.services.nodes.get('dbg') as unknown as { active: boolean };
     assert.equal((await api('debug/dbg/disable', { method: 'POST' })).status, 201);
     assert.equal(debug.active, false);
@@ -273,7 +274,7 @@ describe('the editor\'s context sidebar and libraries', { timeout: 60_000 }, () 
         wires: [[]],
       },
     ];
-    assert.equal((await api('flows', { method: 'POST', json: flows })).status, 204);
+    await deploy(server, flows);
     await eventually(async () => (await api('context/global')).body.default?.g);
     const global = (await api('context/global')).body;
     assert.deepEqual(global.default.g, { msg: '6869', format: 'buffer[2]' });

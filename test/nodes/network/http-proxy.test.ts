@@ -6,19 +6,16 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startServer, request, type TestServer } from '../../helpers/server.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
 import { TLS_DIR } from '../../helpers/mqtt.js';
 import { getProxyForUrl } from '../../../src/nodes/network/proxy/lookup.js';
 import { node, receiver, type Conf } from '../flow.js';
+import { deploy } from '../../helpers/deploy.js';
 
 const tab = { id: 't1', type: 'tab', label: 'proxy' };
 const cap = (id: string) => node(id, 'test-capture');
 
-async function deployFull(server: TestServer, flows: Conf[]): Promise<void> {
-  const r = await request(server.at('flows'), { method: 'POST', json: flows });
-  assert.equal(r.status, 204, r.text);
-}
 
 const listen = async <T extends net.Server>(server: T): Promise<number> => {
   server.listen(0, '127.0.0.1');
@@ -95,7 +92,7 @@ describe('http request through proxies', () => {
     process.env.http_proxy = `http://127.0.0.1:${proxyPort}`;
     process.env.https_proxy = `http://u%40x:p@127.0.0.1:${proxyPort}`;
     delete process.env.no_proxy;
-    await deployFull(server, flows());
+    await deploy(server, flows());
     receive('req', { url: `http://127.0.0.1:${plainPort}/a` });
     const [plain] = await capture.waitFor('got');
     assert.equal(plain.payload, 'plain /a');
@@ -120,7 +117,7 @@ describe('http request through proxies', () => {
     delete process.env.no_proxy;
     proxy.seen.length = 0;
     capture.messages.clear();
-    await deployFull(server, flows([{ id: 'px', type: 'http proxy', url: `http://127.0.0.1:${proxyPort}`, noproxy: ['skip.invalid'], credentials: { username: 'pu', password: 'pp' } }], { proxy: 'px' }));
+    await deploy(server, flows([{ id: 'px', type: 'http proxy', url: `http://127.0.0.1:${proxyPort}`, noproxy: ['skip.invalid'], credentials: { username: 'pu', password: 'pp' } }], { proxy: 'px' }));
     receive('req', { url: `http://127.0.0.1:${plainPort}/d` });
     const [m] = await capture.waitFor('got');
     assert.equal(m.payload, 'plain /d');
