@@ -65,6 +65,8 @@ export interface Settings {
   adminAuth: AdminAuthConfig | undefined;
   httpAdminRoot: string;
   httpNodeRoot: string;
+  /** What a path under httpNodeRoot that no flow serves answers: Express's HTML page (as Node-RED) or `{code, message}` JSON. */
+  httpNodeNotFound: 'express' | 'json';
   /** Bytes (accepts "5mb" style strings in the file). */
   apiMaxLength: number;
   nodeCloseTimeout: number;
@@ -145,7 +147,7 @@ export class SettingsError extends Error {}
 
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
-  'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
+  'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
   'instanceId', 'instanceUrl',
@@ -441,6 +443,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     adminAuth: parseAdminAuth(raw.adminAuth),
     httpAdminRoot: normaliseRoot(pick(raw, 'httpAdminRoot', isString, 'a path', '/'), 'httpAdminRoot'),
     httpNodeRoot: normaliseRoot(pick(raw, 'httpNodeRoot', isString, 'a path', '/'), 'httpNodeRoot'),
+    httpNodeNotFound: pick(raw, 'httpNodeNotFound', (v) => v === 'express' || v === 'json', '"express" or "json"', 'express' as const),
     apiMaxLength: raw.apiMaxLength === undefined ? 5 * 1024 * 1024 : parseSize(raw.apiMaxLength, 'apiMaxLength'),
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
     functionGlobalContext: fgc,

@@ -32,6 +32,7 @@ import { buildTheme } from './editor/theme.js';
 import { CommsServer } from './comms/comms-server.js';
 import { bridgeRuntimeToComms } from './comms/runtime-bridge.js';
 import path from 'node:path';
+import FindMyWay from 'find-my-way';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -88,6 +89,11 @@ export async function buildApp(services: Services) {
   applyServerLimits(app.server, settings);
   app.addHook('onRequest', bodyBudget(settings));
   app.addHook('onRequest', corsPreflight(settings));
+  // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
+  // an unserved http-in path (Express's page) even when both share a root.
+  const apiPaths = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  const seen = new Set<string>();
+  services.httpNode.setApiPaths((path) => apiPaths.find('GET', path) !== null);
   app.addSchema(errorBody);
   // At the root, so it sees every route of every scope.
   await app.register(swagger, openApiOptions(settings));
@@ -96,6 +102,10 @@ export async function buildApp(services: Services) {
   await app.register(
     async (admin) => {
       if (adminPaths) admin.addHook('onRoute', (route) => adminPaths.add(route.method, route.url));
+      admin.addHook('onRoute', ({ url }) => {
+        if (!seen.has(url)) apiPaths.on('GET', url, () => {});
+        seen.add(url);
+      });
       admin.setErrorHandler(adminErrorHandler);
       // Routes contributed modules add through RED.httpAdmin, then a JSON 404.
       admin.setNotFoundHandler((request, reply) => dispatchOrNotFound(services.httpAdmin, request, reply));

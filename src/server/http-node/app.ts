@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Settings } from '../../settings.js';
 import type { Logger } from '../../log.js';
-import type { RouteApp } from '../../runtime/http-types.js';
+import type { RouteApp, RouteHandler } from '../../runtime/http-types.js';
 import type { Services } from '../services.js';
 import { RunnelError, statusOf } from '../../errors.js';
 import { adminErrorHandler, describeRouteError } from '../errors.js';
@@ -14,6 +14,7 @@ import { compilePath } from './path-pattern.js';
 import type { LinearRegExp } from './linear-regexp.js';
 import type { OriginCheck } from '../request-origin.js';
 import type { AdminPaths } from '../admin-paths.js';
+import { sendExpressNotFound } from './not-found.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
 export interface HttpNodeApp extends RouteApp {
@@ -36,6 +37,8 @@ export interface HttpNodeApp extends RouteApp {
   mayHandle(path: string): boolean;
   /** The body mode for a request, undefined for the usual parsing. */
   bodyModeOf(method: string, url: string): BodyMode | undefined;
+  /** Paths of the admin API sharing this root: an unserved request there is the API's, answered in JSON. */
+  setApiPaths(isApiPath: (path: string) => boolean): void;
 }
 
 interface BodyRoute {
@@ -50,10 +53,19 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   private readonly fallthrough: Fallthrough;
   private warnedSlowPath = false;
   private readonly bodyRoutes: BodyRoute[] = [];
+  private isApiPath: ((path: string) => boolean) | undefined;
+  /** Express's app settings (`app.set('views', …)`, `app.get('view engine')`); nothing here reads them. */
+  private readonly appSettings: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  /** Express's `app.locals`. */
+  readonly locals: Record<string, unknown> = {};
 
-  constructor(root: string, log: Logger) {
+  /**
+   * @param expressNotFound - answer an unserved path with Express's `Cannot GET /x` page, except
+   *   under `jsonRoot` (a distinct admin root, whose API answers JSON)
+   */
+  constructor(root: string, log: Logger, private readonly expressNotFound = false, private readonly jsonRoot?: string) {
     super();
-    this.mountPath = root === '/' ? '' : root.replace(/\/+$/, '');
+    this.mountPath = mountOf(root);
     this.log = log;
     this.fallthrough = (err, req, res) => this.respondUnhandled(err, req, res);
   }
@@ -75,11 +87,13 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 
   covers(url: string): boolean {
-    const mount = this.mountPath;
-    if (mount === '') return true;
-    if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
-    const next = url[mount.length];
-    return next === undefined || next === '/' || next === '?';
+    return under(this.mountPath, url);
+  }
+
+  private isApiRequest(url: string): boolean {
+    if (this.jsonRoot !== undefined && under(this.jsonRoot, url)) return true;
+    const q = url.indexOf('?');
+    return this.isApiPath?.(q === -1 ? url : url.slice(0, q)) === true;
   }
 
   serve(req: IncomingMessage, res: ServerResponse, body: unknown): void {
@@ -110,10 +124,45 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     return mode;
   }
 
+  /** Express's `app.get(name)`: with a lone string it reads a setting, otherwise it adds a route. */
+  override get(path: string, ...handlers: RouteHandler[]): any {
+    if (handlers.length === 0) return this.appSettings[path];
+    return super.get(path, ...handlers);
+  }
+
+  set(name: string, value?: unknown): unknown {
+    if (arguments.length === 1) return this.appSettings[name];
+    this.appSettings[name] = value;
+    return this;
+  }
+
+  enabled(name: string): boolean {
+    return Boolean(this.appSettings[name]);
+  }
+
+  disabled(name: string): boolean {
+    return !this.appSettings[name];
+  }
+
+  enable(name: string): this {
+    this.appSettings[name] = true;
+    return this;
+  }
+
+  disable(name: string): this {
+    this.appSettings[name] = false;
+    return this;
+  }
+
+  setApiPaths(isApiPath: (path: string) => boolean): void {
+    this.isApiPath = isApiPath;
+  }
+
   respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void {
-    const url = (req as { originalUrl?: string }).originalUrl ?? req.url;
+    const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     if (err === undefined) {
-      sendJson(res, statusOf('not_found'), { code: 'not_found', message: `No route ${req.method} ${url}` });
+      if (this.expressNotFound && !this.isApiRequest(url)) sendExpressNotFound(req, res, url);
+      else sendJson(res, statusOf('not_found'), { code: 'not_found', message: `No route ${req.method} ${url}` });
       return;
     }
     const { status, code, message } = describeRouteError(err);
@@ -127,6 +176,18 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 }
 
+function mountOf(root: string): string {
+  return root === '/' ? '' : root.replace(/\/+$/, '');
+}
+
+/** Whether `url` lies under the mount path `mount` ('' = everything), as Express matches a mount. */
+function under(mount: string, url: string): boolean {
+  if (mount === '') return true;
+  if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
+  const next = url[mount.length];
+  return next === undefined || next === '/' || next === '?';
+}
+
 function sendJson(res: ServerResponse, status: number, body: { code: string; message: string }): void {
   const text = JSON.stringify(body);
   res.statusCode = status;
@@ -138,7 +199,9 @@ function sendJson(res: ServerResponse, status: number, body: { code: string; mes
 
 /** The router behind http-in nodes and RED.httpNode, mounted at httpNodeRoot. */
 export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp {
-  return new MountedRouteApp(settings.httpNodeRoot, log);
+  const adminMount = mountOf(settings.httpAdminRoot);
+  const jsonRoot = adminMount !== '' && adminMount !== mountOf(settings.httpNodeRoot) ? adminMount : undefined;
+  return new MountedRouteApp(settings.httpNodeRoot, log, settings.httpNodeNotFound === 'express', jsonRoot);
 }
 
 /** The router behind RED.httpAdmin, consulted by the admin scope when no admin route matched. */

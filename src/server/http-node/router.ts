@@ -218,6 +218,8 @@ class Cycle {
       if (this.route) this.stepRoute(err);
       else this.stepStack(err);
     };
+    // Express's req.next: res.sendFile and res.render hand their failures to it.
+    (req as { next?: NextFunction }).next = this.next;
   }
 
   private stepRoute(err: unknown): void {
