@@ -16,7 +16,7 @@ const flowsBody = {
 const stateBody = {
   type: 'object',
   required: ['state'],
-  properties: { state: { type: 'string' }, missingTypes: { type: 'array', items: { type: 'string' } }, errors: { type: 'array', items: anyObject } },
+  properties: { state: { type: 'string' }, rev: { type: 'string' }, missingTypes: { type: 'array', items: { type: 'string' } }, errors: { type: 'array', items: anyObject } },
 } as const;
 
 /** GET/POST /flows and GET /flows/state (spec §4.4, §9). */
