@@ -4,13 +4,17 @@ import type { ModuleHost } from './host.js';
 import { setInfo } from './info.js';
 import { RunnelError, errorMessage } from '../errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
-import { loadModule, loadModules, loadSetCode, modulesIn, unloadModule, type SetFlags } from './loader.js';
+import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
 import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
-import { InstallQueue, InstallSnapshot, assertAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
+import { InstallQueue, InstallSnapshot, assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 
-/** How a module came to be loaded; only npm-installed ones (`npm`, `local`, `tarball`) can be removed. */
-type ModuleSource = 'npm' | 'local' | 'tarball' | 'nodesDir' | 'builtin';
+/**
+ * How a module came to be loaded; only npm-installed ones (`npm`, `local`, `tarball`) can be
+ * removed. `dependency`: npm put it in node_modules for another module; installing it by name
+ * makes it the user's own.
+ */
+type ModuleSource = 'npm' | 'local' | 'tarball' | 'nodesDir' | 'builtin' | 'dependency';
 
 interface ModuleRecord {
   source: ModuleSource;
@@ -42,6 +46,42 @@ export class ModuleManager {
 
   constructor(private readonly host: ModuleHost) {}
 
+  private get nodeModules(): string {
+    return path.join(this.host.settings.userDir, 'node_modules');
+  }
+
+  /**
+   * After npm changed the user dir: loads the Node-RED modules it brought in as dependencies
+   * (a dashboard under a widget module) and unloads the ones it pruned.
+   */
+  private async syncDependencies(): Promise<void> {
+    const present = await nodeRedModulesIn(this.nodeModules);
+    const fresh: string[] = [];
+    const names = new Set<string>();
+    for (const dir of present) {
+      const name = (await readNodeModulePackage(dir)).name;
+      names.add(name);
+      if (!this.host.registry.modules.has(name)) fresh.push(dir);
+    }
+    if (fresh.length) {
+      await loadModules(this.host, fresh, (name) => this.records[name]?.sets ?? {});
+      for (const mod of this.host.registry.modules.values()) {
+        if (!this.records[mod.name] && mod.path && this.inNodeModules(mod.path)) this.records[mod.name] = { source: 'dependency', version: mod.version, sets: {} };
+      }
+    }
+    const prefix = this.nodeModules + path.sep;
+    for (const mod of [...this.host.registry.modules.values()]) {
+      if (mod.builtin || !mod.path?.startsWith(prefix) || names.has(mod.name) || REMOVABLE.includes(this.records[mod.name]?.source)) continue;
+      await unloadModule(this.host, mod);
+      if (this.records[mod.name]?.source === 'dependency') delete this.records[mod.name];
+      this.host.log.info({ module: mod.name }, 'node module removed with the module that needed it');
+    }
+  }
+
+  private inNodeModules(dir: string): boolean {
+    return dir.startsWith(this.nodeModules + path.sep);
+  }
+
   private get ctx(): NpmContext {
     const { settings, log, events } = this.host;
     // Node-RED's event log: one id per npm run, each output line an entry (`event-log/<id>` on /comms).
@@ -62,11 +102,12 @@ export class ModuleManager {
     for (const [name, rec] of Object.entries(this.records)) {
       if (REMOVABLE.includes(rec.source)) dirs.push(path.join(settings.userDir, 'node_modules', name));
     }
+    dirs.push(...(await nodeRedModulesIn(this.nodeModules)));
     await loadModules(this.host, dirs, (name) => this.records[name]?.sets ?? {});
     for (const mod of registry.modules.values()) {
       const rec = this.records[mod.name];
       if (mod.builtin && rec) for (const set of mod.sets.values()) registry.setEnabled(set, rec.sets[set.name] ?? true);
-      else if (!rec && mod.path) this.records[mod.name] = { source: 'nodesDir', version: mod.version, sets: {} };
+      else if (!rec && mod.path) this.records[mod.name] = { source: this.inNodeModules(mod.path) ? 'dependency' : 'nodesDir', version: mod.version, sets: {} };
     }
   }
 
@@ -80,6 +121,7 @@ export class ModuleManager {
       return this.queue.run(async () => {
         const pkg = await readNodeModulePackage(target.dir);
         assertAllowed(pkg.name, palette);
+        assertInstallableManifest(pkg, palette);
         this.assertInstallable(pkg.name, pkg.version);
         return this.installSpec(pkg.name, target.dir, 'local');
       });
@@ -99,6 +141,7 @@ export class ModuleManager {
     return this.queue.run(async () => {
       const pkg = await inspectTarball(file);
       assertAllowed(pkg.name, palette);
+      assertInstallableManifest(pkg, palette);
       this.assertInstallable(pkg.name, pkg.version);
       const nodesDir = path.join(this.ctx.userDir, 'nodes');
       await mkdir(nodesDir, { recursive: true });
@@ -123,6 +166,7 @@ export class ModuleManager {
       this.assertNotInUse([...mod.sets.values()]);
       await npmUninstall(name, this.ctx);
       await unloadModule(this.host, mod);
+      await this.syncDependencies();
       if (this.records[name].source === 'tarball') await rm(this.keptTarball(name, mod.version), { force: true });
       delete this.records[name];
       await this.persist();
@@ -165,6 +209,7 @@ export class ModuleManager {
   private assertInstallable(name: string, version: string | undefined): void {
     const mod = this.host.registry.modules.get(name);
     if (!mod) return;
+    if (this.records[name]?.source === 'dependency') return;
     if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source) || version === undefined || version === mod.version) {
       throw new RunnelError('module_already_loaded', `Module ${name} is already loaded at version ${mod.version}`);
     }
@@ -221,8 +266,9 @@ export class ModuleManager {
     }
     await snapshot.discard();
     this.records[name] = { source, version: loaded.version, sets: Object.fromEntries([...loaded.sets.values()].map((s) => [s.name, s.enabled])) };
-    await this.persist();
     this.host.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
+    await this.syncDependencies();
+    await this.persist();
     if (previous) await this.host.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
     if (previous) this.notify('node/upgraded', { module: name, version: loaded.version });
     else this.notify('node/added', [...loaded.sets.values()].map((set) => setInfo(set, loaded)));
@@ -239,7 +285,11 @@ export class ModuleManager {
 
   /** Where an uploaded tarball is kept while its module is installed (npm records it as `file:nodes/…`). */
   private keptTarball(name: string, version: string): string {
-    return path.join(this.ctx.userDir, 'nodes', `${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`);
+    const dir = path.join(this.ctx.userDir, 'nodes');
+    const file = path.join(dir, `${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`);
+    // Name and version are validated before an install; a record edited by hand must not reach outside either.
+    if (path.dirname(file) !== dir) throw new RunnelError('invalid_module', `Module ${name}@${version} cannot be kept as a file`);
+    return file;
   }
 
   private persist(): Promise<void> {

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings.js';
@@ -15,6 +14,8 @@ import { DeliveryQueue } from './delivery.js';
 import { Hooks } from './hooks.js';
 import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
+import type { ConfigDiff } from './diff.js';
+import { RuntimeEvents } from './events.js';
 import { planDeploy } from './deploy-plan.js';
 import { summarise } from './history/compare.js';
 import { History } from './history/history.js';
@@ -34,6 +35,19 @@ import type { NodeSets } from './red-api-types.js';
 import { nodeClasses } from './node-classes.js';
 import { ClusterMember } from './cluster-member.js';
 import { primaryOnlyIds, primaryView } from './primary-only.js';
+
+const EMPTY_DIFF: ConfigDiff = {
+  added: new Set(), changed: new Set(), removed: new Set(), rewired: new Set(), linked: new Set(), flowChanged: new Set(), globalConfigChanged: false,
+};
+/** Node-RED's diff when stopping without a new configuration (shut-down, reload). */
+const noDiff = () => EMPTY_DIFF;
+
+function diffArrays(d: ConfigDiff): Record<string, unknown> {
+  return {
+    added: [...d.added], changed: [...d.changed], removed: [...d.removed], rewired: [...d.rewired],
+    linked: [...d.linked], flowChanged: [...d.flowChanged], globalConfigChanged: d.globalConfigChanged,
+  };
+}
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
@@ -72,7 +86,7 @@ export class Runtime {
   readonly version = RUNNEL_VERSION;
   readonly registry = new Registry(nodeClasses);
   readonly modules: ModuleManager;
-  readonly events = new EventEmitter();
+  readonly events: RuntimeEvents;
   readonly httpNode: RouteApp;
   readonly httpAdmin: RouteApp | undefined;
   readonly context: ContextManager;
@@ -103,9 +117,9 @@ export class Runtime {
     this.auth = deps.auth;
     this.httpNode = deps.httpNode;
     this.httpAdmin = deps.httpAdmin;
+    this.events = new RuntimeEvents(this.log);
     this.history = new History(deps.storage);
     this.builtinNodes = deps.builtinNodes;
-    this.events.setMaxListeners(0);
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
       contextStorage: this.settings.contextStorage,
@@ -184,9 +198,10 @@ export class Runtime {
       // run the flows without them and overwrite them at its first deploy.
       await this.loadFromStorage(this.storage.shared !== undefined);
       await ensureFlowModules(this, this.active.parsed.all.values());
+      this.emitFlows('starting', 'full');
       await this.flowSet.apply(this.active.parsed, 'all');
       this.started = true;
-      this.events.emit('flows:started', { config: { rev: this.active.rev }, type: 'full' });
+      this.emitStarted('full', undefined, false);
     });
     const shared = this.storage.shared;
     if (!shared) return;
@@ -259,9 +274,13 @@ export class Runtime {
     const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.view);
     this.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
     await ensureFlowModules(this, next.parsed.all.values());
-    await this.flowSet.apply(next.parsed, next.stop, next.rewired);
-    this.events.emit('flows:stopped', { config: { rev: old.rev }, type });
-    this.events.emit('flows:started', { config: { rev: snapshot.rev }, type });
+    // Modules and the editor see a deploy made elsewhere exactly as one made here.
+    this.emitFlows('stopping', next.type, next.diff);
+    await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+      this.emitStopped(next.type, next.diff, true);
+      this.emitFlows('starting', next.type, next.diff);
+    });
+    this.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
     this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
   }
@@ -272,8 +291,9 @@ export class Runtime {
     await this.mutex.run(async () => {
       this.started = false;
       await this.flushCredentials();
+      this.emitFlows('stopping', 'full', noDiff);
       await this.flowSet.stopAll();
-      this.events.emit('flows:stopped', { config: { rev: this.active.rev }, type: 'full' });
+      this.emitStopped('full', noDiff, false);
       await this.context.close();
     });
   }
@@ -415,11 +435,14 @@ export class Runtime {
     await this.credentials.saved(doc);
     this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
     await ensureFlowModules(this, next.parsed.all.values());
-    const { stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired);
-    this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
+    this.emitFlows('stopping', next.type, next.diff);
+    const { stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+      this.emitStopped(next.type, next.diff, true);
+      this.emitFlows('starting', next.type, next.diff);
+    });
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
     this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
-    this.events.emit('flows:started', { config: { rev }, type: req.type });
+    this.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
     return { rev, restarted, stopped };
   }
@@ -436,14 +459,18 @@ export class Runtime {
   /** Re-reads flows and credentials from storage and restarts everything. */
   private async reload(req: DeployRequest): Promise<DeployResult> {
     const old = this.active.rev;
+    this.emitFlows('stopping', 'full', noDiff);
     await this.flowSet.stopAll();
-    this.events.emit('flows:stopped', { config: { rev: old }, type: 'reload' });
+    this.emitStopped('full', noDiff, true);
     const before = this.active.flows;
     await this.loadFromStorage();
     await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.active.flows) });
     await ensureFlowModules(this, this.active.parsed.all.values());
+    this.emitFlows('starting', 'full');
     const { stopped, started: restarted } = await this.flowSet.apply(this.active.parsed, 'all');
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
+    this.emitStarted('full', undefined, true);
+    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.active.rev }, retain: true });
     return { rev: this.active.rev, restarted, stopped };
   }
 
@@ -464,6 +491,34 @@ export class Runtime {
       for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
       return (await this.flowSet.apply(parsed, ids)).started;
     });
+  }
+
+  /**
+   * `flows:<phase>` with Node-RED's payload: `config` is the active configuration (`{flows, rev}`;
+   * while stopping for a deploy it is already the new one, as in Node-RED), `diff` its diff with
+   * the previous one as arrays (built when a listener first reads it), absent at start-up.
+   */
+  private emitFlows(phase: 'starting' | 'started' | 'stopping' | 'stopped', type: string, diff?: () => ConfigDiff): void {
+    const event = `flows:${phase}`;
+    if (this.events.listenerCount(event) === 0) return;
+    const payload: Record<string, unknown> = { config: { flows: this.active.flows, rev: this.active.rev }, type };
+    if (diff) {
+      let arrays: Record<string, unknown> | undefined;
+      Object.defineProperty(payload, 'diff', { enumerable: true, configurable: true, get: () => (arrays ??= diffArrays(diff())) });
+    } else payload.diff = undefined;
+    this.events.emit(event, payload);
+  }
+
+  private emitStopped(type: string, diff: () => ConfigDiff, deploy: boolean): void {
+    this.emitFlows('stopped', type, diff);
+    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'stop', deploy }, retain: true });
+    this.events.emit('nodes-stopped');
+  }
+
+  private emitStarted(type: string, diff: (() => ConfigDiff) | undefined, deploy: boolean): void {
+    this.emitFlows('started', type, diff);
+    this.events.emit('nodes-started');
+    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'start', deploy }, retain: true });
   }
 
   private async loadFromStorage(strict = false): Promise<void> {

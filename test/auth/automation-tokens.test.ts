@@ -4,8 +4,8 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, login, request, adminAuth, READER_PASSWORD } from '../helpers/server.js';
+import { deploy } from '../helpers/deploy.js';
 
-const v2 = { 'Runtime-API-Version': 'v2' };
 const audits = (logs: string[]) => logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => typeof l.event === 'string' && String(l.event).startsWith('auth.token'));
 
 describe('automation tokens', () => {
@@ -20,8 +20,7 @@ describe('automation tokens', () => {
       assert.deepEqual({ ...info, created: 0 }, { name: 'ci', scope: ['flows.read', 'flows.write'], created: 0, createdBy: 'admin' });
 
       assert.equal((await request(server.at('flows'), { token })).status, 200);
-      const deployed = await request(server.at('flows'), { method: 'POST', token, headers: v2, json: { flows: [{ id: 't1', type: 'tab', label: 'ci' }] } });
-      assert.equal(deployed.status, 200);
+      await deploy(server, [{ id: 't1', type: 'tab', label: 'ci' }], { api: 'v2', token });
       assert.equal((await request(server.at('flows/history'), { token })).body.revisions[0].user, 'token:ci');
       const beyond = await request(server.at('nodes'), { token });
       assert.deepEqual([beyond.status, beyond.body.code], [401, 'insufficient_scope']);

@@ -26,6 +26,9 @@ before(async () => {
     // Installs reach their validation and the allow-list check, never npm.
     externalModules: { palette: { allowInstall: true, allowUpload: true, allowLocalPaths: false, denyList: ['*'], maxUploadSize: '64kb' } },
     logging: { level: 'fatal' },
+    // Random paths off the API are http-in paths on this shared root, which answer Express's HTML
+    // 404 by default; this suite holds every answer to the API's JSON shape.
+    httpNodeNotFound: 'json',
   });
   token = await login(server);
 });

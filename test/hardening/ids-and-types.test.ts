@@ -1,6 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, startServer, type TestServer } from '../helpers/server.js';
+import { deploy } from '../helpers/deploy.js';
 
 /**
  * Findings 5 and 12 of issue 12: credentials read through another type's field declarations came
@@ -13,8 +14,6 @@ before(async () => {
 });
 after(() => server.dispose());
 
-const deploy = (flows: unknown[], credentials?: unknown) =>
-  request(server.at('flows'), { method: 'POST', json: credentials ? { flows, credentials } : { flows }, headers: { 'runtime-api-version': 'v2' } });
 
 test('finding 5: GET /credentials with another type answers 404, never the password in clear', async () => {
   // http request declares `password` as a password field; the http proxy config... any type declaring it as text would leak.
@@ -22,8 +21,7 @@ test('finding 5: GET /credentials with another type answers 404, never the passw
     { id: 't', type: 'tab' },
     { id: 'req', type: 'http request', z: 't', method: 'GET', url: 'http://127.0.0.1:9/', wires: [] },
   ];
-  const res = await deploy(flows, { req: { user: 'alice', password: 'hunter2-secret' } });
-  assert.equal(res.status, 200, res.text);
+  await deploy(server, flows, { api: 'v2', credentials: { req: { user: 'alice', password: 'hunter2-secret' } } });
   const own = await request(server.at('credentials/http-request/req'));
   assert.equal(own.status, 200);
   assert.equal(own.body.has_password, true);

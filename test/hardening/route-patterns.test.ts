@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { request, startServer, type TestServer } from '../helpers/server.js';
 import { compilePath } from '../../src/server/http-node/path-pattern.js';
 import { send } from './support.js';
+import { deploy } from '../helpers/deploy.js';
 
 /**
  * Finding 3 of issue 12 (ReDoS in http-in route patterns) and issue 14 item 2 (`:subpath(*)`).
@@ -29,8 +30,7 @@ before(async () => {
     ...params('num', '/n/:id(\\d+)'),
     { id: 'out', type: 'http response', z: 't', wires: [] },
   ];
-  const res = await request(server.at('flows'), { method: 'POST', json: flows });
-  assert.equal(res.status, 204, res.text);
+  await deploy(server, flows);
 });
 after(() => server.dispose());
 

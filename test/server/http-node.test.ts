@@ -101,16 +101,33 @@ describe('http-node plugin: outcomes', () => {
   });
   after(() => s.close());
 
-  test('an unknown path is a 404 JSON answer', async () => {
-    const r = await request(`${s.base}/nowhere?x=1`);
+  test('an unknown path is answered as Express does: 404 with its "Cannot GET" page', async () => {
+    const r = await request(`${s.base}/nowhere/<b>?x=1`);
     assert.equal(r.status, 404);
-    assert.deepEqual(r.body, { code: 'not_found', message: 'No route GET /nowhere?x=1' });
+    assert.equal(r.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.equal(r.headers.get('content-security-policy'), "default-src 'none'");
+    assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(
+      r.text,
+      '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>Cannot GET /nowhere/%3Cb%3E</pre>\n</body>\n</html>\n',
+    );
   });
 
   test('a known path with another method is a 404', async () => {
     const r = await request(`${s.base}/ok`, { method: 'DELETE' });
     assert.equal(r.status, 404);
-    assert.equal(r.body.code, 'not_found');
+    assert.match(r.text, /<pre>Cannot DELETE \/ok<\/pre>/);
+  });
+
+  test('httpNodeNotFound: "json" answers an unknown path with {code, message} instead', async () => {
+    const j = await startHttpNode({ httpNodeNotFound: 'json' });
+    try {
+      const r = await request(`${j.base}/nowhere?x=1`);
+      assert.equal(r.status, 404);
+      assert.deepEqual(r.body, { code: 'not_found', message: 'No route GET /nowhere?x=1' });
+    } finally {
+      await j.close();
+    }
   });
 
   test('an async handler that rejects is a 500 JSON answer without internals, and is logged', async () => {
@@ -176,7 +193,9 @@ describe('http-node plugin: mounting', () => {
       assert.deepEqual((await request(`${s.base}/flows`)).body, { from: 'admin' });
       assert.deepEqual((await request(`${s.base}/nodes/abc`)).body, { from: 'admin', id: 'abc' });
       assert.deepEqual((await request(`${s.base}/mine`)).body, { from: 'node' });
-      assert.deepEqual((await request(`${s.base}/flows`, { method: 'POST' })).body, { code: 'not_found', message: 'No route POST /flows' });
+      const post = await request(`${s.base}/flows`, { method: 'POST' });
+      assert.equal(post.status, 404);
+      assert.match(post.text, /<pre>Cannot POST \/flows<\/pre>/, 'on a shared root an unserved path is the node side\'s, as in Node-RED');
     } finally {
       await s.close();
     }

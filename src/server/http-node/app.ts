@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Settings } from '../../settings.js';
 import type { Logger } from '../../log.js';
-import type { RouteApp } from '../../runtime/http-types.js';
+import type { RouteApp, RouteHandler } from '../../runtime/http-types.js';
 import type { Services } from '../services.js';
-import { statusOf } from '../../errors.js';
+import { RunnelError, statusOf } from '../../errors.js';
 import { adminErrorHandler, describeRouteError } from '../errors.js';
 import { ExpressRouter, type Fallthrough } from './router.js';
 import { decorate, ExpressRequest, expressServerOptions } from './compat.js';
@@ -13,6 +13,8 @@ import { parseMultipart } from './multipart.js';
 import { compilePath } from './path-pattern.js';
 import type { LinearRegExp } from './linear-regexp.js';
 import type { OriginCheck } from '../request-origin.js';
+import type { AdminPaths } from '../admin-paths.js';
+import { sendExpressNotFound } from './not-found.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
 export interface HttpNodeApp extends RouteApp {
@@ -31,8 +33,12 @@ export interface HttpNodeApp extends RouteApp {
    * skipBodyParsing and upload options); the returned function undoes it.
    */
   setBodyMode(method: string, path: string, mode: BodyMode): () => void;
+  /** Whether any route or middleware could take a request for `path` (relative to mountPath). */
+  mayHandle(path: string): boolean;
   /** The body mode for a request, undefined for the usual parsing. */
   bodyModeOf(method: string, url: string): BodyMode | undefined;
+  /** Paths of the admin API sharing this root: an unserved request there is the API's, answered in JSON. */
+  setApiPaths(isApiPath: (path: string) => boolean): void;
 }
 
 interface BodyRoute {
@@ -47,10 +53,19 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   private readonly fallthrough: Fallthrough;
   private warnedSlowPath = false;
   private readonly bodyRoutes: BodyRoute[] = [];
+  private isApiPath: ((path: string) => boolean) | undefined;
+  /** Express's app settings (`app.set('views', …)`, `app.get('view engine')`); nothing here reads them. */
+  private readonly appSettings: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  /** Express's `app.locals`. */
+  readonly locals: Record<string, unknown> = {};
 
-  constructor(root: string, log: Logger) {
+  /**
+   * @param expressNotFound - answer an unserved path with Express's `Cannot GET /x` page, except
+   *   under `jsonRoot` (a distinct admin root, whose API answers JSON)
+   */
+  constructor(root: string, log: Logger, private readonly expressNotFound = false, private readonly jsonRoot?: string) {
     super();
-    this.mountPath = root === '/' ? '' : root.replace(/\/+$/, '');
+    this.mountPath = mountOf(root);
     this.log = log;
     this.fallthrough = (err, req, res) => this.respondUnhandled(err, req, res);
   }
@@ -72,11 +87,13 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 
   covers(url: string): boolean {
-    const mount = this.mountPath;
-    if (mount === '') return true;
-    if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
-    const next = url[mount.length];
-    return next === undefined || next === '/' || next === '?';
+    return under(this.mountPath, url);
+  }
+
+  private isApiRequest(url: string): boolean {
+    if (this.jsonRoot !== undefined && under(this.jsonRoot, url)) return true;
+    const q = url.indexOf('?');
+    return this.isApiPath?.(q === -1 ? url : url.slice(0, q)) === true;
   }
 
   serve(req: IncomingMessage, res: ServerResponse, body: unknown): void {
@@ -107,10 +124,45 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     return mode;
   }
 
+  /** Express's `app.get(name)`: with a lone string it reads a setting, otherwise it adds a route. */
+  override get(path: string, ...handlers: RouteHandler[]): any {
+    if (handlers.length === 0) return this.appSettings[path];
+    return super.get(path, ...handlers);
+  }
+
+  set(name: string, value?: unknown): unknown {
+    if (arguments.length === 1) return this.appSettings[name];
+    this.appSettings[name] = value;
+    return this;
+  }
+
+  enabled(name: string): boolean {
+    return Boolean(this.appSettings[name]);
+  }
+
+  disabled(name: string): boolean {
+    return !this.appSettings[name];
+  }
+
+  enable(name: string): this {
+    this.appSettings[name] = true;
+    return this;
+  }
+
+  disable(name: string): this {
+    this.appSettings[name] = false;
+    return this;
+  }
+
+  setApiPaths(isApiPath: (path: string) => boolean): void {
+    this.isApiPath = isApiPath;
+  }
+
   respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void {
-    const url = (req as { originalUrl?: string }).originalUrl ?? req.url;
+    const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     if (err === undefined) {
-      sendJson(res, statusOf('not_found'), { code: 'not_found', message: `No route ${req.method} ${url}` });
+      if (this.expressNotFound && !this.isApiRequest(url)) sendExpressNotFound(req, res, url);
+      else sendJson(res, statusOf('not_found'), { code: 'not_found', message: `No route ${req.method} ${url}` });
       return;
     }
     const { status, code, message } = describeRouteError(err);
@@ -124,6 +176,18 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 }
 
+function mountOf(root: string): string {
+  return root === '/' ? '' : root.replace(/\/+$/, '');
+}
+
+/** Whether `url` lies under the mount path `mount` ('' = everything), as Express matches a mount. */
+function under(mount: string, url: string): boolean {
+  if (mount === '') return true;
+  if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
+  const next = url[mount.length];
+  return next === undefined || next === '/' || next === '?';
+}
+
 function sendJson(res: ServerResponse, status: number, body: { code: string; message: string }): void {
   const text = JSON.stringify(body);
   res.statusCode = status;
@@ -135,7 +199,9 @@ function sendJson(res: ServerResponse, status: number, body: { code: string; mes
 
 /** The router behind http-in nodes and RED.httpNode, mounted at httpNodeRoot. */
 export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp {
-  return new MountedRouteApp(settings.httpNodeRoot, log);
+  const adminMount = mountOf(settings.httpAdminRoot);
+  const jsonRoot = adminMount !== '' && adminMount !== mountOf(settings.httpNodeRoot) ? adminMount : undefined;
+  return new MountedRouteApp(settings.httpNodeRoot, log, settings.httpNodeNotFound === 'express', jsonRoot);
 }
 
 /** The router behind RED.httpAdmin, consulted by the admin scope when no admin route matched. */
@@ -148,9 +214,11 @@ export function createAdminRouteApp(settings: Settings, log: Logger): HttpNodeAp
  * Express API. Swapping prototypes per request instead invalidates V8's inline caches for the
  * whole request/stream prototype chain and costs most of the throughput (measured ~4x).
  */
-export function httpServerFactory(handler: RequestListener): Server {
+export function httpServerFactory(handler: RequestListener, options: { checkEveryMs?: number } = {}): Server {
   // The subclasses are still IncomingMessage/ServerResponse, which is all Fastify's types need.
-  return createServer(expressServerOptions as ServerOptions, handler);
+  // Header and request timeouts are only enforced when connections are checked (Node: every 30 s).
+  const checks = options.checkEveryMs === undefined ? {} : { connectionsCheckingInterval: options.checkEveryMs };
+  return createServer({ ...expressServerOptions, ...checks } as ServerOptions, handler);
 }
 
 /**
@@ -178,6 +246,8 @@ export interface HttpNodePluginOptions {
   adminRoutes?: HttpNodeApp;
   /** Keeps cross-site and rebinding requests away from the RED.httpAdmin routes (they go on to the node routes). */
   originCheck?: OriginCheck;
+  /** On a root shared with the admin API: its routes, which http-in routes may not answer in another case. */
+  adminPaths?: AdminPaths;
   /** The editor's page answers GET / on this root (both roots are the same): leave it that path. */
   editorAtRoot?: boolean;
 }
@@ -187,7 +257,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck, adminPaths }) => {
   const app = services.httpNode;
   // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
   const toNodeRoutes: Fallthrough = (err, req, res) => {
@@ -210,6 +280,28 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
       app.serve(req, res, body);
     }
   };
+  // A body for a path no route or middleware can take is refused before it is read.
+  scope.addHook('onRequest', async (request, reply) => {
+    const headers = request.headers;
+    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return;
+    if (headers['content-length'] === '0') return;
+    const url = request.raw.url ?? '/';
+    if (!app.covers(url)) return;
+    const q = url.indexOf('?');
+    const full = q === -1 ? url : url.slice(0, q);
+    if (app.mayHandle(full.slice(app.mountPath.length) || '/')) return;
+    if (adminRoutes !== undefined && adminRoutes.covers(url) && adminRoutes.mayHandle(full.slice(adminRoutes.mountPath.length) || '/')) return;
+    reply.hijack();
+    reply.raw.setHeader('Connection', 'close');
+    app.respondUnhandled(undefined, request.raw, reply.raw);
+  });
+  if (adminPaths) {
+    scope.addHook('onRequest', async (request) => {
+      if (adminPaths.covers(request.method, request.url)) {
+        throw new RunnelError('not_found', `${request.method} ${request.url.split('?')[0].slice(0, 200)} is an admin API path in another case; admin paths are case-sensitive`);
+      }
+    });
+  }
   const handler: RouteHandlerMethod = (request, reply) => {
     reply.hijack();
     const req = request.raw;

@@ -4,21 +4,19 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { once } from 'node:events';
+import { WebSocketServer } from 'ws';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startServer, request, type TestServer } from '../../helpers/server.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
 import { TLS_DIR } from '../../helpers/mqtt.js';
 import { getProxyForUrl } from '../../../src/nodes/network/proxy/lookup.js';
 import { node, receiver, type Conf } from '../flow.js';
+import { deploy } from '../../helpers/deploy.js';
 
 const tab = { id: 't1', type: 'tab', label: 'proxy' };
 const cap = (id: string) => node(id, 'test-capture');
 
-async function deployFull(server: TestServer, flows: Conf[]): Promise<void> {
-  const r = await request(server.at('flows'), { method: 'POST', json: flows });
-  assert.equal(r.status, 204, r.text);
-}
 
 const listen = async <T extends net.Server>(server: T): Promise<number> => {
   server.listen(0, '127.0.0.1');
@@ -95,7 +93,7 @@ describe('http request through proxies', () => {
     process.env.http_proxy = `http://127.0.0.1:${proxyPort}`;
     process.env.https_proxy = `http://u%40x:p@127.0.0.1:${proxyPort}`;
     delete process.env.no_proxy;
-    await deployFull(server, flows());
+    await deploy(server, flows());
     receive('req', { url: `http://127.0.0.1:${plainPort}/a` });
     const [plain] = await capture.waitFor('got');
     assert.equal(plain.payload, 'plain /a');
@@ -120,11 +118,38 @@ describe('http request through proxies', () => {
     delete process.env.no_proxy;
     proxy.seen.length = 0;
     capture.messages.clear();
-    await deployFull(server, flows([{ id: 'px', type: 'http proxy', url: `http://127.0.0.1:${proxyPort}`, noproxy: ['skip.invalid'], credentials: { username: 'pu', password: 'pp' } }], { proxy: 'px' }));
+    await deploy(server, flows([{ id: 'px', type: 'http proxy', url: `http://127.0.0.1:${proxyPort}`, noproxy: ['skip.invalid'], credentials: { username: 'pu', password: 'pp' } }], { proxy: 'px' }));
     receive('req', { url: `http://127.0.0.1:${plainPort}/d` });
     const [m] = await capture.waitFor('got');
     assert.equal(m.payload, 'plain /d');
     assert.deepEqual(proxy.seen.map((s) => [s.method, s.auth]), [['GET', `Basic ${Buffer.from('pu:pp').toString('base64')}`]]);
+  });
+
+  test('a websocket-client goes through http_proxy with a CONNECT tunnel', async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await once(wss, 'listening');
+    wss.on('connection', (ws) => ws.on('message', (d) => ws.send(`echo:${d}`)));
+    const wsPort = (wss.address() as net.AddressInfo).port;
+    process.env.http_proxy = `http://127.0.0.1:${proxyPort}`;
+    delete process.env.no_proxy;
+    proxy.seen.length = 0;
+    capture.messages.clear();
+    await deploy(server, [
+      tab,
+      { id: 'wc', type: 'websocket-client', path: `ws://127.0.0.1:${wsPort}/x`, tls: '', wholemsg: 'false', hb: '0', subprotocol: '', headers: [] },
+      node('wsin', 'websocket in', { server: '', client: 'wc' }, [['got']]), cap('got'),
+      node('wsout', 'websocket out', { server: '', client: 'wc' }, []),
+    ]);
+    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; capture.of('got').length === 0 && i < 100; i++) {
+      receive('wsout', { payload: 'through' });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(capture.of('got')[0].payload, 'echo:through');
+    assert.deepEqual(proxy.seen.map((s) => [s.method, s.target]), [['CONNECT', `127.0.0.1:${wsPort}`]]);
+    await deploy(server, [tab]);
+    for (const c of wss.clients) c.terminate();
+    await new Promise((r) => wss.close(r));
   });
 
   test('the no_proxy rules: exact hosts, suffixes, ports, wildcard, upper case', () => {

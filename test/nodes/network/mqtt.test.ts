@@ -2,10 +2,11 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startServer, request, eventually, type TestServer } from '../../helpers/server.js';
+import { startServer, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
 import { startAedes, peer, collect, TLS_DIR, type TestBroker } from '../../helpers/mqtt.js';
 import { node, receiver, type Conf } from '../flow.js';
+import { deploy } from '../../helpers/deploy.js';
 
 const tab = { id: 't1', type: 'tab', label: 'mqtt' };
 const brokerNode = (port: number, extra: Conf = {}) =>
@@ -15,10 +16,6 @@ const mqttOut = (id: string, extra: Conf = {}) => node(id, 'mqtt out', { topic: 
 const cap = (id: string) => node(id, 'test-capture');
 const errors = [node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]), cap('errors')];
 
-async function deployAs(server: TestServer, flows: Conf[], type = 'full'): Promise<void> {
-  const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-Deployment-Type': type } });
-  assert.equal(r.status, 204, r.text);
-}
 
 describe('mqtt nodes against an aedes broker', () => {
   let broker: TestBroker;
@@ -40,7 +37,7 @@ describe('mqtt nodes against an aedes broker', () => {
     const outside = await peer(broker.port);
     const seen = collect(outside);
     await outside.subscribeAsync('from/runnel/#', { qos: 2 });
-    await deployAs(server, [
+    await deploy(server, [
       tab, brokerNode(broker.port),
       mqttIn('in0', 'to/runnel/0', { qos: '0' }), mqttIn('in1', 'to/runnel/1', { qos: '1' }), mqttIn('in2', 'to/runnel/2', { qos: '2', datatype: 'utf8' }),
       cap('in0-got'), cap('in1-got'), cap('in2-got'),
@@ -76,7 +73,7 @@ describe('mqtt nodes against an aedes broker', () => {
   test('retained messages reach a subscriber deployed later, with retain true', async () => {
     const outside = await peer(broker.port);
     await outside.publishAsync('retained/x', 'kept', { qos: 1, retain: true });
-    await deployAs(server, [tab, brokerNode(broker.port), mqttIn('r', 'retained/#'), cap('r-got')]);
+    await deploy(server, [tab, brokerNode(broker.port), mqttIn('r', 'retained/#'), cap('r-got')]);
     const [m] = await capture.waitFor('r-got');
     assert.equal(m.payload, 'kept');
     assert.equal(m.retain, true);
@@ -93,7 +90,7 @@ describe('mqtt nodes against an aedes broker', () => {
       closeTopic: 'state/close', closePayload: 'bye', closeQos: '1', closeRetain: 'false',
       willTopic: 'state/will', willPayload: 'lost', willQos: '1', willRetain: 'false',
     });
-    await deployAs(server, [tab, withMessages, mqttOut('o')]);
+    await deploy(server, [tab, withMessages, mqttOut('o')]);
     await eventually(() => seen.on('state/birth').length === 1);
     assert.deepEqual(seen.on('state/birth'), ['hello']);
     const client = broker.aedes as any;
@@ -102,7 +99,7 @@ describe('mqtt nodes against an aedes broker', () => {
     await eventually(() => seen.on('state/will').length === 1);
     // After the reconnect the birth message is sent again.
     await eventually(() => seen.on('state/birth').length === 2, 5000);
-    await deployAs(server, [tab]);
+    await deploy(server, [tab]);
     await eventually(() => seen.on('state/close').length === 1);
     assert.deepEqual(seen.on('state/close'), ['bye']);
     await outside.endAsync();
@@ -110,7 +107,7 @@ describe('mqtt nodes against an aedes broker', () => {
 
   test('dynamic subscriptions: subscribe, getSubscriptions, unsubscribe, disconnect and connect actions', async () => {
     const outside = await peer(broker.port);
-    await deployAs(server, [
+    await deploy(server, [
       tab, brokerNode(broker.port), mqttIn('dyn', '', { inputs: 1 }), cap('dyn-got'),
       node('done', 'complete', { scope: ['dyn'], uncaught: false }, [['completed']]), cap('completed'), ...errors,
     ]);
@@ -153,7 +150,7 @@ describe('mqtt nodes against an aedes broker', () => {
   });
 
   test('after a broker restart the client reconnects and subscribes again', async () => {
-    await deployAs(server, [tab, brokerNode(broker.port), mqttIn('rs', 'restart/#', { qos: '1' }), cap('rs-got'), node('st', 'status', { scope: ['rs'] }, [['rs-status']]), cap('rs-status')]);
+    await deploy(server, [tab, brokerNode(broker.port), mqttIn('rs', 'restart/#', { qos: '1' }), cap('rs-got'), node('st', 'status', { scope: ['rs'] }, [['rs-status']]), cap('rs-status')]);
     await eventually(() => capture.of('rs-status').some((m) => m.status.text === 'node-red:common.status.connected'));
     await broker.stop();
     await eventually(() => capture.of('rs-status').some((m) => m.status.text === 'node-red:common.status.disconnected'));
@@ -176,7 +173,7 @@ describe('mqtt nodes against an aedes broker', () => {
       mqttOut('dst', { topic: 'flow/out', qos: '1' }),
       node('other', 'inject', { props: [], repeat: '', once: false, name: label }, [[]]),
     ].map((n: Conf) => (n.id === 'src' ? { ...n, wires: [['fn']] } : n));
-    await deployAs(server, flows('return msg;', 'one'));
+    await deploy(server, flows('return msg;', 'one'));
     const outside = await peer(broker.port);
     const seen = collect(outside);
     await outside.subscribeAsync('flow/out', { qos: 1 });
@@ -188,8 +185,8 @@ describe('mqtt nodes against an aedes broker', () => {
       }
     })();
     await eventually(() => seen.all.length > 50);
-    await deployAs(server, flows('msg.payload = msg.payload; return msg;', 'one'), 'nodes');
-    await deployAs(server, flows('msg.payload = msg.payload; return msg;', 'two'), 'nodes');
+    await deploy(server, flows('msg.payload = msg.payload; return msg;', 'one'), { type: 'nodes' });
+    await deploy(server, flows('msg.payload = msg.payload; return msg;', 'two'), { type: 'nodes' });
     await publishing;
     await eventually(() => seen.all.length >= N, 20_000);
     const got = new Set(seen.on('flow/out'));
@@ -198,8 +195,26 @@ describe('mqtt nodes against an aedes broker', () => {
     await outside.endAsync();
   });
 
+  test('a burst of QoS 0 messages is all published and every message completes', async () => {
+    const outside = await peer(broker.port);
+    const seen = collect(outside);
+    await outside.subscribeAsync('burst', { qos: 0 });
+    await deploy(server, [
+      tab, brokerNode(broker.port), mqttOut('bo', { topic: 'burst', qos: '0' }),
+      node('bdone', 'complete', { scope: ['bo'], uncaught: false }, [['bcompleted']]), cap('bcompleted'),
+      node('bst', 'status', { scope: ['bo'] }, [['bo-status']]), cap('bo-status'),
+    ]);
+    await eventually(() => capture.of('bo-status').some((m) => m.status.text === 'node-red:common.status.connected'));
+    const N = 5000;
+    const big = 'x'.repeat(2000);
+    for (let i = 0; i < N; i++) receive('bo', { payload: `${i}:${big}` });
+    await capture.waitFor('bcompleted', N, 20_000);
+    await eventually(() => seen.all.length === N, 20_000);
+    await outside.endAsync();
+  });
+
   test('a missing broker configuration and an invalid topic are reported', async () => {
-    await deployAs(server, [tab, node('lost', 'mqtt in', { topic: 'x', broker: 'nowhere' }, []), node('bad', 'mqtt in', { topic: 'a/#/b', broker: 'b1' }, []), brokerNode(broker.port)]);
+    await deploy(server, [tab, node('lost', 'mqtt in', { topic: 'x', broker: 'nowhere' }, []), node('bad', 'mqtt in', { topic: 'a/#/b', broker: 'b1' }, []), brokerNode(broker.port)]);
     await eventually(() => server.logs.some((l) => l.includes('missing broker configuration')));
     await eventually(() => server.logs.some((l) => l.includes('Invalid topic specified')));
   });
@@ -227,7 +242,7 @@ describe('mqtt-broker with user credentials and TLS through tls-config', () => {
   ];
 
   test('with the CA from a file and the right password it connects and receives', async () => {
-    await deployAs(server, flows('s3cret', { ca: path.join(TLS_DIR, 'ca.crt') }));
+    await deploy(server, flows('s3cret', { ca: path.join(TLS_DIR, 'ca.crt') }));
     await eventually(() => capture.of('sec-status').some((m) => m.status.text === 'node-red:common.status.connected'));
     const outside = await peer(broker.port, { protocol: 'mqtts', ca: readFileSync(path.join(TLS_DIR, 'ca.crt')), username: 'dev', password: 's3cret' } as never);
     await outside.publishAsync('secure/a', 'over tls', { qos: 1 });
@@ -237,21 +252,21 @@ describe('mqtt-broker with user credentials and TLS through tls-config', () => {
 
   test('the CA given as uploaded credential text works the same', async () => {
     capture.messages.clear();
-    await deployAs(server, flows('s3cret', { credentials: { cadata: readFileSync(path.join(TLS_DIR, 'ca.crt'), 'utf8') } }));
+    await deploy(server, flows('s3cret', { credentials: { cadata: readFileSync(path.join(TLS_DIR, 'ca.crt'), 'utf8') } }));
     await eventually(() => capture.of('sec-status').some((m) => m.status.text === 'node-red:common.status.connected'));
   });
 
   test('a wrong password or an unknown CA never connects', async () => {
     for (const variant of [flows('wrong', { ca: path.join(TLS_DIR, 'ca.crt') }), flows('s3cret', { credentials: { cadata: '' } })]) {
       capture.messages.clear();
-      await deployAs(server, variant);
+      await deploy(server, variant);
       await new Promise((r) => setTimeout(r, 600));
       assert.ok(!capture.of('sec-status').some((m) => m.status.text === 'node-red:common.status.connected'), JSON.stringify(capture.of('sec-status')) + JSON.stringify(server.logs.slice(-5)));
     }
   });
 
   test('a tls-config with a certificate but no key reports it', async () => {
-    await deployAs(server, [tab, { id: 'tls2', type: 'tls-config', cert: path.join(TLS_DIR, 'server.crt'), key: '', ca: '' }]);
+    await deploy(server, [tab, { id: 'tls2', type: 'tls-config', cert: path.join(TLS_DIR, 'server.crt'), key: '', ca: '' }]);
     await eventually(() => server.logs.some((l) => l.includes('No certificate/key file provided')));
   });
 });

@@ -1,17 +1,14 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, eventually, type TestServer } from '../../helpers/server.js';
+import { startServer, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
 import { hasMosquitto, startMosquitto, peer, collect, type Mosquitto } from '../../helpers/mqtt.js';
 import { node, receiver, type Conf } from '../flow.js';
+import { deploy } from '../../helpers/deploy.js';
 
 const tab = { id: 't1', type: 'tab', label: 'mqtt5' };
 const cap = (id: string) => node(id, 'test-capture');
 
-async function deployFull(server: TestServer, flows: Conf[]): Promise<void> {
-  const r = await request(server.at('flows'), { method: 'POST', json: flows });
-  assert.equal(r.status, 204, r.text);
-}
 
 // CI installs mosquitto (.ci/run); a developer machine without it skips rather than fails.
 describe('mqtt nodes with MQTT 5 against mosquitto', { skip: !hasMosquitto && !process.env.CI && 'mosquitto is not installed' }, () => {
@@ -34,7 +31,7 @@ describe('mqtt nodes with MQTT 5 against mosquitto', { skip: !hasMosquitto && !p
   });
 
   test('v5 properties travel out and in: userProperties, contentType, responseTopic, correlationData, expiry', async () => {
-    await deployFull(server, [
+    await deploy(server, [
       tab, v5broker(),
       node('in', 'mqtt in', { topic: 'v5/#', qos: '1', datatype: 'auto-detect', broker: 'b5', nl: false, rap: true, rh: 0 }, [['in-got']]), cap('in-got'),
       node('out', 'mqtt out', { topic: '', qos: '1', broker: 'b5' }, []),
@@ -75,7 +72,7 @@ describe('mqtt nodes with MQTT 5 against mosquitto', { skip: !hasMosquitto && !p
   });
 
   test('a shared subscription splits messages between two mqtt in nodes without duplicates', async () => {
-    await deployFull(server, [
+    await deploy(server, [
       tab, v5broker(),
       node('s1', 'mqtt in', { topic: '$share/grp/work/+', qos: '1', datatype: 'utf8', broker: 'b5' }, [['shared']]),
       { id: 'b5b', type: 'mqtt-broker', broker: '127.0.0.1', port: String(broker.port), protocolVersion: '5', autoConnect: true },
@@ -94,7 +91,7 @@ describe('mqtt nodes with MQTT 5 against mosquitto', { skip: !hasMosquitto && !p
   });
 
   test('MQTT 3.1 (compatibility mode) still connects', async () => {
-    await deployFull(server, [tab, v5broker({ protocolVersion: '3', compatmode: true }), node('old', 'mqtt in', { topic: 'old/#', qos: '0', datatype: 'utf8', broker: 'b5' }, [['old-got']]), cap('old-got'), ...watch('old')]);
+    await deploy(server, [tab, v5broker({ protocolVersion: '3', compatmode: true }), node('old', 'mqtt in', { topic: 'old/#', qos: '0', datatype: 'utf8', broker: 'b5' }, [['old-got']]), cap('old-got'), ...watch('old')]);
     await connected('old');
     const outside = await peer(broker.port);
     await outside.publishAsync('old/x', 'v3', { qos: 0 });

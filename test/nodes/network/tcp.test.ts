@@ -2,18 +2,15 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net from 'node:net';
-import { startServer, request, eventually, type TestServer } from '../../helpers/server.js';
+import { startServer, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
 import { freePort } from '../../helpers/ports.js';
 import { node, receiver, type Conf } from '../flow.js';
+import { deploy } from '../../helpers/deploy.js';
 
 const tab = { id: 't1', type: 'tab', label: 'tcp' };
 const cap = (id: string) => node(id, 'test-capture');
 
-async function deployFull(server: TestServer, flows: Conf[]): Promise<void> {
-  const r = await request(server.at('flows'), { method: 'POST', json: flows });
-  assert.equal(r.status, 204, r.text);
-}
 
 /** Connects to a port on 127.0.0.1 and collects what comes back as text. */
 async function dial(port: number): Promise<{ socket: net.Socket; text: () => string }> {
@@ -56,7 +53,7 @@ describe('tcp nodes', () => {
 
   test('tcp in server: delimiter, single and stream modes; tcp out replies to the session', async () => {
     const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
-    await deployFull(server, [
+    await deploy(server, [
       tab,
       node('lines', 'tcp in', { server: 'server', host: '', port: String(p1), datamode: 'stream', datatype: 'utf8', newline: '\\n', topic: 'tcp', trim: false, base64: false, tls: '' }, [['lines-got', 'upper']]),
       cap('lines-got'),
@@ -100,7 +97,7 @@ describe('tcp nodes', () => {
       s.on('data', (d) => fromRunnel.push(d.toString()));
     });
     const sink = await peerServer((s) => s.on('data', (d) => fromRunnel.push(`sink:${d}`)));
-    await deployFull(server, [
+    await deploy(server, [
       tab,
       node('cin', 'tcp in', { server: 'client', host: '127.0.0.1', port: String(feed.port), datamode: 'stream', datatype: 'utf8', newline: '' }, [['cin-got', 'back']]), cap('cin-got'),
       node('back', 'tcp out', { beserver: 'reply' }, []),
@@ -124,7 +121,7 @@ describe('tcp nodes', () => {
     await eventually(() => x.text() === 'everyone' && y.text() === 'everyone');
     x.socket.destroy();
     y.socket.destroy();
-    await deployFull(server, [tab]);
+    await deploy(server, [tab]);
     feed.server.close();
     sink.server.close();
     for (const s of [...feed.sockets, ...sink.sockets]) s.destroy();
@@ -138,7 +135,7 @@ describe('tcp nodes', () => {
     }));
     const closed = await freePort();
     const req = (id: string, extra: Conf) => node(id, 'tcp request', { server: '127.0.0.1', port: String(echo.port), out: 'time', ret: 'string', splitc: '0', newline: '', trim: false, tls: '', ...extra }, [[`${id}-got`]]);
-    await deployFull(server, [
+    await deploy(server, [
       tab,
       req('time', { out: 'time', splitc: '50' }), cap('time-got'),
       req('count', { out: 'count', splitc: '4', ret: 'buffer' }), cap('count-got'),
@@ -170,7 +167,7 @@ describe('tcp nodes', () => {
     receive('refused', { payload: 'x' });
     const [e] = await capture.waitFor('errors');
     assert.equal(e.error.message, `connect failed 127.0.0.1:${closed}`);
-    await deployFull(server, [tab]);
+    await deploy(server, [tab]);
     echo.server.close();
   });
 });

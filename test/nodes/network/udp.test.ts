@@ -5,15 +5,12 @@ import { once } from 'node:events';
 import { startServer, request, login, adminAuth, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
 import { freePort } from '../../helpers/ports.js';
-import { node, receiver, type Conf } from '../flow.js';
+import { node, receiver } from '../flow.js';
+import { deploy } from '../../helpers/deploy.js';
 
 const tab = { id: 't1', type: 'tab', label: 'udp' };
 const cap = (id: string) => node(id, 'test-capture');
 
-async function deployFull(server: TestServer, token: string, flows: Conf[]): Promise<void> {
-  const r = await request(server.at('flows'), { method: 'POST', json: flows, token });
-  assert.equal(r.status, 204, r.text);
-}
 
 async function sendDatagram(text: string, port: number, host = '127.0.0.1', type: 'udp4' | 'udp6' = 'udp4'): Promise<void> {
   const s = dgram.createSocket(type);
@@ -45,12 +42,12 @@ describe('udp nodes', () => {
 
   test('udp in receives unicast over IPv4 and IPv6 in each data type; GET /udp-ports/:id lists the ports', async () => {
     const [p4, p6, pb] = [await freePort(), await freePort(), await freePort()];
-    await deployFull(server, token, [
+    await deploy(server, [
       tab,
       node('in4', 'udp in', { iface: '', port: String(p4), ipv: 'udp4', multicast: 'false', group: '', datatype: 'utf8' }, [['in4-got']]), cap('in4-got'),
       node('in6', 'udp in', { iface: '', port: String(p6), ipv: 'udp6', multicast: 'false', group: '', datatype: 'buffer' }, [['in6-got']]), cap('in6-got'),
       node('inb', 'udp in', { iface: '', port: String(pb), ipv: 'udp4', multicast: 'false', group: '', datatype: 'base64' }, [['inb-got']]), cap('inb-got'),
-    ]);
+    ], { token });
     await eventually(async () => {
       await sendDatagram('four', p4);
       return capture.of('in4-got').length > 0;
@@ -75,13 +72,13 @@ describe('udp nodes', () => {
   test('udp out sends unicast to its address or msg.ip/msg.port, IPv4 and IPv6, text, buffers and base64', async () => {
     const peer4 = await listener('udp4');
     const peer6 = await listener('udp6');
-    await deployFull(server, token, [
+    await deploy(server, [
       tab,
       node('to4', 'udp out', { addr: '127.0.0.1', iface: '', port: String(peer4.port), ipv: 'udp4', outport: '', base64: false, multicast: 'false' }, []),
       node('to6', 'udp out', { addr: '::1', iface: '', port: String(peer6.port), ipv: 'udp6', outport: '', base64: true, multicast: 'false' }, []),
       node('toany', 'udp out', { addr: '', iface: '', port: '', ipv: 'udp4', outport: '', base64: false, multicast: 'false' }, []),
       node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]), cap('errors'),
-    ]);
+    ], { token });
     receive('to4', { payload: 'hello' });
     receive('to4', { payload: Buffer.from('bytes') });
     receive('to4', { payload: { a: 1 } });
@@ -98,13 +95,13 @@ describe('udp nodes', () => {
 
   test('broadcast and multicast between udp out and udp in on the loopback interface', async () => {
     const [bport, mport] = [await freePort(), await freePort()];
-    await deployFull(server, token, [
+    await deploy(server, [
       tab,
       node('bin', 'udp in', { iface: '', port: String(bport), ipv: 'udp4', multicast: 'false', group: '', datatype: 'utf8' }, [['bin-got']]), cap('bin-got'),
       node('bout', 'udp out', { addr: '127.255.255.255', iface: '', port: String(bport), ipv: 'udp4', outport: '', base64: false, multicast: 'board' }, []),
       node('min', 'udp in', { iface: '127.0.0.1', port: String(mport), ipv: 'udp4', multicast: 'true', group: '239.7.7.7', datatype: 'utf8' }, [['min-got']]), cap('min-got'),
       node('mout', 'udp out', { addr: '239.7.7.7', iface: '127.0.0.1', port: String(mport), ipv: 'udp4', outport: '', base64: false, multicast: 'multi' }, []),
-    ]);
+    ], { token });
     await eventually(async () => {
       receive('bout', { payload: 'to all' });
       receive('mout', { payload: 'to group' });
@@ -113,7 +110,7 @@ describe('udp nodes', () => {
     });
     assert.equal(capture.of('bin-got')[0].payload, 'to all');
     assert.equal(capture.of('min-got')[0].payload, 'to group');
-    await deployFull(server, token, [tab]);
+    await deploy(server, [tab], { token });
     const r = await request(server.at('udp-ports/x'), { token });
     assert.deepEqual(r.body, [], 'ports are released when the nodes stop');
   });

@@ -3,17 +3,14 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import { startServer, request, eventually, type TestServer } from '../../helpers/server.js';
+import { startServer, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
-import { node, receiver, type Conf } from '../flow.js';
+import { node, receiver } from '../flow.js';
+import { deploy } from '../../helpers/deploy.js';
 
 const tab = { id: 't1', type: 'tab', label: 'ws' };
 const cap = (id: string) => node(id, 'test-capture');
 
-async function deployFull(server: TestServer, flows: Conf[]): Promise<void> {
-  const r = await request(server.at('flows'), { method: 'POST', json: flows });
-  assert.equal(r.status, 204, r.text);
-}
 
 /** Opens a client and collects what it receives as text. */
 async function open(url: string, protocols?: string[]): Promise<{ ws: WebSocket; got: string[] }> {
@@ -33,7 +30,7 @@ describe('websocket-listener on an http path', () => {
   before(async () => {
     server = await startServer({ httpNodeRoot: '/api' });
     capture = installCapture(server);
-    await deployFull(server, [
+    await deploy(server, [
       tab,
       { id: 'L', type: 'websocket-listener', path: '/ws/echo', wholemsg: 'false' },
       { id: 'LW', type: 'websocket-listener', path: 'ws/whole', wholemsg: 'true' },
@@ -96,7 +93,7 @@ describe('websocket-listener on an http path', () => {
   test('a redeploy ends the open connections and the new listener serves', async () => {
     const c = await open(wsUrl('/api/ws/echo'));
     const closed = once(c.ws, 'close');
-    await deployFull(server, [tab, { id: 'L', type: 'websocket-listener', path: '/ws/echo', wholemsg: 'false' }, node('in', 'websocket in', { server: 'L' }, [['out']]), node('out', 'websocket out', { server: 'L' }, [])]);
+    await deploy(server, [tab, { id: 'L', type: 'websocket-listener', path: '/ws/echo', wholemsg: 'false' }, node('in', 'websocket in', { server: 'L' }, [['out']]), node('out', 'websocket out', { server: 'L' }, [])]);
     await closed;
     const d = await open(wsUrl('/api/ws/echo'));
     d.ws.send('again');
@@ -136,7 +133,7 @@ describe('websocket-client', () => {
     await listen();
     server = await startServer();
     capture = installCapture(server);
-    await deployFull(server, [
+    await deploy(server, [
       tab,
       { id: 'C', type: 'websocket-client', path: `ws://127.0.0.1:${port}/feed`, tls: '', wholemsg: 'false', hb: '1', subprotocol: 'chat', headers: [{ keyType: 'other', keyValue: 'x-token', valueType: 'other', valueValue: 'abc' }] },
       node('cin', 'websocket in', { server: '', client: 'C' }, [['cgot']]), cap('cgot'),
