@@ -109,6 +109,8 @@ describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
     for (const [type, name] of [['nodes', 'renamed once'], ['flows', 'renamed twice']] as const) {
       await page.dblclick('#fn1 .red-ui-flow-node');
       await page.waitForSelector('#node-input-name', { state: 'visible' });
+      // Closing the tray before its Monaco editor is up makes Monaco throw (in the editor client).
+      await page.waitForSelector('.red-ui-tray .monaco-editor', { state: 'visible' });
       await page.fill('#node-input-name', name);
       await page.click('#node-dialog-ok');
       await page.waitForSelector('#node-input-name', { state: 'detached' });
