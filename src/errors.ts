@@ -35,6 +35,8 @@ export const ERRORS = {
   invalid_token: [401, 'the access token is unknown, expired or revoked'],
   forbidden: [403, 'the operation is not allowed'],
   insufficient_scope: [401, "the token's permissions do not cover the operation (401 with RFC 6750's error, as Node-RED answers)"],
+  cross_site_request: [403, 'a state-changing admin request came from a web page of another origin'],
+  host_not_allowed: [403, 'the Host header names a host the unauthenticated admin API does not answer to (DNS rebinding)'],
   install_not_allowed: [403, 'installing modules (or this module) is disabled by the settings'],
   upload_not_allowed: [403, 'installing modules from uploaded tarballs is disabled by the settings'],
   local_path_not_allowed: [403, 'installing modules from a local path is disabled by the settings'],
@@ -48,6 +50,7 @@ export const ERRORS = {
   too_many_requests: [429, 'too many requests (login throttling); retry after the Retry-After header'],
   internal_error: [500, 'an unexpected server error (logged in full; the answer carries no internals)'],
   credentials_undecryptable: [500, 'the stored credentials do not decrypt with the configured key'],
+  storage_unavailable: [503, 'the shared database cannot be reached; nothing was changed: retry after the Retry-After header'],
   flow_restarted: [503, 'the flow handling an http-in request was redeployed while it was handled; retry'],
   install_timeout: [504, 'npm did not finish installing or removing the module in time'],
 } as const satisfies Record<string, readonly [number, string]>;

@@ -1,7 +1,7 @@
 import type { Settings } from './settings.js';
 import { createLogger, type Logger } from './log.js';
 import type { DestinationStream } from 'pino';
-import { createFileStorage } from './storage/file-storage.js';
+import { createStorage } from './storage/index.js';
 import { createAuthService } from './auth/service.js';
 import { Runtime } from './runtime/runtime.js';
 import { CORE_NODES } from './nodes/index.js';
@@ -34,7 +34,7 @@ export interface RunnelInstance {
 /** The composition root: builds every layer and starts listening. */
 export async function startRunnel(settings: Settings, options: RunnelOptions = {}): Promise<RunnelInstance> {
   const log = createLogger(settings.logging.level, options.logDestination);
-  const storage = options.storage ?? createFileStorage(settings, log);
+  const storage = options.storage ?? (await createStorage(settings, log));
   await storage.init();
   const auth = await createAuthService({ settings, storage, log });
   const httpNode = createHttpNodeApp(settings, log);

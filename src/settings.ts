@@ -15,6 +15,10 @@ export interface AdminAuthConfig {
   users: UserConfig[];
   /** Token lifetime in seconds. */
   sessionExpiryTime: number;
+  /** Node-RED's `adminAuth.tokens`: resolves a bearer token Runnel did not issue to a user, or null. */
+  tokens?: (token: string) => Promise<{ username: string; permissions: string | string[] } | null | undefined> | { username: string; permissions: string | string[] } | null | undefined;
+  /** Node-RED's `adminAuth.default`: what a request without a token may do. */
+  default?: { permissions: string | string[] };
 }
 
 export interface PaletteSettings {
@@ -57,6 +61,8 @@ export interface Settings {
   adminAuth: AdminAuthConfig | undefined;
   httpAdminRoot: string;
   httpNodeRoot: string;
+  /** What a path under httpNodeRoot that no flow serves answers: Express's HTML page (as Node-RED) or `{code, message}` JSON. */
+  httpNodeNotFound: 'express' | 'json';
   /** Bytes (accepts "5mb" style strings in the file). */
   apiMaxLength: number;
   nodeCloseTimeout: number;
@@ -76,8 +82,16 @@ export interface Settings {
   loginThrottle: { maxFailures: number; windowMs: number };
   /** CORS for the admin API; off when undefined. */
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
+  /** Host names (or `*.domain`) an unauthenticated admin API answers to besides IP literals, localhost and uiHost. */
+  httpAdminAllowedHosts: string[];
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
   contextStorage: ContextStorageSettings | undefined;
+  /** Where flows, credentials, sessions and runtime settings live. */
+  storage: StorageSettings;
+  /** This instance's name in a cluster; undefined = generated once and kept in the user dir. */
+  instanceId: string | undefined;
+  /** How other instances and operators reach this one (shown in GET /cluster). */
+  instanceUrl: string | undefined;
   /** Revisions kept for history and rollback. */
   flowHistory: { max: number };
   /** GET /metrics: off unless enabled; `permission` requires a token; `port` serves it on its own listener. */
@@ -92,8 +106,16 @@ export interface Settings {
   settingsFile: string | undefined;
 }
 
+/**
+ * The storage backend: files in the user dir (the default), or a PostgreSQL database that several
+ * instances share (a cluster).
+ */
+export type StorageSettings =
+  | { type: 'file' }
+  | { type: 'postgres'; url: string; schema: string; poolSize: number };
+
 /** A context store's implementation: a built-in by name, or Node-RED's store factory `(config) => store`. */
-export type ContextStoreModule = 'memory' | 'localfilesystem' | ((config: Record<string, unknown>) => unknown);
+export type ContextStoreModule = 'memory' | 'localfilesystem' | 'postgres' | ((config: Record<string, unknown>) => unknown);
 
 export interface ContextStoreSettings {
   module: ContextStoreModule;
@@ -113,9 +135,10 @@ export class SettingsError extends Error {}
 
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
-  'httpAdminRoot', 'httpNodeRoot', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
+  'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme',
+  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
+  'instanceId', 'instanceUrl',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -181,7 +204,18 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
     return { username: u.username as string, password: u.password, permissions: p as string | string[] };
   });
   const sessionExpiryTime = pick(v, 'sessionExpiryTime', isInt(1, 10 * 365 * 86400), 'a positive number of seconds', 604800);
-  return { type: 'credentials', users, sessionExpiryTime };
+  if (v.tokens !== undefined && typeof v.tokens !== 'function') throw new SettingsError('adminAuth.tokens must be a function (token) => user, from a .js settings file');
+  const dflt = v.default;
+  if (dflt !== undefined && !(isObject(dflt) && (isNonEmptyString(dflt.permissions) || (isStringList(dflt.permissions) && (dflt.permissions as string[]).length > 0)))) {
+    throw new SettingsError('adminAuth.default must be {permissions: "read" | [..]}');
+  }
+  return {
+    type: 'credentials',
+    users,
+    sessionExpiryTime,
+    ...(v.tokens === undefined ? {} : { tokens: v.tokens as AdminAuthConfig['tokens'] }),
+    ...(dflt === undefined ? {} : { default: { permissions: (dflt as Raw).permissions as string | string[] } }),
+  };
 }
 
 /** Reads one object under `externalModules` (`palette`, `modules`) with typed accessors. */
@@ -238,7 +272,7 @@ function parseExternalModules(v: unknown): Settings['externalModules'] {
   };
 }
 
-const BUILTIN_STORES = ['memory', 'localfilesystem'];
+const BUILTIN_STORES = ['memory', 'localfilesystem', 'postgres'];
 
 /**
  * Node-RED's rules (context/index.js load): names are `[a-zA-Z0-9_]+`, `_` is reserved and skipped,
@@ -265,7 +299,7 @@ function parseContextStorage(v: unknown, baseDir: string): ContextStorageSetting
     const module = entry.module;
     if (typeof module === 'string' ? !BUILTIN_STORES.includes(module) : typeof module !== 'function') {
       throw new SettingsError(
-        `${where}.module must be "memory", "localfilesystem" or a context store module (require it in a .js settings file), got ${JSON.stringify(module) ?? typeof module}`,
+        `${where}.module must be "memory", "localfilesystem", "postgres" or a context store module (require it in a .js settings file), got ${JSON.stringify(module) ?? typeof module}`,
       );
     }
     const config = entry.config === undefined ? {} : entry.config;
@@ -288,6 +322,26 @@ function fileStoreConfig(config: Raw, where: string, baseDir: string): Raw {
   return config.dir === undefined ? { ...config } : { ...config, dir: path.resolve(baseDir, config.dir as string) };
 }
 
+/** `RUNNEL_STORAGE_URL` wins over the file's `storage.url` (and implies type postgres). */
+function parseStorage(v: unknown, envUrl: string | undefined): StorageSettings {
+  if (v !== undefined && v !== null && !isObject(v)) throw new SettingsError('storage must be an object such as {"type": "file"}');
+  const raw: Raw = isObject(v) ? v : {};
+  const type = envUrl ? 'postgres' : (raw.type ?? 'file');
+  if (type === 'file') return { type: 'file' };
+  if (type !== 'postgres') throw new SettingsError(`storage.type ${JSON.stringify(type)} is not supported (use "file" or "postgres")`);
+  const url = envUrl || raw.url;
+  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url)) {
+    throw new SettingsError('storage.url must be a postgresql://user:password@host:port/database URL (or set RUNNEL_STORAGE_URL)');
+  }
+  const schema = raw.schema ?? 'runnel';
+  if (typeof schema !== 'string' || !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new SettingsError('storage.schema must be a schema name of lower-case letters, digits and _');
+  }
+  const poolSize = raw.poolSize ?? 10;
+  if (!isInt(1, 1000)(poolSize)) throw new SettingsError('storage.poolSize must be an integer between 1 and 1000');
+  return { type: 'postgres', url, schema, poolSize: poolSize as number };
+}
+
 function objectSetting(raw: Raw, key: string): Raw {
   const v = raw[key] ?? {};
   if (!isObject(v)) throw new SettingsError(`${key} must be an object`);
@@ -305,7 +359,7 @@ function parseMetrics(m: Raw): Settings['metrics'] {
 }
 
 /** Validates a raw settings object and fills the defaults. Throws SettingsError with a one-line reason. */
-export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string): Settings {
+export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string, env: NodeJS.ProcessEnv = process.env): Settings {
   if (!isObject(raw)) throw new SettingsError('settings must be an object');
   const credentialSecret = raw.credentialSecret;
   if (!(credentialSecret === undefined || credentialSecret === false || isNonEmptyString(credentialSecret))) {
@@ -330,6 +384,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   if (cors !== undefined && !(isObject(cors) && (isString(cors.origin) || isStringList(cors.origin)))) {
     throw new SettingsError('httpAdminCors must be an object with an origin string or array');
   }
+  if (raw.httpAdminAllowedHosts !== undefined && !isStringList(raw.httpAdminAllowedHosts)) {
+    throw new SettingsError('httpAdminAllowedHosts must be an array of host names');
+  }
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
   }
@@ -346,6 +403,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     adminAuth: parseAdminAuth(raw.adminAuth),
     httpAdminRoot: normaliseRoot(pick(raw, 'httpAdminRoot', isString, 'a path', '/'), 'httpAdminRoot'),
     httpNodeRoot: normaliseRoot(pick(raw, 'httpNodeRoot', isString, 'a path', '/'), 'httpNodeRoot'),
+    httpNodeNotFound: pick(raw, 'httpNodeNotFound', (v) => v === 'express' || v === 'json', '"express" or "json"', 'express' as const),
     apiMaxLength: raw.apiMaxLength === undefined ? 5 * 1024 * 1024 : parseSize(raw.apiMaxLength, 'apiMaxLength'),
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
     functionGlobalContext: fgc,
@@ -361,7 +419,11 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
+    httpAdminAllowedHosts: (raw.httpAdminAllowedHosts as string[] | undefined) ?? [],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
+    storage: parseStorage(raw.storage, env.RUNNEL_STORAGE_URL),
+    instanceId: pick(raw, 'instanceId', (v) => typeof v === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(v), 'a name of letters, digits, ".", "_" and "-"', undefined),
+    instanceUrl: pick(raw, 'instanceUrl', (v) => typeof v === 'string' && URL.canParse(v), 'an absolute URL', undefined),
     flowHistory: { max: pick(objectSetting(raw, 'flowHistory'), 'max', isInt(1, 100_000), 'a positive integer (flowHistory.max)', 50) },
     metrics: parseMetrics(objectSetting(raw, 'metrics')),
     disableEditor: pick(raw, 'disableEditor', isBool, 'true or false', false),

@@ -9,7 +9,8 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { request, startServer, type TestServer } from '../test/helpers/server.js';
 import { installCapture, type Capture } from '../test/helpers/capture.js';
-import { captureNode, deploy, flowNode, inject, install, table, type ModuleResult } from './support.js';
+import { TAB, captureNode, flowNode, inject, install, table, type ModuleResult } from './support.js';
+import { deploy } from '../test/helpers/deploy.js';
 
 const INSTALL_TIMEOUT = 300_000;
 
@@ -28,7 +29,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
   });
 
   /** Installs `module`, runs `check`, and records the outcome either way. */
-  const moduleTest = (module: string, result: string, check: () => Promise<void>) =>
+  const moduleTest = (module: string, result: string, check: () => Promise<void>): void => {
     it(module, { timeout: INSTALL_TIMEOUT }, async () => {
       const res = await install(server, module);
       try {
@@ -42,9 +43,10 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
         throw err;
       }
     });
+  };
 
   moduleTest('node-red-node-rbe', 'rbe blocks unchanged payloads (1,1,2,2,1 → 1,2,1)', async () => {
-    await deploy(server, [flowNode('rbe', 'rbe', [['cap']], { func: 'rbe', gap: '', start: '', inout: 'out', property: 'payload' }), captureNode('cap', 'rbe-out')]);
+    await deploy(server, [flowNode('rbe', 'rbe', [['cap']], { func: 'rbe', gap: '', start: '', inout: 'out', property: 'payload' }), captureNode('cap', 'rbe-out')], { tab: TAB });
     for (const payload of [1, 1, 2, 2, 1]) inject(server, 'rbe', { payload });
     await capture.waitFor('rbe-out', 3);
     await new Promise((r) => setTimeout(r, 100));
@@ -64,7 +66,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
         format: 'YYYY-MM-DD HH:mm', locale: 'en', output: 'payload', outputType: 'msg',
       }),
       captureNode('cap', 'moment-out'),
-    ]);
+    ], { tab: TAB });
     inject(server, 'mom', { payload: '2020-01-02T03:04:05Z' });
     const [msg] = await capture.waitFor('moment-out');
     assert.equal(msg.payload, '2020-01-02 03:04');
@@ -78,7 +80,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
       captureNode('cap-dec', 'b64-decoded'),
       flowNode('catch', 'catch', [['cap-err']], { scope: null, uncaught: false }),
       captureNode('cap-err', 'b64-errors'),
-    ]);
+    ], { tab: TAB });
     inject(server, 'enc', { payload: 'hello' });
     assert.equal((await capture.waitFor('b64-encoded'))[0].payload, 'aGVsbG8=');
     assert.equal((await capture.waitFor('b64-decoded'))[0].payload, 'hello');
@@ -88,7 +90,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
   });
 
   moduleTest('node-red-node-random', 'integers within [low, high]', async () => {
-    await deploy(server, [flowNode('rnd', 'random', [['cap']], { low: '1', high: '6', inte: 'true', property: 'payload' }), captureNode('cap', 'random-out')]);
+    await deploy(server, [flowNode('rnd', 'random', [['cap']], { low: '1', high: '6', inte: 'true', property: 'payload' }), captureNode('cap', 'random-out')], { tab: TAB });
     for (let i = 0; i < 20; i++) inject(server, 'rnd', { payload: null });
     const out = await capture.waitFor('random-out', 20);
     for (const m of out) assert.ok(Number.isInteger(m.payload) && m.payload >= 1 && m.payload <= 6, String(m.payload));
@@ -98,7 +100,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
     await deploy(server, [
       flowNode('cred', 'credentials', [['cap']], { props: [{ type: 'msg', value: 'secret' }], credentials: { creds: JSON.stringify([{ value: 's3cret' }]) } }),
       captureNode('cap', 'cred-out'),
-    ]);
+    ], { tab: TAB });
     inject(server, 'cred', { payload: 1 });
     assert.equal((await capture.waitFor('cred-out'))[0].secret, 's3cret');
     const flows = await request(server.at('flows'));
@@ -110,7 +112,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
     await deploy(server, [
       flowNode('and', 'and-gate', [['cap']], { rules: [rule('a'), rule('b')], gateType: 'and', emitOnlyIfTrue: false, outputTopic: 'gate' }),
       captureNode('cap', 'gate-out'),
-    ]);
+    ], { tab: TAB });
     await capture.waitFor('gate-out', 1);
     inject(server, 'and', { topic: 'a', payload: true });
     inject(server, 'and', { topic: 'b', payload: true });
@@ -124,7 +126,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
       flowNode('unpack', 'msgpack', [['cap-unpacked']], { property: 'payload' }),
       captureNode('cap-packed', 'msgpack-packed'),
       captureNode('cap-unpacked', 'msgpack-unpacked'),
-    ]);
+    ], { tab: TAB });
     inject(server, 'pack', { payload: { a: 1, b: ['x', 2] } });
     assert.ok(Buffer.isBuffer((await capture.waitFor('msgpack-packed'))[0].payload));
     assert.deepEqual((await capture.waitFor('msgpack-unpacked'))[0].payload, { a: 1, b: ['x', 2] });
@@ -138,7 +140,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
         options: [{ name: 'tick', topic: 'tick', payloadType: 'str', payload: 'tock', expressionType: 'cron', expression: '* * * * * * *' }],
       }),
       captureNode('cap', 'cron-out'),
-    ]);
+    ], { tab: TAB });
     const [msg] = await capture.waitFor('cron-out', 1, 5000);
     assert.equal(msg.topic, 'tick');
     assert.equal(msg.payload, 'tock');
@@ -148,7 +150,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
     const injected = await request(server.at('cronplusinject/cron'), { method: 'POST' });
     assert.equal(injected.status, 200);
     assert.equal(injected.text, 'OK');
-    await deploy(server, []);
+    await deploy(server, [], { tab: TAB });
   });
 
   moduleTest('node-red-contrib-loop-processing', 'array-loop iterates an array and exits with the key reset', async () => {
@@ -156,7 +158,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
       flowNode('loop', 'array-loop', [['cap-exit'], ['cap-body']], { key: 'loopKey', keyType: 'msg', array: 'items', arrayType: 'msg', reset: true, resetValue: 'value-null' }),
       captureNode('cap-body', 'loop-body', [['loop']], true),
       captureNode('cap-exit', 'loop-exit'),
-    ]);
+    ], { tab: TAB });
     inject(server, 'loop', { items: ['a', 'b', 'c'] });
     const [exit] = await capture.waitFor('loop-exit');
     // One message object travels round the loop (as in Node-RED), so count the passes.
@@ -169,7 +171,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
     await deploy(server, [
       flowNode('gen', 'data-generator', [['cap']], { field: 'payload', fieldType: 'msg', syntax: 'json', template: '{"n": {{int 1 5}}, "who": "{{firstName}}"}' }),
       captureNode('cap', 'gen-out'),
-    ]);
+    ], { tab: TAB });
     inject(server, 'gen', { payload: null });
     const [msg] = await capture.waitFor('gen-out');
     assert.ok(msg.payload.n >= 1 && msg.payload.n <= 5);
@@ -178,7 +180,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
 
   moduleTest('node-red-contrib-env', 'process-env reads a variable', async () => {
     process.env.RUNNEL_ECOSYSTEM_VAR = 'from-the-environment';
-    await deploy(server, [flowNode('env', 'process-env', [['cap']], { key: 'RUNNEL_ECOSYSTEM_VAR', topic: '' }), captureNode('cap', 'env-out')]);
+    await deploy(server, [flowNode('env', 'process-env', [['cap']], { key: 'RUNNEL_ECOSYSTEM_VAR', topic: '' }), captureNode('cap', 'env-out')], { tab: TAB });
     inject(server, 'env', { payload: null });
     assert.equal((await capture.waitFor('env-out'))[0].payload, 'from-the-environment');
   });
@@ -190,7 +192,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
       captureNode('cap-single', 'counter-single'),
       captureNode('cap-count', 'counter-count'),
       captureNode('cap-orig', 'counter-orig'),
-    ]);
+    ], { tab: TAB });
     // A reset applies after the step, so {reset: true} lands on init whatever the count was.
     const inputs = [{ payload: 'a' }, { payload: 'b' }, { payload: 'c' }, { reset: true }, { increment: 3 }, { decrement: 1 }, { reset: 4 }, { increment: 9 }];
     for (const msg of inputs) inject(server, 'single', msg);
@@ -215,7 +217,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
       captureNode('cap-2', 'timer-2'),
       flowNode('watch', 'status', [['cap-status']], { scope: ['timer'] }),
       captureNode('cap-status', 'timer-status'),
-    ]);
+    ], { tab: TAB });
     inject(server, 'timer', { payload: 'go' });
     // Timers fire in expiry order, so this one always runs before the node's 1 s timer.
     await new Promise((r) => setTimeout(r, 300));
@@ -255,7 +257,7 @@ describe('real modules from the npm registry', { timeout: 40 * 60_000 }, () => {
       captureNode('cap-none', 'uuid-none'),
       flowNode('catch', 'catch', [['cap-err']], { scope: null, uncaught: false }),
       captureNode('cap-err', 'uuid-errors'),
-    ]);
+    ], { tab: TAB });
     inject(server, 'v4', { payload: null });
     assert.match((await capture.waitFor('uuid-v4'))[0].payload, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     inject(server, 'v5', { payload: null });

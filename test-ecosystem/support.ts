@@ -20,16 +20,6 @@ export function captureNode(id: string, name: string, wires: string[][] = [], pa
   return flowNode(id, 'test-capture', wires, { name, passthrough });
 }
 
-/** Deploys `nodes` on one tab (full deploy) and fails loudly on anything but 200. */
-export async function deploy(server: TestServer, nodes: Record<string, unknown>[]): Promise<void> {
-  const res = await request(server.at('flows'), {
-    method: 'POST',
-    json: [{ id: TAB, type: 'tab', label: 'ecosystem' }, ...nodes],
-    headers: { 'node-red-deployment-type': 'full' },
-  });
-  if (res.status !== 200 && res.status !== 204) throw new Error(`deploy failed: ${res.status} ${res.text}`);
-}
-
 /** Installs a registry module through POST /nodes (the slow part: npm resolves its dependencies). */
 export function install(server: TestServer, module: string) {
   return request(server.at('nodes'), { method: 'POST', json: { module }, signal: AbortSignal.timeout(240_000) });

@@ -5,11 +5,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { request, startServer, tempDir } from '../test/helpers/server.js';
+import { startServer } from '../test/helpers/server.js';
 import { installCapture } from '../test/helpers/capture.js';
 import { bundledNpmCli } from '../src/registry/npm.js';
+import { tempDir, removeDir } from '../test/helpers/dirs.js';
+import { deploy } from '../test/helpers/deploy.js';
 
 const run = promisify(execFile);
 
@@ -35,13 +37,13 @@ test('a tarball packed from the registry installs through multipart POST /nodes 
       { id: 's', type: 'smooth', z: 't1', action: 'mean', count: '3', round: '', mult: 'single', x: 1, y: 1, wires: [['out']] },
       { id: 'out', type: 'test-capture', name: 'out', z: 't1', x: 1, y: 1, wires: [] },
     ];
-    assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
+    await deploy(server, flows);
     const node = server.instance.runtime.services.nodes.get('s')!;
     for (const payload of [3, 6, 9]) node.receive({ payload });
     const got = await capture.waitFor('out', 3);
     assert.deepEqual(got.map((m) => m.payload), [3, 4.5, 6]);
   } finally {
     await server.dispose();
-    await rm(work, { recursive: true, force: true });
+    await removeDir(work);
   }
 });

@@ -1,12 +1,14 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { writeFile, readdir, rm } from 'node:fs/promises';
+import { writeFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { verify } from '../src/auth/bcrypt.js';
-import { tempDir, request } from './helpers/server.js';
+import { request } from './helpers/server.js';
 import { after } from 'node:test';
 import { runCli, spawnRunnel, killRunnels, BIN } from './helpers/process.js';
+import { tempDir, removeDir } from './helpers/dirs.js';
+import { deploy } from './helpers/deploy.js';
 
 describe('command line', () => {
   after(killRunnels);
@@ -35,7 +37,7 @@ describe('command line', () => {
       assert.equal(badFlag.code, 1);
       assert.match(badFlag.stderr, /--port/);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 
@@ -53,7 +55,7 @@ describe('command line', () => {
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     } finally {
       blocker.close();
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 
@@ -91,7 +93,7 @@ describe('command line', () => {
       assert.match(plain.out, /listening on http:\/\/127\.0\.0\.1:\d+\//);
       assert.ok((await readdir(path.join(dir, '.runnel'))).includes('.config.runtime.json'));
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 
@@ -103,8 +105,7 @@ describe('command line', () => {
         { id: 't1', type: 'tab' },
         { id: 'f1', type: 'function', z: 't1', x: 1, y: 1, wires: [], func: 'return msg;', finalize: "node.warn('finalize-ran');", outputs: 1 },
       ];
-      const r = await request(new URL('flows', run.url).href, { method: 'POST', json: flows });
-      assert.equal(r.status, 204, r.text);
+      await deploy(run, flows);
       run.child.kill('SIGTERM');
       assert.equal(await run.exited, 0);
       assert.match(run.output(), /finalize-ran/);
@@ -117,7 +118,7 @@ describe('command line', () => {
         await again.exited;
       }
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 });

@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, readdir, rm } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { tempDir, request } from './helpers/server.js';
+import { request } from './helpers/server.js';
 import { spawnRunnel, killRunnels } from './helpers/process.js';
 import { CredentialCipher } from '../src/credentials/cipher.js';
+import { tempDir, removeDir } from './helpers/dirs.js';
 
 /**
  * Kills Runnel with SIGKILL at random instants while deploys stream in, then checks after every
@@ -91,6 +92,6 @@ test(`SIGKILL during deploys never leaves a broken or mismatched pair (${KILLS} 
     assert.deepEqual((await readdir(userDir)).filter((f) => f.includes('tmp')), [], 'no temp files pile up');
   } finally {
     killRunnels();
-    await rm(dir, { recursive: true, force: true });
+    await removeDir(dir);
   }
 });

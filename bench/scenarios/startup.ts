@@ -16,7 +16,7 @@ export const startupScenario: Scenario = {
     { key: 'serve', label: 'until the flows serve', unit: 'ms', digits: 0, goals: [{ kind: 'ratio', op: '<=', value: 0.2 }] },
   ],
   seedFlows: (ctx) => JSON.stringify(bigConfig(ctx, 'ready').flows),
-  async measure(system, ctx) {
+  async measure(system) {
     await waitForBody(system.base + PROBE_PATH, 'ready', DEPLOY_TIMEOUT_MS);
     const serve = performance.now() - system.spawnedAt;
     return { admin: system.readyAt - system.spawnedAt, serve };

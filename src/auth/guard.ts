@@ -34,6 +34,10 @@ export type BearerResult = { ok: true; principal: Principal | null } | BearerFai
  */
 export async function checkBearer(auth: AuthService, authorization: string | undefined, permission: string): Promise<BearerResult> {
   if (!auth.enabled) return { ok: true, principal: null };
+  const anonymous = auth.anonymousScope;
+  if (!authorization && anonymous !== undefined && hasPermission(anonymous, permission)) {
+    return { ok: true, principal: { username: 'anonymous', scope: [...anonymous], tokenHash: '' } };
+  }
   if (!authorization || !/^Bearer(?: |$)/i.test(authorization)) {
     return fail('unauthorized', 'Authentication required: send Authorization: Bearer <token>', REALM);
   }

@@ -2,10 +2,13 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from '../log.js';
 import type { AdminAuthConfig, Settings, UserConfig } from '../settings.js';
 import type { Storage } from '../storage/types.js';
-import type { AuthService, Principal, TokenGrant } from './types.js';
+import type { AuthService, AutomationToken, Principal, TokenGrant } from './types.js';
 import { OAuthError } from './oauth-error.js';
 import { createPasswordChecker, type PasswordChecker } from './passwords.js';
-import { resolveScope } from './permissions.js';
+import { hasPermission, permissionList, resolveScope } from './permissions.js';
+import { randomUUID } from 'node:crypto';
+import { RunnelError } from '../errors.js';
+import type { SessionRecord } from '../storage/types.js';
 import { LoginThrottle } from './throttle.js';
 import { hashToken, TokenStore } from './tokens.js';
 import { WorkQueue } from './queue.js';
@@ -34,8 +37,15 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
     lifetime: config.sessionExpiryTime,
     maxPerUser: MAX_SESSIONS_PER_USER,
   });
-  return new CredentialsAuth(config, deps.settings.loginThrottle, deps.log, checker, tokens);
+  const auth = new CredentialsAuth(config, deps.settings.loginThrottle, deps.log, checker, tokens);
+  const unsubscribe = deps.storage.shared?.onChange((change) => {
+    if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
+  });
+  if (unsubscribe) auth.onClose(unsubscribe);
+  return auth;
 }
+
+const authOff = () => new RunnelError('not_found', 'Admin authentication is not enabled');
 
 const disabledAuth: AuthService = {
   enabled: false,
@@ -44,6 +54,15 @@ const disabledAuth: AuthService = {
     throw new OAuthError(404, 'not_found', 'Admin authentication is not enabled');
   },
   revoke: async () => undefined,
+  createAutomationToken: async () => {
+    throw authOff();
+  },
+  listAutomationTokens: () => {
+    throw authOff();
+  },
+  revokeAutomationToken: async () => {
+    throw authOff();
+  },
   close: async () => undefined,
 };
 
@@ -51,6 +70,7 @@ type Attempt = { throttled: number } | { user: UserConfig | null };
 
 class CredentialsAuth implements AuthService {
   readonly enabled = true;
+  readonly anonymousScope: string[] | undefined;
   private readonly users: Map<string, UserConfig>;
   private readonly throttle: LoginThrottle;
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
@@ -61,6 +81,9 @@ class CredentialsAuth implements AuthService {
     MAX_QUEUED_LOGINS,
   );
   private readonly timer: NodeJS.Timeout;
+  private readonly closers: Array<() => void> = [];
+  private reloading: Promise<void> | undefined;
+  private reloadAgain = false;
 
   constructor(
     private readonly config: AdminAuthConfig,
@@ -70,6 +93,7 @@ class CredentialsAuth implements AuthService {
     private readonly tokens: TokenStore,
   ) {
     this.users = new Map(config.users.map((u) => [u.username, u]));
+    this.anonymousScope = config.default && permissionList(config.default.permissions);
     this.throttle = new LoginThrottle(throttle);
     this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS);
     this.timer.unref();
@@ -77,10 +101,50 @@ class CredentialsAuth implements AuthService {
 
   async authenticate(token: string): Promise<Principal | null> {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
-    const session = this.tokens.get(token);
+    const session = this.tokens.get(token) ?? (await this.tokens.fetch(token).catch(() => undefined));
+    if (session?.automation) {
+      const { id, name } = session.automation;
+      this.log.audit({ event: 'auth.token.use', id, name }, 'automation token used');
+      return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
+    }
     // Removing a user from the settings ends their sessions; their scope stays frozen otherwise.
-    if (!session || !this.users.has(session.username)) return null;
-    return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
+    if (session && this.users.has(session.username)) return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
+    return session ? null : this.external(token);
+  }
+
+  /** Node-RED's adminAuth.tokens: the settings' own function vouches for tokens Runnel did not issue. */
+  private async external(token: string): Promise<Principal | null> {
+    if (!this.config.tokens) return null;
+    let user;
+    try {
+      user = await this.config.tokens(token);
+    } catch (e) {
+      this.log.error({ err: e }, 'adminAuth.tokens threw; the token is refused');
+      return null;
+    }
+    if (!user || typeof user.username !== 'string' || user.permissions === undefined) return null;
+    return { username: user.username, scope: permissionList(user.permissions), tokenHash: hashToken(token) };
+  }
+
+  async createAutomationToken(creator: Principal, req: { name: string; scope: string[]; expiresIn?: number; reqId?: string }): Promise<{ token: string; info: AutomationToken }> {
+    const beyond = req.scope.filter((s) => !hasPermission(creator.scope, s));
+    if (beyond.length > 0) throw new RunnelError('forbidden', `A token cannot have permissions its creator lacks: ${beyond.join(' ')}`);
+    const info = { id: randomUUID(), name: req.name, created: Date.now(), createdBy: creator.username };
+    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, lifetime: req.expiresIn });
+    this.log.audit({ event: 'auth.token.create', id: info.id, name: info.name, scope: req.scope, username: creator.username, reqId: req.reqId }, 'automation token created');
+    return { token, info: describeToken(record) };
+  }
+
+  listAutomationTokens(): AutomationToken[] {
+    return this.tokens.automationTokens().map(describeToken);
+  }
+
+  async revokeAutomationToken(caller: Principal, id: string, reqId?: string): Promise<boolean> {
+    const record = this.tokens.automationTokens().find((s) => s.automation!.id === id);
+    if (!record) return false;
+    await this.tokens.remove(record.tokenHash);
+    this.log.audit({ event: 'auth.token.revoke', id, name: record.automation!.name, username: caller.username, reqId }, 'automation token revoked');
+    return true;
   }
 
   async login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
@@ -137,7 +201,31 @@ class CredentialsAuth implements AuthService {
     this.log.audit({ ...who, owner: session.username, outcome: 'revoked', self: tokenHash === caller.tokenHash }, 'token revoked');
   }
 
+  /** Re-reads the shared sessions; calls during a reload share one more reload after it. */
+  reloadSessions(): void {
+    if (this.reloading) {
+      this.reloadAgain = true;
+      return;
+    }
+    this.reloading = this.tokens.reload().then(
+      () => undefined,
+      (err: unknown) => this.log.warn({ err: (err as Error).message }, 'reloading the shared sessions failed'),
+    ).then(() => {
+      this.reloading = undefined;
+      if (this.reloadAgain) {
+        this.reloadAgain = false;
+        this.reloadSessions();
+      }
+    });
+  }
+
+  onClose(closer: () => void): void {
+    this.closers.push(closer);
+  }
+
   async close(): Promise<void> {
+    for (const closer of this.closers) closer();
+    await this.reloading;
     clearInterval(this.timer);
     await this.tokens.flush();
   }
@@ -146,4 +234,9 @@ class CredentialsAuth implements AuthService {
     this.throttle.prune();
     this.tokens.prune().catch((e: unknown) => this.log.error({ err: e }, 'pruning expired sessions failed'));
   }
+}
+
+function describeToken(record: SessionRecord): AutomationToken {
+  const { id, name, created, createdBy } = record.automation!;
+  return { id, name, scope: [...record.scope], created, ...(record.expires === Number.MAX_SAFE_INTEGER ? {} : { expires: record.expires }), createdBy };
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../log.js';
-import type { SessionRecord, Storage } from '../storage/types.js';
+import type { AutomationTokenInfo, SessionRecord, Storage } from '../storage/types.js';
 
 /** SHA-256 hex of a bearer token: the only form in which a token is kept or persisted. */
 export function hashToken(token: string): string {
@@ -26,6 +26,10 @@ export interface TokenStoreOptions {
  */
 export class TokenStore {
   private readonly sessions = new Map<string, SessionRecord>();
+  /** Hashes storage held at the last read: one missing from the next read was revoked elsewhere. */
+  private storedHashes = new Set<string>();
+  /** Hashes removed here whose removal storage may not hold yet: a read must not bring them back. */
+  private readonly removedHere = new Set<string>();
   private saving: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
   private readonly now: () => number;
@@ -44,24 +48,54 @@ export class TokenStore {
     const stored = await storage.getSessions();
     const now = store.now();
     for (const s of stored) if (isSessionRecord(s) && s.expires > now) store.sessions.set(s.tokenHash, s);
+    if (storage.shared) store.storedHashes = new Set(stored.map((s) => s.tokenHash));
     if (store.sessions.size !== stored.length) await store.persist();
     return store;
+  }
+
+  /**
+   * Takes in what other instances sharing the storage did: their new sessions, and their
+   * revocations (sessions storage held before and no longer does). Local changes not yet saved
+   * are kept either way.
+   */
+  async reload(): Promise<void> {
+    const stored = (await this.storage.getSessions()).filter(isSessionRecord);
+    const now = new Set(stored.map((s) => s.tokenHash));
+    for (const hash of this.sessions.keys()) if (this.storedHashes.has(hash) && !now.has(hash)) this.sessions.delete(hash);
+    for (const s of stored) if (!this.sessions.has(s.tokenHash) && !this.removedHere.has(s.tokenHash)) this.sessions.set(s.tokenHash, s);
+    for (const hash of this.removedHere) if (!now.has(hash)) this.removedHere.delete(hash);
+    this.storedHashes = now;
+  }
+
+  /** The live session of a token created by another instance this one has not heard of yet. */
+  async fetch(token: string): Promise<SessionRecord | undefined> {
+    const shared = this.storage.shared;
+    const tokenHash = hashToken(token);
+    if (!shared || this.removedHere.has(tokenHash)) return undefined;
+    const s = await shared.findSession(tokenHash);
+    if (!s || !isSessionRecord(s) || this.sessions.has(tokenHash) || this.removedHere.has(tokenHash)) return this.getByHash(tokenHash);
+    this.sessions.set(tokenHash, s);
+    this.storedHashes.add(tokenHash);
+    return this.getByHash(tokenHash);
   }
 
   get size(): number {
     return this.sessions.size;
   }
 
-  async create(username: string, client: string, scope: string[]): Promise<{ token: string; record: SessionRecord }> {
+  /** A session; with `automation`, an automation token living `lifetime` seconds (default: until revoked). */
+  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; lifetime?: number }): Promise<{ token: string; record: SessionRecord }> {
     const token = newToken();
+    const lifetime = automation ? automation.lifetime : this.options.lifetime;
     const record: SessionRecord = {
       tokenHash: hashToken(token),
       username,
       client,
       scope,
-      expires: this.now() + this.options.lifetime * 1000,
+      expires: lifetime === undefined ? Number.MAX_SAFE_INTEGER : this.now() + lifetime * 1000,
+      ...(automation ? { automation: automation.info } : {}),
     };
-    this.dropOldestBeyondCap(username);
+    if (!automation) this.dropOldestBeyondCap(username);
     this.sessions.set(record.tokenHash, record);
     try {
       await this.persist();
@@ -77,6 +111,12 @@ export class TokenStore {
     return this.getByHash(hashToken(token));
   }
 
+  /** The live automation tokens, oldest first. */
+  automationTokens(): SessionRecord[] {
+    const now = this.now();
+    return [...this.sessions.values()].filter((s) => s.automation !== undefined && s.expires > now).sort((a, b) => a.automation!.created - b.automation!.created);
+  }
+
   getByHash(tokenHash: string): SessionRecord | undefined {
     const s = this.sessions.get(tokenHash);
     return s && s.expires > this.now() ? s : undefined;
@@ -84,6 +124,7 @@ export class TokenStore {
 
   async remove(tokenHash: string): Promise<boolean> {
     if (!this.sessions.delete(tokenHash)) return false;
+    this.forget(tokenHash);
     await this.persist();
     return true;
   }
@@ -95,6 +136,7 @@ export class TokenStore {
     for (const [h, s] of this.sessions) {
       if (s.expires <= now) {
         this.sessions.delete(h);
+        this.forget(h);
         removed++;
       }
     }
@@ -107,11 +149,19 @@ export class TokenStore {
     await this.saving.catch(() => undefined);
   }
 
+  /** Only shared storage is read again, so only then does a removal need remembering. */
+  private forget(tokenHash: string): void {
+    if (this.storage.shared) this.removedHere.add(tokenHash);
+  }
+
   private dropOldestBeyondCap(username: string): void {
-    const mine = [...this.sessions.values()].filter((s) => s.username === username);
+    const mine = [...this.sessions.values()].filter((s) => s.username === username && s.automation === undefined);
     if (mine.length < this.options.maxPerUser) return;
     mine.sort((a, b) => a.expires - b.expires);
-    for (const s of mine.slice(0, mine.length - this.options.maxPerUser + 1)) this.sessions.delete(s.tokenHash);
+    for (const s of mine.slice(0, mine.length - this.options.maxPerUser + 1)) {
+      this.sessions.delete(s.tokenHash);
+      this.forget(s.tokenHash);
+    }
   }
 
   /**
@@ -125,7 +175,10 @@ export class TokenStore {
       .catch(() => undefined)
       .then(() => {
         this.queued = undefined;
-        return this.storage.saveSessions([...this.sessions.values()]);
+        const snapshot = [...this.sessions.values()];
+        return this.storage.saveSessions(snapshot).then(() => {
+          if (this.storage.shared) this.storedHashes = new Set([...this.storedHashes, ...snapshot.map((s) => s.tokenHash)]);
+        });
       });
     next.catch((e: unknown) => this.log.error({ err: e }, 'saving sessions failed'));
     this.queued = next;

@@ -7,6 +7,18 @@ export interface Principal {
   tokenHash: string;
 }
 
+/** An automation token as listed: never its secret. */
+export interface AutomationToken {
+  id: string;
+  name: string;
+  scope: string[];
+  /** Epoch milliseconds. */
+  created: number;
+  /** Epoch milliseconds; absent when it lives until revoked. */
+  expires?: number;
+  createdBy: string;
+}
+
 export interface TokenGrant {
   accessToken: string;
   expiresIn: number;
@@ -15,12 +27,22 @@ export interface TokenGrant {
 /** What the HTTP layer needs from authentication; auth off means `enabled === false`. */
 export interface AuthService {
   readonly enabled: boolean;
+  /** What a request without a token may do (`adminAuth.default`); undefined: nothing. */
+  readonly anonymousScope?: string[];
   /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */
   authenticate(token: string): Promise<Principal | null>;
   /** The password grant. Throws OAuthError on failure. `ip` keys the throttling; `reqId` ties audit lines to the request. */
   login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant>;
   /** Revokes `token` if it belongs to `caller` or the caller has `*`; silently ignores anything else (RFC 7009). */
   revoke(caller: Principal, token: string, reqId?: string): Promise<void>;
+  /**
+   * Issues an automation token for CI/CD: scope within the creator's, optional lifetime in seconds.
+   * The token is returned once; only its hash is kept. Throws RunnelError forbidden / not_found.
+   */
+  createAutomationToken(creator: Principal, req: { name: string; scope: string[]; expiresIn?: number; reqId?: string }): Promise<{ token: string; info: AutomationToken }>;
+  listAutomationTokens(): AutomationToken[];
+  /** False when no automation token has that id. */
+  revokeAutomationToken(caller: Principal, id: string, reqId?: string): Promise<boolean>;
   /** Flushes sessions and stops timers. */
   close(): Promise<void>;
 }

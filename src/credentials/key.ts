@@ -17,7 +17,7 @@ export interface CredentialKey {
   legacySecrets: string[];
 }
 
-type KeyStorage = Pick<Storage, 'getRuntimeConfig' | 'saveRuntimeConfig'>;
+type KeyStorage = Pick<Storage, 'getRuntimeConfig' | 'updateRuntimeConfig'>;
 
 const SYSTEM_KEY = '_credentialSecret';
 
@@ -44,17 +44,18 @@ export async function resolveCredentialKey(
     log.warn('Credentials are encrypted with a generated key kept in .config.runtime.json; set credentialSecret to choose your own');
     return { type: 'system', secret: systemKey, legacySecrets: [] };
   }
-  const secret = randomBytes(32).toString('hex');
-  await storage.saveRuntimeConfig({ ...config, [SYSTEM_KEY]: secret });
+  // Set only if still absent: an instance sharing the storage may have generated one meanwhile.
+  const generated = randomBytes(32).toString('hex');
+  const kept = await storage.updateRuntimeConfig((c) => (typeof c[SYSTEM_KEY] === 'string' && c[SYSTEM_KEY] !== '' ? c : { ...c, [SYSTEM_KEY]: generated }));
+  const secret = kept[SYSTEM_KEY] as string;
+  if (secret !== generated) return { type: 'system', secret, legacySecrets: [] };
   log.warn('Generated a credential key and saved it in .config.runtime.json; lose that file and the credentials are lost. Set credentialSecret to choose your own');
   return { type: 'system', secret, legacySecrets: [] };
 }
 
 /** Drops the generated key from the runtime config once nothing encrypted with it is stored. */
 export async function retireSystemKey(storage: KeyStorage, log: Logger): Promise<void> {
-  const config = await storage.getRuntimeConfig();
-  if (!(SYSTEM_KEY in config)) return;
-  const { [SYSTEM_KEY]: _retired, ...rest } = config;
-  await storage.saveRuntimeConfig(rest);
+  if (!(SYSTEM_KEY in (await storage.getRuntimeConfig()))) return;
+  await storage.updateRuntimeConfig(({ [SYSTEM_KEY]: _retired, ...rest }) => rest);
   log.info('Credentials re-encrypted: removed the generated key from .config.runtime.json');
 }

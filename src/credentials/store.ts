@@ -31,14 +31,23 @@ export interface CredentialStoreOptions {
   definitionOf: DefinitionLookup;
   log: Logger;
   /** Used only to drop the generated key from the runtime config once it is no longer needed. */
-  storage: Pick<Storage, 'getRuntimeConfig' | 'saveRuntimeConfig'>;
+  storage: Pick<Storage, 'getRuntimeConfig' | 'updateRuntimeConfig'>;
+}
+
+/**
+ * A deep copy of a credential map keyed by node id, without a prototype: ids such as
+ * `constructor` or `__proto__` are ordinary keys (on a plain object they read inherited members
+ * or replace the prototype). structuredClone yields plain objects, hence the copy onto a null one.
+ */
+function idMap(source: CredentialMap = {}): CredentialMap {
+  return Object.assign(Object.create(null) as CredentialMap, structuredClone(source));
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class CredentialStore {
-  private map: CredentialMap = {};
+  private map: CredentialMap = idMap();
   private readonly cipher: CredentialCipher;
   /** The maps that produced each document serialise() returned, to recognise them in saved(). */
   private readonly produced = new WeakMap<StoredCredentials, CredentialMap>();
@@ -61,7 +70,7 @@ export class CredentialStore {
    */
   async load(stored: StoredCredentials | null): Promise<void> {
     if (stored === null) {
-      this.map = {};
+      this.map = idMap();
       this.stale = false;
       this.dirty = false;
       return;
@@ -72,14 +81,14 @@ export class CredentialStore {
     } catch (e) {
       throw new RunnelError('credentials_undecryptable', `Failed to decrypt credentials: ${(e as Error).message}`);
     }
-    this.map = decrypted.map;
+    this.map = idMap(decrypted.map);
     this.stale = !decrypted.current;
     this.dirty = false;
   }
 
   /** Computes the credentials a deploy leads to, without touching the store. */
   plan(flows: FlowNodeConfig[], topLevel?: Record<string, unknown>): CredentialPlan {
-    const base = topLevel !== undefined && '$' in topLevel ? this.openBlob(topLevel.$) : structuredClone(this.map);
+    const base = topLevel !== undefined && '$' in topLevel ? idMap(this.openBlob(topLevel.$)) : idMap(this.map);
     const next: CredentialMap = base;
     const inlineIds = new Set<string>();
     const ids = new Set<string>();
@@ -143,12 +152,12 @@ export class CredentialStore {
   /** Makes a planned map the live one (after the flows were saved). */
   commit(map: CredentialMap): void {
     if (!isDeepStrictEqual(map, this.map)) this.dirty = true;
-    this.map = structuredClone(map);
+    this.map = idMap(map);
   }
 
   /** The document to hand to storage: `map` (default: the live map) encrypted with the current key. */
   async serialise(map: CredentialMap = this.map): Promise<StoredCredentials> {
-    const snapshot = structuredClone(map);
+    const snapshot = idMap(map);
     const doc = await this.cipher.encrypt(snapshot);
     this.produced.set(doc, snapshot);
     return doc;

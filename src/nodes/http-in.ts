@@ -1,6 +1,6 @@
 import { takeResponseMark } from './lib/response-mark.js';
 import type { ServerResponse } from 'node:http';
-import type { Msg, NodeConfig, NodeInstance, RedApi, RouteApp, RouteHandler } from '../runtime/red-api-types.js';
+import type { Msg, NodeConfig, NodeInstance, RedApi, RouteHandler } from '../runtime/red-api-types.js';
 import { statusOf } from '../errors.js';
 
 const METHODS = new Set(['get', 'post', 'put', 'delete', 'patch']);

@@ -7,7 +7,10 @@ import { randomBytes } from 'node:crypto';
 import Mustache from 'mustache';
 import { parseSetCookies, perform, setHeader, TimeoutError, type Credentials, type Headers, type Incoming } from './lib/http-client.js';
 import { markResponseHeaders, takeResponseMark } from './lib/response-mark.js';
+import type { ConnectionOptions } from 'node:tls';
 import type { Msg, NodeConfig, RedApi, RedUtil } from '../runtime/red-api-types.js';
+import { proxySelector } from './network/proxy/select.js';
+import type { TlsConfigNode } from './network/tls/tls.js';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const NO_OVERRIDE = 'Warning: msg properties can no longer override set node properties. See bit.ly/nr-override-msg-props';
@@ -36,8 +39,9 @@ export default function (RED: RedApi) {
       // senderr only keeps failed requests off the output: a non-2xx answer is an ordinary response.
       const senderr = config.senderr === true;
       const rules = Array.isArray(config.headers) ? (config.headers as HeaderRule[]) : [];
-      if (config.proxy) this.warn('http proxy configuration is not supported: requests are sent directly');
-      if (config.tls) this.warn('tls configuration is not supported: https requests use the default trust store');
+      const proxyFor = proxySelector(RED, config);
+      const tlsNode = config.tls ? (RED.nodes.getNode(String(config.tls)) as TlsConfigNode | null) : null;
+      const tlsOptions = tlsNode ? (tlsNode.addTLSOptions({}) as ConnectionOptions) : undefined;
 
       this.on('input', async (msg, send, done) => {
         this.status({ fill: 'blue', shape: 'dot', text: 'requesting' });
@@ -97,7 +101,7 @@ export default function (RED: RedApi) {
         let response: Incoming;
         try {
           response = await perform({
-            method, url, headers, body, timeout, digest,
+            method, url, headers, body, timeout, digest, proxyFor, tls: tlsOptions,
             followRedirects: msg.followRedirects !== false,
           });
         } catch (err) {

@@ -30,6 +30,14 @@ import html from './html.js';
 import file from './file.js';
 import exec from './exec.js';
 import globalConfig from './global-config.js';
+import tls from './network/tls/tls.js';
+import mqtt from './network/mqtt/index.js';
+import websocket from './network/websocket/index.js';
+import tcpin from './network/tcp/index.js';
+import udp from './network/udp/index.js';
+import httpproxy from './network/proxy/proxy.js';
+import watch from './watch.js';
+import unknown from './unknown.js';
 
 /**
  * The built-in node sets, each written against the same RED API contributed modules receive. The
@@ -73,5 +81,13 @@ export const CORE_NODES: NodeSets = {
     file,
     exec,
     'global-config': globalConfig,
+    tls,
+    mqtt,
+    websocket,
+    tcpin,
+    udp,
+    httpproxy,
+    watch,
+    unknown,
   },
 };

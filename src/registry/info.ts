@@ -1,4 +1,4 @@
-import type { ModuleInfo, NodeSetInfo } from './registry.js';
+import type { ModuleInfo, NodeSetInfo, PluginSetInfo } from './registry.js';
 
 /**
  * The node-set object of spec §2.5 plus Node-RED's extra fields clients read: `local` (and `user`)
@@ -30,5 +30,23 @@ export function moduleInfo(mod: ModuleInfo) {
     if (mod.path) info.path = mod.path;
   }
   info.nodes = [...mod.sets.values()].map((set) => setInfo(set, mod));
+  return info;
+}
+
+/** An entry of GET /plugins (Node-RED's plugin list: the set, its registered plugins, editor/runtime parts). */
+export function pluginSetInfo(set: PluginSetInfo) {
+  const info: Record<string, unknown> = {
+    id: set.id,
+    name: set.name,
+    enabled: set.enabled,
+    local: true,
+    user: true,
+    module: set.module,
+    plugins: set.plugins.map((p) => ({ id: p.id, type: p.type, module: p.module })),
+    editor: set.template !== undefined,
+    runtime: set.runtime,
+    version: set.version,
+  };
+  if (set.err) info.err = set.err;
   return info;
 }

@@ -1,4 +1,4 @@
-import { readFile, readdir, realpath } from 'node:fs/promises';
+import { access, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -36,23 +36,38 @@ export async function loadModule(host: LoaderHost, dir: string, flags: SetFlags 
   const real = await realpath(dir);
   const mod = registry.addModule({ name: pkg.name, version: pkg.version, path: dir, builtin: false });
   const conflicts: LoadResult['conflicts'] = [];
-  await Promise.all(
-    Object.entries(pkg.nodes).map(async ([setName, rel]) => {
-      const set = registry.addSet(pkg.name, setName);
-      set.enabled = flags[setName] ?? true;
-      const file = path.resolve(real, rel);
-      set.types = await declaredTypes(file);
-      const taken = set.types
-        .map((type) => ({ type, owner: registry.isBuiltinType(type) ? undefined : registry.getTypeSet(type) }))
-        .find((t) => t.owner && t.owner !== set);
-      if (taken) {
-        conflicts.push({ type: taken.type, module: taken.owner!.module });
-        set.err = `${taken.type} already registered`;
-        return;
-      }
-      if (set.enabled) await runSet(host, set, { file, pkg, real, conflicts });
-    }),
-  );
+  // One module scope for all its sets, as Node.js itself would give: files the sets share
+  // (a dashboard's common store) are loaded once. Only copies left by an earlier version go.
+  purgeRequireCache(real);
+  generation++;
+  // Node-RED loads a module's plugins before its nodes, each list in package.json order.
+  for (const [setName, rel] of Object.entries(pkg.plugins)) {
+    // Node-RED's rule: the entry names the plugin; its .js (or .cjs) is the runtime part, its .html the editor's.
+    const base = path.resolve(real, rel).replace(/\.[^./]+$/, '');
+    const code = (await exists(`${base}.js`)) ? `${base}.js` : (await exists(`${base}.cjs`)) ? `${base}.cjs` : undefined;
+    const set = registry.addPluginSet(pkg.name, setName, {
+      template: (await exists(`${base}.html`)) ? `${base}.html` : undefined,
+      runtime: code !== undefined,
+    });
+    if (code) await runSet(host, set, { file: code, pkg, real, conflicts });
+    else set.loaded = true;
+  }
+  const declared = await Promise.all(Object.values(pkg.nodes).map((rel) => declaredTypes(path.resolve(real, rel))));
+  for (const [i, [setName, rel]] of Object.entries(pkg.nodes).entries()) {
+    const set = registry.addSet(pkg.name, setName);
+    set.enabled = flags[setName] ?? true;
+    const file = path.resolve(real, rel);
+    set.types = declared[i];
+    const taken = set.types
+      .map((type) => ({ type, owner: registry.isBuiltinType(type) ? undefined : registry.getTypeSet(type) }))
+      .find((t) => t.owner && t.owner !== set);
+    if (taken) {
+      conflicts.push({ type: taken.type, module: taken.owner!.module });
+      set.err = `${taken.type} already registered`;
+      continue;
+    }
+    if (set.enabled) await runSet(host, set, { file, pkg, real, conflicts });
+  }
   return { module: mod, conflicts };
 }
 
@@ -68,6 +83,7 @@ export async function loadSetCode(host: LoaderHost, mod: ModuleInfo, set: NodeSe
 /** Removes a module's types and sets from the registry and drops its code from the module cache. */
 export async function unloadModule(host: LoaderHost, mod: ModuleInfo): Promise<void> {
   for (const set of mod.sets.values()) host.registry.removeSetTypes(set);
+  host.registry.removePlugins(mod);
   host.registry.modules.delete(mod.name);
   if (mod.path) purgeRequireCache(await realpath(mod.path).catch(() => mod.path!));
 }
@@ -115,6 +131,26 @@ export async function modulesIn(dir: string): Promise<string[]> {
   }
 }
 
+/**
+ * The Node-RED modules npm put in a `node_modules` directory (top level and scopes, links
+ * followed), as Node-RED scans the user directory: modules installed as another module's
+ * dependency load like the ones installed by name.
+ */
+export async function nodeRedModulesIn(nodeModules: string): Promise<string[]> {
+  const found: string[] = [];
+  const visit = async (dir: string, scoped: boolean) => {
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      if (name.startsWith('.')) continue;
+      const sub = path.join(dir, name);
+      if (!(await stat(sub).then((st) => st.isDirectory(), () => false))) continue;
+      if (!scoped && name.startsWith('@')) await visit(sub, true);
+      else if (await readNodeModulePackage(sub).then(() => true, () => false)) found.push(sub);
+    }
+  };
+  await visit(nodeModules, false);
+  return found;
+}
+
 function dependencyOrder(found: Map<string, { dir: string; pkg: NodeModulePackage }>) {
   const ordered: { dir: string; pkg: NodeModulePackage }[] = [];
   const visiting = new Set<string>();
@@ -142,7 +178,7 @@ async function runSet(host: LoaderHost, set: NodeSetInfo, { file, pkg, real, con
   set.types = [];
   delete set.err;
   try {
-    const entry = await importFresh(file, pkg.esm, real);
+    const entry = await importSet(file, pkg.esm);
     if (typeof entry === 'function') {
       await entry(host.redApiFor(set, { moduleDir: real, catalogs: await readCatalogs(file) }));
     }
@@ -161,16 +197,16 @@ async function runSet(host: LoaderHost, set: NodeSetInfo, { file, pkg, real, con
 let generation = 0;
 
 /**
- * Imports a set file bypassing earlier copies, so an upgraded or re-installed module runs its
- * new code: ESM through a cache-busting query, CommonJS after dropping the module's cache entries.
+ * Imports a set file. An upgraded or re-installed module must run its new code: ESM through a
+ * cache-busting query (one per module load), CommonJS because loadModule dropped the module's
+ * cache entries before its first set.
  */
-async function importFresh(file: string, esm: boolean, moduleDir: string): Promise<unknown> {
+async function importSet(file: string, esm: boolean): Promise<unknown> {
   const ext = path.extname(file);
   if (ext === '.mjs' || (ext !== '.cjs' && esm)) {
-    const ns = (await import(`${pathToFileURL(file).href}?v=${++generation}`)) as { default?: unknown };
+    const ns = (await import(`${pathToFileURL(file).href}?v=${generation}`)) as { default?: unknown };
     return ns.default;
   }
-  purgeRequireCache(moduleDir);
   const exported = createRequire(file)(file) as { __esModule?: boolean; default?: unknown } | undefined;
   if (exported && typeof exported !== 'function' && (exported.__esModule || typeof exported.default === 'function')) return exported.default;
   return exported;
@@ -180,6 +216,10 @@ function purgeRequireCache(moduleDir: string): void {
   const cache = createRequire(import.meta.url).cache;
   const prefix = moduleDir + path.sep;
   for (const key of Object.keys(cache)) if (key.startsWith(prefix)) delete cache[key];
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(() => true, () => false);
 }
 
 /** Node-RED's rule: a set's types are the `data-template-name`s of its companion .html. */

@@ -4,13 +4,17 @@ import type { ModuleHost } from './host.js';
 import { setInfo } from './info.js';
 import { RunnelError, errorMessage } from '../errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
-import { loadModule, loadModules, loadSetCode, modulesIn, unloadModule, type SetFlags } from './loader.js';
+import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
 import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
 import { InstallQueue, InstallSnapshot, assertAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 
-/** How a module came to be loaded; only npm-installed ones (`npm`, `local`, `tarball`) can be removed. */
-type ModuleSource = 'npm' | 'local' | 'tarball' | 'nodesDir' | 'builtin';
+/**
+ * How a module came to be loaded; only npm-installed ones (`npm`, `local`, `tarball`) can be
+ * removed. `dependency`: npm put it in node_modules for another module; installing it by name
+ * makes it the user's own.
+ */
+type ModuleSource = 'npm' | 'local' | 'tarball' | 'nodesDir' | 'builtin' | 'dependency';
 
 interface ModuleRecord {
   source: ModuleSource;
@@ -20,6 +24,15 @@ interface ModuleRecord {
 
 /** The runtime-config key holding installed modules and set enabled flags. */
 const CONFIG_KEY = 'modules';
+
+/**
+ * With shared storage every instance installs its own modules into its own user dir, so each keeps
+ * its own list: one shared list would make instances load (and overwrite) what only another has.
+ */
+function configKey(host: ModuleHost): string {
+  const shared = host.storage.shared;
+  return shared ? `${CONFIG_KEY}@${shared.instanceId}` : CONFIG_KEY;
+}
 const REMOVABLE: ModuleSource[] = ['npm', 'local', 'tarball'];
 
 /**
@@ -32,6 +45,42 @@ export class ModuleManager {
   private loaded = false;
 
   constructor(private readonly host: ModuleHost) {}
+
+  private get nodeModules(): string {
+    return path.join(this.host.settings.userDir, 'node_modules');
+  }
+
+  /**
+   * After npm changed the user dir: loads the Node-RED modules it brought in as dependencies
+   * (a dashboard under a widget module) and unloads the ones it pruned.
+   */
+  private async syncDependencies(): Promise<void> {
+    const present = await nodeRedModulesIn(this.nodeModules);
+    const fresh: string[] = [];
+    const names = new Set<string>();
+    for (const dir of present) {
+      const name = (await readNodeModulePackage(dir)).name;
+      names.add(name);
+      if (!this.host.registry.modules.has(name)) fresh.push(dir);
+    }
+    if (fresh.length) {
+      await loadModules(this.host, fresh, (name) => this.records[name]?.sets ?? {});
+      for (const mod of this.host.registry.modules.values()) {
+        if (!this.records[mod.name] && mod.path && this.inNodeModules(mod.path)) this.records[mod.name] = { source: 'dependency', version: mod.version, sets: {} };
+      }
+    }
+    const prefix = this.nodeModules + path.sep;
+    for (const mod of [...this.host.registry.modules.values()]) {
+      if (mod.builtin || !mod.path?.startsWith(prefix) || names.has(mod.name) || REMOVABLE.includes(this.records[mod.name]?.source)) continue;
+      await unloadModule(this.host, mod);
+      if (this.records[mod.name]?.source === 'dependency') delete this.records[mod.name];
+      this.host.log.info({ module: mod.name }, 'node module removed with the module that needed it');
+    }
+  }
+
+  private inNodeModules(dir: string): boolean {
+    return dir.startsWith(this.nodeModules + path.sep);
+  }
 
   private get ctx(): NpmContext {
     const { settings, log, events } = this.host;
@@ -46,18 +95,19 @@ export class ModuleManager {
     if (this.loaded) return;
     this.loaded = true;
     const { settings, registry } = this.host;
-    const stored = (await this.host.storage.getRuntimeConfig())[CONFIG_KEY];
+    const stored = (await this.host.storage.getRuntimeConfig())[configKey(this.host)];
     this.records = stored && typeof stored === 'object' ? { ...(stored as Record<string, ModuleRecord>) } : {};
     const dirs: string[] = [];
     for (const dir of settings.nodesDir) dirs.push(...(await modulesIn(dir)));
     for (const [name, rec] of Object.entries(this.records)) {
       if (REMOVABLE.includes(rec.source)) dirs.push(path.join(settings.userDir, 'node_modules', name));
     }
+    dirs.push(...(await nodeRedModulesIn(this.nodeModules)));
     await loadModules(this.host, dirs, (name) => this.records[name]?.sets ?? {});
     for (const mod of registry.modules.values()) {
       const rec = this.records[mod.name];
       if (mod.builtin && rec) for (const set of mod.sets.values()) registry.setEnabled(set, rec.sets[set.name] ?? true);
-      else if (!rec && mod.path) this.records[mod.name] = { source: 'nodesDir', version: mod.version, sets: {} };
+      else if (!rec && mod.path) this.records[mod.name] = { source: this.inNodeModules(mod.path) ? 'dependency' : 'nodesDir', version: mod.version, sets: {} };
     }
   }
 
@@ -114,6 +164,7 @@ export class ModuleManager {
       this.assertNotInUse([...mod.sets.values()]);
       await npmUninstall(name, this.ctx);
       await unloadModule(this.host, mod);
+      await this.syncDependencies();
       if (this.records[name].source === 'tarball') await rm(this.keptTarball(name, mod.version), { force: true });
       delete this.records[name];
       await this.persist();
@@ -156,6 +207,7 @@ export class ModuleManager {
   private assertInstallable(name: string, version: string | undefined): void {
     const mod = this.host.registry.modules.get(name);
     if (!mod) return;
+    if (this.records[name]?.source === 'dependency') return;
     if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source) || version === undefined || version === mod.version) {
       throw new RunnelError('module_already_loaded', `Module ${name} is already loaded at version ${mod.version}`);
     }
@@ -212,8 +264,9 @@ export class ModuleManager {
     }
     await snapshot.discard();
     this.records[name] = { source, version: loaded.version, sets: Object.fromEntries([...loaded.sets.values()].map((s) => [s.name, s.enabled])) };
-    await this.persist();
     this.host.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
+    await this.syncDependencies();
+    await this.persist();
     if (previous) await this.host.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
     if (previous) this.notify('node/upgraded', { module: name, version: loaded.version });
     else this.notify('node/added', [...loaded.sets.values()].map((set) => setInfo(set, loaded)));
@@ -234,6 +287,6 @@ export class ModuleManager {
   }
 
   private persist(): Promise<void> {
-    return this.host.updateRuntimeConfig((config) => ({ ...config, [CONFIG_KEY]: this.records }));
+    return this.host.updateRuntimeConfig((config) => ({ ...config, [configKey(this.host)]: this.records }));
   }
 }

@@ -10,6 +10,8 @@ export interface NodeModulePackage {
   esm: boolean;
   /** `node-red.nodes`: set name → file, relative to the module directory. */
   nodes: Record<string, string>;
+  /** `node-red.plugins`: plugin set name → file, loaded before the node sets. */
+  plugins: Record<string, string>;
   /** `node-red.version`: the Node-RED range the module supports. */
   range?: string;
   /** `node-red.dependencies`: Node-RED modules that must load first. */
@@ -31,24 +33,31 @@ export function parseNodeModulePackage(pkg: unknown, where: string): NodeModuleP
     throw new RunnelError('not_node_module', `${where} has no "node-red" section in its package.json`);
   }
   if (typeof p.name !== 'string' || !isValidPackageName(p.name)) throw new RunnelError('invalid_module_name', `${where} has an invalid package name`);
-  const nodes: Record<string, string> = {};
-  const rawNodes = nr.nodes ?? {};
-  if (typeof rawNodes !== 'object' || rawNodes === null || Array.isArray(rawNodes)) {
-    throw new RunnelError('invalid_module', `${where}: "node-red.nodes" must map set names to files`);
-  }
-  for (const [set, file] of Object.entries(rawNodes)) {
-    if (typeof file !== 'string' || file.length === 0) throw new RunnelError('invalid_module', `${where}: node set ${set} has no file`);
-    nodes[set] = file;
-  }
+  const nodes = fileMap(nr.nodes, 'nodes', where);
+  const plugins = fileMap(nr.plugins, 'plugins', where);
   const deps = nr.dependencies;
   return {
     name: p.name,
     version: typeof p.version === 'string' ? p.version : '0.0.0',
     esm: p.type === 'module',
     nodes,
+    plugins,
     range: typeof nr.version === 'string' ? nr.version : undefined,
     dependencies: Array.isArray(deps) ? deps.filter((d): d is string => typeof d === 'string') : [],
   };
+}
+
+/** `node-red.nodes` / `node-red.plugins`: set name → file. */
+function fileMap(raw: unknown = {}, key: string, where: string): Record<string, string> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new RunnelError('invalid_module', `${where}: "node-red.${key}" must map set names to files`);
+  }
+  const files: Record<string, string> = {};
+  for (const [set, file] of Object.entries(raw)) {
+    if (typeof file !== 'string' || file.length === 0) throw new RunnelError('invalid_module', `${where}: ${key} set ${set} has no file`);
+    files[set] = file;
+  }
+  return files;
 }
 
 /** Reads `<dir>/package.json`; 404 `not_node_module` when it is missing or has no node-red section. */

@@ -18,6 +18,18 @@ export interface NodeSetInfo {
   err?: string;
 }
 
+/** A plugin as registered: the module's definition object, with Node-RED's `id`, `module` and `path` added. */
+export type PluginDefinition = Record<string, unknown> & { id: string; type?: unknown; module: string };
+
+/** A `node-red.plugins` entry of a module: its code registers plugins instead of node types. */
+export interface PluginSetInfo extends NodeSetInfo {
+  plugins: PluginDefinition[];
+  /** The companion .html the editor loads, when there is one. */
+  template?: string;
+  /** Whether the set has runtime code (Node-RED's `runtime` flag). */
+  runtime: boolean;
+}
+
 export interface ModuleInfo {
   name: string;
   version: string;
@@ -25,6 +37,7 @@ export interface ModuleInfo {
   path?: string;
   builtin: boolean;
   sets: Map<string, NodeSetInfo>;
+  plugins: Map<string, PluginSetInfo>;
 }
 
 /** A subflow shipped as a node type (`RED.nodes.registerSubflow`): Node-RED's exported subflow JSON. */
@@ -68,14 +81,16 @@ export class Registry extends EventEmitter {
   private readonly shadowed = new Map<string, TypeEntry>();
   readonly modules = new Map<string, ModuleInfo>();
 
+  private readonly plugins = new Map<string, PluginDefinition>();
+
   constructor(private readonly nodeClasses: NodeClasses) {
     super();
   }
 
-  addModule(info: Omit<ModuleInfo, 'sets'>): ModuleInfo {
+  addModule(info: Omit<ModuleInfo, 'sets' | 'plugins'>): ModuleInfo {
     const existing = this.modules.get(info.name);
     if (existing) return Object.assign(existing, info);
-    const mod: ModuleInfo = { ...info, sets: new Map() };
+    const mod: ModuleInfo = { ...info, sets: new Map(), plugins: new Map() };
     this.modules.set(info.name, mod);
     return mod;
   }
@@ -89,6 +104,62 @@ export class Registry extends EventEmitter {
       mod.sets.set(setName, set);
     }
     return set;
+  }
+
+  addPluginSet(moduleName: string, setName: string, file: { template?: string; runtime: boolean }): PluginSetInfo {
+    const mod = this.modules.get(moduleName);
+    if (!mod) throw new Error(`unknown module ${moduleName}`);
+    const set: PluginSetInfo = {
+      id: `${moduleName}/${setName}`, name: setName, module: moduleName, version: mod.version, types: [], enabled: true, loaded: false, plugins: [], ...file,
+    };
+    mod.plugins.set(setName, set);
+    return set;
+  }
+
+  /**
+   * RED.plugins.registerPlugin from a plugin set (Node-RED's registry: the definition itself is
+   * kept and given `id`, `module` and `path`; `onadd` runs once it is registered).
+   */
+  registerPlugin(set: NodeSetInfo, id: string, definition: Record<string, unknown>): void {
+    if (typeof id !== 'string' || id.length === 0) throw new Error('plugin id must be a non-empty string');
+    if (definition === null || typeof definition !== 'object') throw new Error(`plugin ${id} needs a definition object`);
+    if (this.plugins.has(id)) throw new Error(`${id} already registered`);
+    const mod = this.modules.get(set.module);
+    const plugin = Object.assign(definition, { id, module: set.module, path: mod?.path }) as PluginDefinition;
+    this.plugins.set(id, plugin);
+    mod?.plugins.get(set.name)?.plugins.push(plugin);
+    if (typeof plugin.onadd === 'function') (plugin.onadd as () => void)();
+    this.emit('plugin-added', id);
+  }
+
+  getPlugin(id: string): PluginDefinition | undefined {
+    return this.plugins.get(id);
+  }
+
+  getPluginsByType(type: string): PluginDefinition[] {
+    return [...this.plugins.values()].filter((p) => p.type === type);
+  }
+
+  allPluginSets(): PluginSetInfo[] {
+    return [...this.modules.values()].flatMap((m) => [...m.plugins.values()]);
+  }
+
+  /** Forgets a module's plugins (removal or upgrade); `onremove` runs for each, as in Node-RED. */
+  removePlugins(mod: ModuleInfo): void {
+    for (const set of mod.plugins.values()) {
+      for (const plugin of set.plugins) {
+        this.plugins.delete(plugin.id);
+        if (typeof plugin.onremove === 'function') {
+          try {
+            (plugin.onremove as () => void)();
+          } catch {
+            // The plugin is going away whatever its clean-up does.
+          }
+        }
+      }
+      set.plugins = [];
+      set.loaded = false;
+    }
   }
 
   /** Registers a node type for a set; the runtime's `adopt` makes the constructor build its nodes. */

@@ -9,6 +9,7 @@ import type { ContextStorageSettings } from '../settings.js';
 import { readKey } from './context/memory-store.js';
 import type { ContextStore } from './context/store.js';
 import { createStores, type StoreSet } from './context/stores.js';
+import type { PostgresStoreSource } from './context/postgres-store.js';
 import type { ContextCallback, ContextScope, NodeContext } from './util/types.js';
 
 export type { ContextCallback, ContextScope, NodeContext } from './util/types.js';
@@ -32,6 +33,8 @@ export interface ContextManagerOptions {
   contextStorage?: ContextStorageSettings;
   /** Where a localfilesystem store keeps its files unless its config names a `dir`. */
   userDir?: string;
+  /** The cluster's shared storage, for the `postgres` store. */
+  shared?: PostgresStoreSource;
   log: ContextLogger;
 }
 
@@ -53,7 +56,7 @@ export class ContextManager {
   constructor(options: ContextManagerOptions) {
     this.log = options.log;
     const log = options.log;
-    this.stores = createStores(options.contextStorage, options.userDir, { warn: (m) => log.warn(m), error: (m) => (log.error ?? log.warn).call(log, m) });
+    this.stores = createStores(options.contextStorage, options.userDir, { warn: (m) => log.warn(m), error: (m) => (log.error ?? log.warn).call(log, m) }, options.shared);
     this.global = this.createScope(GLOBAL_SCOPE, undefined, options.functionGlobalContext ?? {});
   }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FlowNodeConfig } from '../storage/types.js';
 import { parseConfig, type ParsedConfig } from './config.js';
-import { diffConfigs, stopSet } from './diff.js';
+import { diffConfigs, stopSet, type ConfigDiff } from './diff.js';
 import type { DeploymentType } from './types.js';
 
 /**
@@ -18,6 +18,10 @@ export interface DeployPlan {
   stop: Set<string> | 'all';
   /** Nodes that keep running and get their new wires in place. */
   rewired: Iterable<string>;
+  /** The deployment type in effect: `full` when a global-config change forces it. */
+  type: Exclude<DeploymentType, 'reload'>;
+  /** The diff with the old configuration, made on first call (a full deploy needs it only if a RED.events listener reads it). */
+  diff(): ConfigDiff;
 }
 
 export function planDeploy(
@@ -26,16 +30,19 @@ export function planDeploy(
   credentialChanges: Set<string>,
   type: Exclude<DeploymentType, 'reload'>,
   isKnownType: (type: string) => boolean,
+  /** What this instance runs of `flows` (a cluster member off the primary disables primary-only tabs). */
+  view: (flows: FlowNodeConfig[]) => FlowNodeConfig[] = (f) => f,
 ): DeployPlan {
-  const parsed = parseConfig(flows, isKnownType);
+  const parsed = parseConfig(view(flows), isKnownType);
   // One serialisation serves the rev, the file, GET /flows and the diff's fast path.
   const texts = flows.map((n) => JSON.stringify(n));
   parsed.text = new Map(flows.map((n, i) => [n.id, texts[i]]));
   const json = `[${texts.join(',')}]`;
   const rev = createHash('sha256').update(json).digest('hex');
-  if (type !== 'full') {
-    const diff = diffConfigs(old, parsed, credentialChanges);
-    if (!diff.globalConfigChanged) return { parsed, json, rev, stop: stopSet(type, diff, old, parsed), rewired: diff.rewired };
+  let made: ConfigDiff | undefined;
+  const diff = () => (made ??= diffConfigs(old, parsed, credentialChanges));
+  if (type !== 'full' && !diff().globalConfigChanged) {
+    return { parsed, json, rev, stop: stopSet(type, diff(), old, parsed), rewired: diff().rewired, type, diff };
   }
-  return { parsed, json, rev, stop: 'all', rewired: [] };
+  return { parsed, json, rev, stop: 'all', rewired: [], type: 'full', diff };
 }

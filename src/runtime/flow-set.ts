@@ -54,10 +54,11 @@ export class FlowSet {
     return this.missing;
   }
 
-  /** Returns the ids that were stopped and those (re)started. */
-  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = []): Promise<{ stopped: string[]; started: string[] }> {
+  /** Returns the ids that were stopped and those (re)started; `onStopped` runs between stopping and starting. */
+  async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = [], onStopped?: () => void): Promise<{ stopped: string[]; started: string[] }> {
     const stopped = stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id));
     await this.stop(stopped, next);
+    onStopped?.();
     for (const [id, flow] of this.flows) {
       const tab = next.tabs.get(id);
       if (!tab || tab.disabled) this.flows.delete(id);
@@ -72,7 +73,9 @@ export class FlowSet {
     // Nested instances have derived ids the configuration does not list; their flow context stays.
     const active = new Set(next.all.keys());
     for (const id of this.liveInstances) active.add(id);
-    this.services.context.clean(active);
+    // Not awaited: the deploy answers once memory is clean; removed nodes' context files are deleted
+    // in the background (clean logs its own errors and close waits for the stores).
+    void this.services.context.clean(active);
     return { stopped, started };
   }
 
@@ -135,6 +138,7 @@ export class FlowSet {
     if (preparing) await preparing;
     this.missing = this.findMissing(config);
     const missing = new Set(this.missing);
+    this.forgetStaleErrors();
     this.waiting.clear();
     const blockedConfigs = new Set<string>();
     for (const [id, conf] of config.globalConfigs) if (missing.has(conf.type)) blockedConfigs.add(id);
@@ -171,6 +175,18 @@ export class FlowSet {
       this.services.log.warn({ missingTypes: this.missing }, `Waiting for missing types to be registered: ${this.missing.join(', ')}`);
     }
     return started;
+  }
+
+  /**
+   * The errors describe the running configuration only: a node that failed is not live, so every
+   * start either builds it again (and records a new error) or it is gone. Internal nodes of a live
+   * subflow instance keep theirs until the instance stops.
+   */
+  private forgetStaleErrors(): void {
+    for (const [id, report] of this.errors) {
+      if (this.home.has(id) || (report.z !== undefined && this.liveInstances.has(report.z))) continue;
+      this.errors.delete(id);
+    }
   }
 
   private create(flow: Flow, conf: FlowNodeConfig, started: string[]): void {

@@ -1,5 +1,5 @@
 import type { LiveNode, NodeFlow, RuntimeServices } from './services.js';
-import { FLOW, Node, type Msg, type NodeConfig, type NodeStatus } from './node.js';
+import { Node, constructingIn, type Msg, type NodeConfig, type NodeStatus } from './node.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import { cloneMessage, getSetting, type EnvNode } from './util/index.js';
 import { substituteEnv, type EnvContext } from './env/env.js';
@@ -147,10 +147,8 @@ export class Flow implements NodeFlow {
       return getSetting(self, name, this);
     };
     const conf = substituteEnv(config, lookup) as NodeConfig;
-    // A symbol key: invisible to JSON and Object.keys, and far cheaper than defineProperty per node.
-    conf[FLOW] = this;
     try {
-      const node = new ctor(conf) as Node;
+      const node = constructingIn(this, () => new ctor(conf) as Node);
       if (!(node instanceof Node) || node.id !== config.id) {
         return `type ${config.type} did not call RED.nodes.createNode`;
       }

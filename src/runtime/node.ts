@@ -10,8 +10,26 @@ export type { DoneFn, Msg, NodeStatus, SendFn };
 type InputHandler = (this: Node, msg: Msg, send: SendFn, done: DoneFn) => unknown;
 type CloseHandler = ((this: Node) => unknown) | ((this: Node, done: () => void) => unknown) | ((this: Node, removed: boolean, done: () => void) => unknown);
 
-/** The hidden link from a node's configuration to the flow constructing it (Node-RED's `_flow`). */
+/**
+ * The link from a configuration the runtime builds itself (subflow internals) to its flow. Configs
+ * handed to module constructors never carry it: modules iterate their config (lodash `pickBy`
+ * visits symbols too), so the flow under construction is known through `constructingIn` instead.
+ */
 export const FLOW = Symbol('runnel.flow');
+
+/** The flow whose node constructor is running: what `RED.nodes.createNode` attaches the node to. */
+let constructing: NodeFlow | undefined;
+
+/** Runs a node constructor with `flow` as the flow `createNode` attaches to. */
+export function constructingIn<T>(flow: NodeFlow, build: () => T): T {
+  const outer = constructing;
+  constructing = flow;
+  try {
+    return build();
+  } finally {
+    constructing = outer;
+  }
+}
 
 export interface NodeConfig extends ContractNodeConfig {
   [FLOW]?: NodeFlow;
@@ -32,11 +50,15 @@ export class Node extends EventEmitter implements LiveNode {
   declare name?: string;
   declare _alias?: string;
   declare wires: string[][];
+  /** Node-RED's count of wired targets over all outputs; dashboard widgets pass messages on only when it is non-zero. */
+  declare _wireCount: number;
+  /** Node-RED's shortcut target when exactly one wire leaves the node (some modules test it). */
+  declare _wire?: string;
   declare credentials?: Record<string, unknown>;
   declare _flow: NodeFlow;
   declare _inputHandlers: InputHandler[];
-  declare _closeHandlers: CloseHandler[];
-  declare _doneHandlers: number;
+  declare _closeCallbacks: CloseHandler[];
+  declare _expectedDoneCount: number;
   declare _closed: boolean;
   declare _send: SendFn;
   declare _stats: TypeCounters;
@@ -46,14 +68,24 @@ export class Node extends EventEmitter implements LiveNode {
     initNode(this, config);
   }
 
+  /** Node-RED keeps a lone input handler here (null otherwise); some modules call it directly. */
+  get _inputCallback(): InputHandler | null {
+    return this._inputHandlers.length === 1 ? this._inputHandlers[0] : null;
+  }
+
+  /** Node-RED's list of input handlers once there are several (null otherwise). */
+  get _inputCallbacks(): InputHandler[] | null {
+    return this._inputHandlers.length > 1 ? this._inputHandlers : null;
+  }
+
   override on(event: string | symbol, listener: (...args: any[]) => void): this {
     if (event === 'input') {
       this._inputHandlers.push(listener as InputHandler);
-      if (listener.length >= 3) this._doneHandlers++;
+      if (listener.length >= 3) this._expectedDoneCount++;
       return this;
     }
     if (event === 'close') {
-      this._closeHandlers.push(listener as CloseHandler);
+      this._closeCallbacks.push(listener as CloseHandler);
       return this;
     }
     return super.on(event, listener);
@@ -65,11 +97,11 @@ export class Node extends EventEmitter implements LiveNode {
 
   override removeListener(event: string | symbol, listener: (...args: any[]) => void): this {
     if (event === 'input' || event === 'close') {
-      const list: unknown[] = event === 'input' ? this._inputHandlers : this._closeHandlers;
+      const list: unknown[] = event === 'input' ? this._inputHandlers : this._closeCallbacks;
       const i = list.indexOf(listener);
       if (i >= 0) {
         list.splice(i, 1);
-        if (event === 'input' && listener.length >= 3) this._doneHandlers--;
+        if (event === 'input' && listener.length >= 3) this._expectedDoneCount--;
       }
       return this;
     }
@@ -173,7 +205,7 @@ export class Node extends EventEmitter implements LiveNode {
   private _handle(msg: Msg): void {
     const handlers = this._inputHandlers;
     // A lone handler always gets a working done, whatever it declares (`done = noop` has length 2).
-    const done = handlers.length === 1 ? makeLoneDone(this, msg) : this._doneHandlers > 0 ? makeDone(this, msg) : noDone;
+    const done = handlers.length === 1 ? makeLoneDone(this, msg) : this._expectedDoneCount > 0 ? makeDone(this, msg) : noDone;
     for (let i = 0; i < handlers.length; i++) {
       try {
         const result = handlers[i].call(this, msg, this._send, done);
@@ -187,7 +219,7 @@ export class Node extends EventEmitter implements LiveNode {
   }
 
   updateWires(wires: string[][]): void {
-    this.wires = normaliseWires(wires);
+    setWires(this, normaliseWires(wires));
   }
 
   context() {
@@ -248,7 +280,7 @@ export class Node extends EventEmitter implements LiveNode {
   async close(removed = false): Promise<void> {
     this._closed = true;
     const services = this._flow.services;
-    const closing = this._closeHandlers.map((handler) => runCloseHandler(this, handler, removed));
+    const closing = this._closeCallbacks.map((handler) => runCloseHandler(this, handler, removed));
     if (closing.length) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<'timeout'>((resolve) => {
@@ -259,7 +291,7 @@ export class Node extends EventEmitter implements LiveNode {
       if (outcome === 'timeout') this._log('error', new Error('Close timed out'));
     }
     this._inputHandlers = [];
-    this._closeHandlers = [];
+    this._closeCallbacks = [];
     super.removeAllListeners();
     services.context.deleteNodeContext(this._alias ?? this.id, this._flow.contextId);
   }
@@ -286,7 +318,7 @@ function makeLoneDone(node: Node, msg: Msg): DoneFn {
 }
 
 function makeDone(node: Node, msg: Msg): DoneFn {
-  let pending = node._doneHandlers;
+  let pending = node._expectedDoneCount;
   return (err?: unknown) => {
     if (err) complete(node, msg, err);
     else if (--pending === 0) complete(node, msg, undefined);
@@ -295,8 +327,9 @@ function makeDone(node: Node, msg: Msg): DoneFn {
 
 function runCloseHandler(node: Node, handler: CloseHandler, removed: boolean): Promise<void> {
   return new Promise<void>((resolve) => {
+    // Node-RED drops a close handler's failure silently; it is kept here, at debug level, for whoever looks.
     const done = (err?: unknown) => {
-      if (err) node._log('error', err);
+      if (err) node._log('debug', err);
       resolve();
     };
     try {
@@ -312,6 +345,16 @@ function runCloseHandler(node: Node, handler: CloseHandler, removed: boolean): P
       done(err);
     }
   });
+}
+
+/** Node-RED's updateWires bookkeeping: `_wireCount` and the single-wire `_wire`. */
+function setWires(node: Node, wires: string[][]): void {
+  node.wires = wires;
+  let count = 0;
+  for (const w of wires) count += w.length;
+  node._wireCount = count;
+  if (count === 1 && wires.length === 1) node._wire = wires[0][0];
+  else if (node._wire !== undefined) delete node._wire;
 }
 
 /** Deployed configs are validated already, so the common case returns the array as it is. */
@@ -334,22 +377,23 @@ function safeString(value: unknown): string {
  * objects built by contributed constructors.
  */
 export function initNode(node: Node, config: NodeConfig): void {
-  const flow = config[FLOW];
+  const flow = config[FLOW] ?? constructing;
   if (!flow) throw new Error(`node ${config.id} (${config.type}) was not created by the runtime`);
   if (!(node as unknown as { _events?: unknown })._events) EventEmitter.call(node);
   node.id = config.id;
   node.type = config.type;
-  if (config.z !== undefined) node.z = config.z;
-  if (config.g !== undefined) node.g = config.g;
+  // Set even when absent, as Node-RED does: modules test `'g' in node` or copy the node's own keys.
+  node.z = config.z;
+  node.g = config.g;
   // Truthy only, as in Node-RED: an exported `name: ""` leaves the node without a name.
   if (config.name) node.name = config.name;
   if (config._alias) node._alias = config._alias;
-  node.wires = normaliseWires(config.wires);
+  setWires(node, normaliseWires(config.wires));
   // Only _flow is hidden, as in Node-RED; the bookkeeping fields are plain properties (fast to create).
   Object.defineProperty(node, '_flow', { value: flow, writable: true, enumerable: false, configurable: true });
   node._inputHandlers = [];
-  node._closeHandlers = [];
-  node._doneHandlers = 0;
+  node._closeCallbacks = [];
+  node._expectedDoneCount = 0;
   node._closed = false;
   node._send = (msg: Parameters<SendFn>[0]) => node.send(msg);
   node._stats = flow.services.stats.forType(config.type);

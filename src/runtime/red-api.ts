@@ -12,7 +12,7 @@ import type { NodeSetInfo, NodeConstructor, Registry } from '../registry/registr
 import { NODE_RED_COMPAT_VERSION } from '../version.js';
 import { Node, initNode, type NodeConfig } from './node.js';
 import type { RuntimeServices } from './services.js';
-import type { Plugin, RedApi, RegisterTypeOptions } from './red-api-types.js';
+import type { RedApi, RegisterTypeOptions } from './red-api-types.js';
 import { util } from './util/index.js';
 import { checkBearer } from '../auth/guard.js';
 import { settingsViewFor } from './settings-view.js';
@@ -50,14 +50,6 @@ export interface RedApiHost {
   updateNodeCredentials(id: string, value: Record<string, unknown> | undefined): void;
 }
 
-const pluginRegistries = new WeakMap<RedApiHost, Map<string, Plugin>>();
-
-function pluginsOf(runtime: RedApiHost): Map<string, Plugin> {
-  let plugins = pluginRegistries.get(runtime);
-  if (!plugins) pluginRegistries.set(runtime, (plugins = new Map()));
-  return plugins;
-}
-
 /**
  * Builds the RED object handed to one node set's `module.exports = function (RED) {…}`. Each set
  * gets its own object (its registerType attributes types to the set, RED._ uses its namespace);
@@ -73,7 +65,6 @@ export function createRedApi(runtime: RedApiHost, set: NodeSetInfo, options: Red
   const hasLocales = options.catalogs !== undefined && Object.keys(options.catalogs).length > 0;
   const namespace = hasLocales ? `${set.module}/${set.name}` : set.module;
   if (hasLocales) catalogs.register(namespace, options.catalogs!);
-  const plugins = pluginsOf(runtime);
   const requireFromModule = options.moduleDir ? createRequire(path.join(options.moduleDir, 'package.json')) : undefined;
   const requireFromUserDir = createRequire(path.join(path.resolve(runtime.settings.userDir), 'package.json'));
   const modulePolicy = new ModulePolicy(runtime.settings.externalModules.modules);
@@ -164,12 +155,10 @@ export function createRedApi(runtime: RedApiHost, set: NodeSetInfo, options: Red
     },
     plugins: {
       registerPlugin(id: string, definition: Record<string, unknown>) {
-        if (plugins.has(id)) throw new Error(`${id} already registered`);
-        plugins.set(id, { ...definition, id, module: set.module });
-        if (typeof definition.onadd === 'function') (definition.onadd as () => void)();
+        registry.registerPlugin(set, id, definition);
       },
-      get: (id: string) => plugins.get(id),
-      getByType: (type: string) => [...plugins.values()].filter((p) => p.type === type),
+      get: (id: string) => registry.getPlugin(id),
+      getByType: (type: string) => registry.getPluginsByType(type),
     },
     version: () => NODE_RED_COMPAT_VERSION,
     /** Resolves from the module's own directory first, then from the user directory. */

@@ -1,9 +1,8 @@
-import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
-import type { Storage, FlowNodeConfig, RevisionMeta, RuntimeConfig } from '../storage/types.js';
+import type { Storage, FlowNodeConfig, InstanceRecord, RevisionMeta, RuntimeConfig } from '../storage/types.js';
 import { SerialQueue } from '../storage/serial-queue.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
@@ -13,9 +12,10 @@ import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js'
 import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
 import { Hooks } from './hooks.js';
-import { Mutex } from './mutex.js';
 import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
+import type { ConfigDiff } from './diff.js';
+import { RuntimeEvents } from './events.js';
 import { planDeploy } from './deploy-plan.js';
 import { summarise } from './history/compare.js';
 import { History } from './history/history.js';
@@ -24,7 +24,7 @@ import { substituteEnv } from './env/env.js';
 import type { RuntimeServices } from './services.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
-import type { DeployObserver, DeployOutcome, DeployPreview, DeployRequest, DeployResult, FlowsState, RollbackRequest } from './types.js';
+import { DEPLOYMENT_TYPES, type DeployObserver, type DeployOutcome, type DeployPreview, type DeployRequest, type DeployResult, type DeploymentType, type FlowsState, type RollbackRequest } from './types.js';
 import { ModuleManager } from '../registry/modules.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
 import type { Catalogs } from '../registry/host.js';
@@ -33,6 +33,21 @@ import { settingsViewFor } from './settings-view.js';
 import { createRedApi } from './red-api.js';
 import type { NodeSets } from './red-api-types.js';
 import { nodeClasses } from './node-classes.js';
+import { ClusterMember } from './cluster-member.js';
+import { primaryOnlyIds, primaryView } from './primary-only.js';
+
+const EMPTY_DIFF: ConfigDiff = {
+  added: new Set(), changed: new Set(), removed: new Set(), rewired: new Set(), linked: new Set(), flowChanged: new Set(), globalConfigChanged: false,
+};
+/** Node-RED's diff when stopping without a new configuration (shut-down, reload). */
+const noDiff = () => EMPTY_DIFF;
+
+function diffArrays(d: ConfigDiff): Record<string, unknown> {
+  return {
+    added: [...d.added], changed: [...d.changed], removed: [...d.removed], rewired: [...d.rewired],
+    linked: [...d.linked], flowChanged: [...d.flowChanged], globalConfigChanged: d.globalConfigChanged,
+  };
+}
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
@@ -71,7 +86,7 @@ export class Runtime {
   readonly version = RUNNEL_VERSION;
   readonly registry = new Registry(nodeClasses);
   readonly modules: ModuleManager;
-  readonly events = new EventEmitter();
+  readonly events: RuntimeEvents;
   readonly httpNode: RouteApp;
   readonly httpAdmin: RouteApp | undefined;
   readonly context: ContextManager;
@@ -82,14 +97,18 @@ export class Runtime {
   credentialKey!: CredentialKey;
   private readonly flowSet: FlowSet;
   private readonly builtinNodes: NodeSets;
-  private readonly mutex = new Mutex();
-  private readonly runtimeConfigQueue = new SerialQueue();
+  private readonly mutex = new SerialQueue();
   private active: ActiveConfig;
   private started = false;
   private restartScheduled = false;
   private credentialSave: NodeJS.Timeout | undefined;
   private deployStarted: number | undefined;
   private readonly deployObservers: DeployObserver[] = [];
+  private followQueued: Promise<void> | undefined;
+  private unfollow: (() => void) | undefined;
+  private member: ClusterMember | undefined;
+  /** Whether primary-only tabs run here: always for a single instance, for the elected one in a cluster. */
+  private primary: boolean;
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -98,14 +117,15 @@ export class Runtime {
     this.auth = deps.auth;
     this.httpNode = deps.httpNode;
     this.httpAdmin = deps.httpAdmin;
+    this.events = new RuntimeEvents(this.log);
     this.history = new History(deps.storage);
     this.builtinNodes = deps.builtinNodes;
-    this.events.setMaxListeners(0);
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
       contextStorage: this.settings.contextStorage,
       userDir: this.settings.userDir,
       log: this.log,
+      shared: deps.storage.shared,
     });
     this.services = {
       settings: this.settings,
@@ -122,6 +142,7 @@ export class Runtime {
     };
     this.flowSet = new FlowSet(this.services);
     this.modules = new ModuleManager(this);
+    this.primary = deps.storage.shared === undefined;
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
@@ -145,9 +166,9 @@ export class Runtime {
     for (const [name, register] of Object.entries(sets)) register(createRedApi(this, this.registry.addSet(module, name)));
   }
 
-  /** Read-modify-write of the runtime config, one at a time (module records, RED.settings.set). */
-  updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<void> {
-    return this.runtimeConfigQueue.run(async () => this.storage.saveRuntimeConfig(change(await this.storage.getRuntimeConfig())));
+  /** Read-modify-write of the runtime config as one step (module records, RED.settings.set). */
+  async updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<void> {
+    await this.storage.updateRuntimeConfig(change);
   }
 
   attachServer(server: Server): void {
@@ -173,20 +194,106 @@ export class Runtime {
     this.registerBuiltinNodes();
     await this.modules.loadInstalled();
     await this.mutex.run(async () => {
-      await this.loadFromStorage();
+      // Instances sharing storage must share the key: one that cannot read the credentials would
+      // run the flows without them and overwrite them at its first deploy.
+      await this.loadFromStorage(this.storage.shared !== undefined);
       await ensureFlowModules(this, this.active.parsed.all.values());
+      this.emitFlows('starting', 'full');
       await this.flowSet.apply(this.active.parsed, 'all');
       this.started = true;
-      this.events.emit('flows:started', { config: { rev: this.active.rev }, type: 'full' });
+      this.emitStarted('full', undefined, false);
+    });
+    const shared = this.storage.shared;
+    if (!shared) return;
+    this.unfollow = shared.onChange((change) => {
+      if (change.kind !== 'flows' && change.kind !== 'resync') return;
+      this.follow().catch((err: unknown) => this.log.error({ err }, 'applying the flows another instance deployed failed'));
+    });
+    this.member = new ClusterMember(shared, {
+      log: this.log,
+      describe: (primary) => this.describeInstance(primary),
+      setPrimary: (primary) => this.setPrimary(primary),
+    });
+    this.member.start();
+  }
+
+  /** GET /cluster: the live instances (just this one without shared storage). */
+  async clusterView(): Promise<InstanceRecord[]> {
+    if (this.member) return this.member.instances();
+    return [{ id: this.settings.instanceId ?? 'local', ...this.describeInstance(true), lastSeen: new Date().toISOString() }];
+  }
+
+  private describeInstance(primary: boolean): Omit<InstanceRecord, 'id' | 'lastSeen'> {
+    const modules: Record<string, string> = {};
+    for (const m of this.registry.modules.values()) if (!m.builtin) modules[m.name] = m.version;
+    return { url: this.settings.instanceUrl ?? null, version: this.version, rev: this.active.rev, state: this.getState().state, primary, modules };
+  }
+
+  /** Starts or stops the primary-only tabs as this instance gains or loses the primary role. */
+  private setPrimary(primary: boolean): Promise<void> {
+    return this.mutex.run(async () => {
+      if (this.primary === primary) return;
+      this.primary = primary;
+      if (!this.started) return;
+      const affected = primaryOnlyIds(this.active.flows);
+      this.active.parsed = this.parse(this.active.flows);
+      if (affected.size > 0) await this.flowSet.apply(this.active.parsed, primary ? new Set() : affected);
     });
   }
 
+  /** What this instance runs of `flows`: primary-only tabs are disabled off the primary. */
+  private view = (flows: FlowNodeConfig[]): FlowNodeConfig[] => primaryView(flows, this.primary);
+
+  private parse(flows: FlowNodeConfig[]): ParsedConfig {
+    return parseConfig(this.view(flows), this.registry.isKnownType);
+  }
+
+  /**
+   * Applies the configuration another instance saved, restarting what the deployment type it was
+   * deployed with restarts. Runs in the deploy queue, so it never interleaves with a local deploy.
+   */
+  follow(): Promise<void> {
+    // Notifications arriving while one is queued are covered by it: it reads the newest rev.
+    this.followQueued ??= this.mutex.run(async () => {
+      this.followQueued = undefined;
+      if (this.started) await this.followStored();
+    });
+    return this.followQueued;
+  }
+
+  private async followStored(): Promise<void> {
+    const snapshot = await this.storage.getFlows();
+    if (snapshot.rev === this.active.rev) return;
+    const old = this.active;
+    const ids = new Set([...old.parsed.all.keys(), ...snapshot.flows.map((n) => n.id)]);
+    const before = new Map([...ids].map((id) => [id, JSON.stringify(this.credentials.get(id))]));
+    await this.credentials.load(snapshot.credentials);
+    const changedNodes = new Set([...ids].filter((id) => JSON.stringify(this.credentials.get(id)) !== before.get(id)));
+    const stored = (DEPLOYMENT_TYPES as readonly string[]).includes(snapshot.type ?? '') ? (snapshot.type as DeploymentType) : 'full';
+    const type = stored === 'reload' ? 'full' : stored;
+    const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.view);
+    this.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
+    await ensureFlowModules(this, next.parsed.all.values());
+    // Modules and the editor see a deploy made elsewhere exactly as one made here.
+    this.emitFlows('stopping', next.type, next.diff);
+    await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+      this.emitStopped(next.type, next.diff, true);
+      this.emitFlows('starting', next.type, next.diff);
+    });
+    this.emitStarted(next.type, next.diff, true);
+    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
+    this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
+  }
+
   async stop(): Promise<void> {
+    this.unfollow?.();
+    await this.member?.stop();
     await this.mutex.run(async () => {
       this.started = false;
       await this.flushCredentials();
+      this.emitFlows('stopping', 'full', noDiff);
       await this.flowSet.stopAll();
-      this.events.emit('flows:stopped', { config: { rev: this.active.rev }, type: 'full' });
+      this.emitStopped('full', noDiff, false);
       await this.context.close();
     });
   }
@@ -212,6 +319,8 @@ export class Runtime {
 
   getState(): FlowsState {
     const state: FlowsState = { state: this.started ? 'start' : 'stop' };
+    // Instances sharing storage may briefly run different revs: each says which it runs.
+    if (this.storage.shared) state.rev = this.active.rev;
     if (this.flowSet.missingTypes.length) state.missingTypes = [...this.flowSet.missingTypes];
     if (this.flowSet.errors.size) state.errors = [...this.flowSet.errors.values()];
     return state;
@@ -219,10 +328,18 @@ export class Runtime {
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
   deploy(req: DeployRequest): Promise<DeployResult> {
-    return this.exclusive(req.type, () => {
+    return this.exclusive(req.type, async () => {
       if (req.type === 'reload') return this.reload(req);
       this.checkRev(req.rev);
-      return this.replace(req, this.credentials.plan(req.flows, req.credentials), { action: 'deploy' });
+      try {
+        return await this.replace(req, this.credentials.plan(req.flows, req.credentials), { action: 'deploy' });
+      } catch (e) {
+        // Another instance deployed first and this one has not applied it yet: a deploy without
+        // a rev means "replace whatever is there", so catch up and deploy on top of it.
+        if (!(this.storage.shared && req.rev === undefined && (e as RunnelError).code === 'version_mismatch')) throw e;
+        await this.followStored();
+        return this.replace(req, this.credentials.plan(req.flows, req.credentials), { action: 'deploy' });
+      }
     });
   }
 
@@ -286,7 +403,7 @@ export class Runtime {
     const type = req.type === 'reload' ? 'full' : req.type;
     const source = req.type === 'reload' ? await this.storage.getFlows() : undefined;
     const plan = source ? await this.credentials.planRestore(source.flows, source.credentials) : this.credentials.plan(req.flows, req.credentials);
-    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType);
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.view);
     const sets = this.flowSet.preview(next.parsed, next.stop);
     const stopping = new Set(sets.stop);
     return {
@@ -310,19 +427,22 @@ export class Runtime {
   private async replace(req: DeployRequest, plan: CredentialPlan, revision: Pick<RevisionMeta, 'action' | 'restoredSeq'>): Promise<DeployResult> {
     const old = this.active;
     const type = req.type === 'reload' ? 'full' : req.type;
-    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType);
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.view);
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
     const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows), type };
-    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, revision: meta });
+    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, revision: meta, type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
     this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
     await ensureFlowModules(this, next.parsed.all.values());
-    const { stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired);
-    this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
+    this.emitFlows('stopping', next.type, next.diff);
+    const { stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+      this.emitStopped(next.type, next.diff, true);
+      this.emitFlows('starting', next.type, next.diff);
+    });
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
     this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
-    this.events.emit('flows:started', { config: { rev }, type: req.type });
+    this.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
     return { rev, restarted, stopped };
   }
@@ -339,14 +459,18 @@ export class Runtime {
   /** Re-reads flows and credentials from storage and restarts everything. */
   private async reload(req: DeployRequest): Promise<DeployResult> {
     const old = this.active.rev;
+    this.emitFlows('stopping', 'full', noDiff);
     await this.flowSet.stopAll();
-    this.events.emit('flows:stopped', { config: { rev: old }, type: 'reload' });
+    this.emitStopped('full', noDiff, true);
     const before = this.active.flows;
     await this.loadFromStorage();
     await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.active.flows) });
     await ensureFlowModules(this, this.active.parsed.all.values());
+    this.emitFlows('starting', 'full');
     const { stopped, started: restarted } = await this.flowSet.apply(this.active.parsed, 'all');
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
+    this.emitStarted('full', undefined, true);
+    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.active.rev }, retain: true });
     return { rev: this.active.rev, restarted, stopped };
   }
 
@@ -369,16 +493,47 @@ export class Runtime {
     });
   }
 
-  private async loadFromStorage(): Promise<void> {
+  /**
+   * `flows:<phase>` with Node-RED's payload: `config` is the active configuration (`{flows, rev}`;
+   * while stopping for a deploy it is already the new one, as in Node-RED), `diff` its diff with
+   * the previous one as arrays (built when a listener first reads it), absent at start-up.
+   */
+  private emitFlows(phase: 'starting' | 'started' | 'stopping' | 'stopped', type: string, diff?: () => ConfigDiff): void {
+    const event = `flows:${phase}`;
+    if (this.events.listenerCount(event) === 0) return;
+    const payload: Record<string, unknown> = { config: { flows: this.active.flows, rev: this.active.rev }, type };
+    if (diff) {
+      let arrays: Record<string, unknown> | undefined;
+      Object.defineProperty(payload, 'diff', { enumerable: true, configurable: true, get: () => (arrays ??= diffArrays(diff())) });
+    } else payload.diff = undefined;
+    this.events.emit(event, payload);
+  }
+
+  private emitStopped(type: string, diff: () => ConfigDiff, deploy: boolean): void {
+    this.emitFlows('stopped', type, diff);
+    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'stop', deploy }, retain: true });
+    this.events.emit('nodes-stopped');
+  }
+
+  private emitStarted(type: string, diff: (() => ConfigDiff) | undefined, deploy: boolean): void {
+    this.emitFlows('started', type, diff);
+    this.events.emit('nodes-started');
+    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'start', deploy }, retain: true });
+  }
+
+  private async loadFromStorage(strict = false): Promise<void> {
     const snapshot = await this.storage.getFlows();
     if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
     try {
       await this.credentials.load(snapshot.credentials);
     } catch (err) {
+      if (strict) {
+        throw new RunnelError('credentials_undecryptable', 'the stored credentials do not decrypt with this instance\'s key: every instance sharing a database needs the same credentialSecret');
+      }
       // Node-RED's behaviour: flows still start, without credentials; the file is left as it is until the next deploy.
       this.log.error({ code: (err as RunnelError).code }, (err as Error).message);
     }
-    this.active = { flows: snapshot.flows, parsed: parseConfig(snapshot.flows, this.registry.isKnownType), rev: snapshot.rev };
+    this.active = { flows: snapshot.flows, parsed: this.parse(snapshot.flows), rev: snapshot.rev };
   }
 
   private scheduleStartWaiting(): void {
@@ -388,7 +543,7 @@ export class Runtime {
       this.restartScheduled = false;
       void this.mutex.run(async () => {
         if (!this.started) return;
-        const parsed = parseConfig(this.active.flows, this.registry.isKnownType);
+        const parsed = this.parse(this.active.flows);
         this.active.parsed = parsed;
         await this.flowSet.start(parsed);
       });

@@ -64,6 +64,8 @@ export interface NodeErrorReport {
 
 export interface FlowsState {
   state: 'start' | 'stop';
+  /** With shared storage (a cluster): the rev of the configuration this instance runs. */
+  rev?: string;
   /** Types used by the active configuration that no loaded module provides. */
   missingTypes?: string[];
   /** Nodes whose constructor threw during the last start. */

@@ -7,16 +7,19 @@ import { authRoutes } from './auth-routes.js';
 import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
+import { clusterRoutes } from './cluster-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { historyRoutes } from './history-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { healthRoutes } from './health-routes.js';
+import { tokensRoutes } from './tokens-routes.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { errorBody } from './schemas.js';
 import swagger from '@fastify/swagger';
 import { openApiOptions, openApiRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
+import { createOriginCheck } from './request-origin.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
@@ -27,6 +30,7 @@ import { buildTheme } from './editor/theme.js';
 import { CommsServer } from './comms/comms-server.js';
 import { bridgeRuntimeToComms } from './comms/runtime-bridge.js';
 import path from 'node:path';
+import FindMyWay from 'find-my-way';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -58,6 +62,7 @@ export async function buildApp(services: Services) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
 
+  const originCheck = createOriginCheck(settings);
   const { metrics } = services;
   if (metrics) {
     app.addHook('onRequest', metrics.onRequest);
@@ -67,7 +72,7 @@ export async function buildApp(services: Services) {
   const resources = new NodeResources(services.runtime.registry);
 
   if (!settings.disableEditor) {
-    const comms = new CommsServer(app.server, { path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`, auth: services.auth, log: services.log });
+    const comms = new CommsServer(app.server, { path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`, auth: services.auth, log: services.log, originCheck });
     const detach = bridgeRuntimeToComms(services.runtime, comms);
     app.decorate('comms', comms);
     // Open websockets would keep the server from closing.
@@ -78,11 +83,20 @@ export async function buildApp(services: Services) {
   }
 
   app.addHook('onRequest', corsPreflight(settings));
+  // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
+  // an unserved http-in path (Express's page) even when both share a root.
+  const apiPaths = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  const seen = new Set<string>();
+  services.httpNode.setApiPaths((path) => apiPaths.find('GET', path) !== null);
   app.addSchema(errorBody);
   // At the root, so it sees every route of every scope.
   await app.register(swagger, openApiOptions(settings));
   await app.register(
     async (admin) => {
+      admin.addHook('onRoute', ({ url }) => {
+        if (!seen.has(url)) apiPaths.on('GET', url, () => {});
+        seen.add(url);
+      });
       admin.setErrorHandler(adminErrorHandler);
       // Routes contributed modules add through RED.httpAdmin, then a JSON 404.
       admin.setNotFoundHandler((request, reply) => dispatchOrNotFound(services.httpAdmin, request, reply));
@@ -92,6 +106,8 @@ export async function buildApp(services: Services) {
         reply.header('Cache-Control', 'no-store');
         reply.header('X-Request-Id', request.id);
         applyCors(settings, request.headers.origin, reply);
+        const refusal = originCheck(request.method, request.headers);
+        if (refusal) throw refusal;
       });
       await admin.register(authRoutes, { services });
       await admin.register(settingsRoutes, { services, editor: editorSettings(settings, theme) });
@@ -102,10 +118,12 @@ export async function buildApp(services: Services) {
       await admin.register(contextRoutes, { services });
       if (!settings.disableEditor) await admin.register(editorRoutes, { services, theme, resources });
       await admin.register(credentialsRoutes, { services });
+      await admin.register(clusterRoutes, { services });
       await admin.register(historyRoutes, { services });
       await admin.register(flowRoutes, { services });
       await admin.register(healthRoutes, { services });
       await admin.register(openApiRoute);
+      await admin.register(tokensRoutes, { services });
       if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },
@@ -114,6 +132,7 @@ export async function buildApp(services: Services) {
   await app.register(httpNodePlugin, {
     services,
     adminRoutes: services.httpAdmin,
+    originCheck,
     editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });

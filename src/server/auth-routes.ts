@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from './services.js';
 import { describe } from './errors.js';
+import { isRunnelError } from '../errors.js';
 import { needsPermission } from '../auth/guard.js';
 import { isOAuthError, OAuthError } from '../auth/oauth-error.js';
 
@@ -136,7 +137,11 @@ function tokenRequest(body: unknown, ip: string): LoginRequest {
 
 function toOAuthError(error: FastifyError | Error, request: FastifyRequest): OAuthError {
   if (isOAuthError(error)) return error;
-  const { status, message } = describe(error);
+  const { status, code, message } = describe(error);
+  if (code === 'storage_unavailable') {
+    const retryAfter = isRunnelError(error) && typeof error.details?.retryAfter === 'number' ? error.details.retryAfter : 5;
+    return new OAuthError(503, 'temporarily_unavailable', message, retryAfter);
+  }
   if (status >= 500) {
     request.log.error({ err: error, reqId: request.id }, 'unexpected error in the token endpoint');
     return new OAuthError(500, 'server_error', 'Internal error');

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
+import { RunnelError } from '../errors.js';
 import { anyObject } from './schemas.js';
 
 /**
@@ -20,9 +21,12 @@ export const credentialsRoutes: FastifyPluginAsync<{ services: Services }> = asy
     },
     async (request) => {
       const { type, id } = request.params;
+      // The node's own type decides which fields are passwords: read through another type's
+      // declarations a password field could come back as text.
       const node = runtime.getFlows().flows.find((n) => n.id === id);
-      const actualType = node && node.type.replace(/ /g, '-') === type ? node.type : type;
-      return runtime.credentials.forEditor(actualType, id);
+      if (node === undefined) return {};
+      if (node.type.replace(/ /g, '-') !== type) throw new RunnelError('not_found', `Node ${id} is not of type ${type}`);
+      return runtime.credentials.forEditor(node.type, id);
     },
   );
 };

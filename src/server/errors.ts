@@ -14,7 +14,9 @@ import { isRunnelError, statusOf, type ErrorCode } from '../errors.js';
  */
 export function adminErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const { status, code, message } = describe(error);
-  if (status >= 500) request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+  if (status >= 500 && code !== 'storage_unavailable') request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+  const retryAfter = isRunnelError(error) ? error.details?.retryAfter : undefined;
+  if (typeof retryAfter === 'number') reply.header('Retry-After', String(retryAfter));
   if (status === 401 && !reply.hasHeader('www-authenticate')) reply.header('WWW-Authenticate', 'Bearer realm="runnel"');
   void reply.code(status).type('application/json').send({ code, message });
 }

@@ -7,7 +7,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
-import { RunnelError } from '../errors.js';
+import { RunnelError, errorMessage, isRunnelError } from '../errors.js';
 import { moduleInfo, setInfo } from '../registry/info.js';
 import { anyObject, noContent } from './schemas.js';
 import type { NodeResources } from './editor/node-resources.js';
@@ -102,10 +102,16 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
     },
   );
 
+  // The multipart parser's own errors (no boundary, a cut-off body) carry no status: the client's fault.
+  const malformed = (e: unknown): never => {
+    if (isRunnelError(e) || typeof (e as { statusCode?: unknown })?.statusCode === 'number') throw e;
+    throw new RunnelError('invalid_multipart', `Malformed multipart body: ${errorMessage(e)}`);
+  };
+
   const installUpload = async (request: FastifyRequest) => {
     if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled');
     if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Uploading modules is disabled');
-    const part = await request.file();
+    const part = await request.file().catch(malformed);
     if (!part) throw new RunnelError('invalid_request', 'The upload has no file part');
     if (part.fieldname !== 'tarball') {
       part.file.resume();
@@ -114,7 +120,7 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
     const dir = await mkdtemp(path.join(os.tmpdir(), 'runnel-upload-'));
     try {
       const file = path.join(dir, 'module.tgz');
-      await pipeline(part.file, createWriteStream(file));
+      await pipeline(part.file, createWriteStream(file)).catch(malformed);
       if (part.file.truncated) throw new RunnelError('payload_too_large', `The tarball is larger than ${palette.maxUploadSize} bytes`);
       return await modules.installTarball(file);
     } finally {

@@ -5,7 +5,8 @@ import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
 import { LibraryFiles } from './library-files.js';
 import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
-import { credsFileText, flowsFileText, hashJson, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
+import { credsFileText, flowsFileText, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
+import { hashJson } from './rev.js';
 import { SerialQueue } from './serial-queue.js';
 import { FileHistory } from './file-history.js';
 import type {
@@ -166,6 +167,15 @@ class FileStorage implements Storage {
     this.assertOpen();
     const text = JSON.stringify(config, null, 4);
     return this.queue.run(() => writeFileAtomic(this.runtimeFile, text, { backup: true, mode: SECRET_FILE_MODE }));
+  }
+
+  updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<RuntimeConfig> {
+    this.assertOpen();
+    return this.queue.run(async () => {
+      const next = change(await this.getRuntimeConfig());
+      await writeFileAtomic(this.runtimeFile, JSON.stringify(next, null, 4), { backup: true, mode: SECRET_FILE_MODE });
+      return structuredClone(next);
+    });
   }
 
   async getUserSettings(username: string): Promise<Record<string, unknown>> {

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { rename } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import { backupPathFor, readTextIfExists, writeFileAtomic } from './atomic-file.js';
+import { revOf } from './rev.js';
 import type { FlowNodeConfig, StoredCredentials } from './types.js';
 
 /**
@@ -37,15 +37,6 @@ export interface LoadedPair {
 }
 
 const NO_CREDS: LoadedCreds = { doc: null, rev: undefined, prevRev: undefined };
-
-export function revOf(flows: unknown[]): string {
-  return hashJson(JSON.stringify(flows));
-}
-
-/** The rev of flows already serialised compactly. */
-export function hashJson(json: string): string {
-  return createHash('sha256').update(json).digest('hex');
-}
 
 export function flowsFileText(flows: FlowNodeConfig[], pretty: boolean): string {
   return pretty ? JSON.stringify(flows, null, 4) : JSON.stringify(flows);

@@ -1,7 +1,7 @@
 /**
- * Runs async tasks one after another. Every storage write goes through one queue so two saves never
- * interleave their temp-file/backup/rename steps, and a compare-and-swap sees the result of the
- * previous save.
+ * Runs async tasks one at a time, in arrival order; a failing task does not block the next. Every
+ * storage write goes through one so two saves never interleave their steps and a compare-and-swap
+ * sees the previous save; the runtime serialises deploys with one; context stores their disk work.
  */
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();

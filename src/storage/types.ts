@@ -26,6 +26,8 @@ export interface FlowsSnapshot {
   credentials: StoredCredentials | null;
   /** SHA-256 hex of the compact JSON of `flows`. */
   rev: string;
+  /** The deployment type that produced this rev, where the backend records it (shared backends do). */
+  type?: string;
   /** Set when the stored pair was repaired at load (e.g. a crash between two writes): what happened. */
   recovered?: string;
 }
@@ -38,6 +40,8 @@ export interface SaveFlowsRequest {
   expectedRev?: string;
   /** `JSON.stringify(flows)`, when the caller has it already (a 10,000-node config is megabytes). */
   json?: string;
+  /** The deployment type of the deploy (full, nodes, flows): other instances apply the change the same way. */
+  type?: string;
   /**
    * Records the saved flows and credentials as a new revision in the same atomic step, keeping the
    * newest `flowHistory.max`.
@@ -84,12 +88,90 @@ export interface SessionRecord {
   scope: string[];
   /** Epoch milliseconds. */
   expires: number;
+  /** Set for an automation token (POST /auth/tokens) rather than a login session. */
+  automation?: AutomationTokenInfo;
+}
+
+/** What an automation token is, apart from its secret. */
+export interface AutomationTokenInfo {
+  id: string;
+  name: string;
+  /** Epoch milliseconds. */
+  created: number;
+  createdBy: string;
 }
 
 /** Small runtime state: the generated credential key, instance id, installed modules. */
 export type RuntimeConfig = Record<string, unknown>;
 
+/** A change another instance committed to a shared backend. */
+export type StorageChange =
+  | { kind: 'flows'; rev: string; type: string; origin: string }
+  | { kind: 'sessions'; origin: string }
+  /** Context values written elsewhere: these top-level keys of a scope (null: the whole scope). */
+  | { kind: 'context'; scope: string; keys: string[] | null; origin: string }
+  /** The change feed was interrupted and is back: changes may have been missed, compare revs. */
+  | { kind: 'resync' };
+
+/** One instance as its heartbeats describe it (GET /cluster). */
+export interface InstanceRecord {
+  id: string;
+  url: string | null;
+  version: string;
+  rev: string;
+  state: string;
+  primary: boolean;
+  /** ISO time of the last heartbeat, by the database's clock. */
+  lastSeen: string;
+  modules: Record<string, unknown>;
+}
+
+/** One stored context value: a scope (`global`, a flow id, `node:flow`), a top-level key, JSON text. */
+export interface ContextEntry {
+  scope: string;
+  key: string;
+  value: string;
+}
+
+/** Context values every instance shares (the `postgres` context store keeps them here). */
+export interface SharedContext {
+  load(): Promise<ContextEntry[]>;
+  /** The stored values of some keys of a scope (all of its keys when `keys` is null). */
+  read(scope: string, keys: string[] | null): Promise<ContextEntry[]>;
+  /** Writes values (`undefined` deletes the key) in one transaction and tells the other instances. */
+  write(changes: Array<{ scope: string; key: string; value: string | undefined }>): Promise<void>;
+  deleteScope(scope: string): Promise<void>;
+  /** Deletes every node and flow scope whose id (before the `:`) is not listed; global stays. */
+  clean(activeIds: string[]): Promise<void>;
+}
+
+/** What a backend that several instances share (PostgreSQL) adds: the changes made elsewhere. */
+export interface SharedStorage {
+  /** This instance's id; changes it made itself are not reported back to it. */
+  readonly instanceId: string;
+  /** Calls `listener` for every change another instance commits; returns the unsubscribe function. */
+  onChange(listener: (change: StorageChange) => void): () => void;
+  readonly context: SharedContext;
+  /** A session another instance may have created since this one last read the sessions. */
+  findSession(tokenHash: string): Promise<SessionRecord | undefined>;
+  /**
+   * Campaigns for primary: `onRole(true)` when this instance becomes the one primary, `onRole(false)`
+   * when it stops being it (lost its connection). Resolves the function that leaves the election.
+   */
+  campaign(onRole: (primary: boolean) => void): () => Promise<void>;
+  /** Records this instance as alive, with what it runs. */
+  heartbeat(info: Omit<InstanceRecord, 'id' | 'lastSeen'>): Promise<void>;
+  /** Instances whose last heartbeat is recent; the others have dropped out. */
+  listInstances(): Promise<InstanceRecord[]>;
+  /** Removes this instance from the list (a clean stop). */
+  leave(): Promise<void>;
+  /** The rev in the shared store now, and the deployment type that produced it (to catch up after a resync). */
+  currentRev(): Promise<{ rev: string; type: string }>;
+}
+
 export interface Storage {
+  /** Present when other instances share this storage; undefined for a single instance's files. */
+  readonly shared?: SharedStorage;
   /** Prepares the backend (creates the user dir, repairs an interrupted save). Call once. */
   init(): Promise<void>;
   getFlows(): Promise<FlowsSnapshot>;
@@ -114,6 +196,11 @@ export interface Storage {
    */
   getRevision(ref: { seq: number } | { rev: string }): Promise<Revision | undefined>;
   getSessions(): Promise<SessionRecord[]>;
+  /**
+   * Saves this instance's view of the sessions: those it read or saved before and that are missing
+   * now are removed, new ones are added. With a shared backend, sessions other instances added
+   * since this instance last read them are kept.
+   */
   saveSessions(sessions: SessionRecord[]): Promise<void>;
   getRuntimeConfig(): Promise<RuntimeConfig>;
   /** The editor's per-user settings (GET /settings/user), `{}` when none were saved. */
@@ -121,6 +208,12 @@ export interface Storage {
   /** Replaces one user's editor settings; other users' are untouched. */
   saveUserSettings(username: string, settings: Record<string, unknown>): Promise<void>;
   saveRuntimeConfig(config: RuntimeConfig): Promise<void>;
+  /**
+   * Read-modify-write of the runtime config as one step, also across instances sharing the
+   * backend (so two instances starting at once agree on one generated key). Resolves with what
+   * was stored.
+   */
+  updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<RuntimeConfig>;
   /** The editor's local library: a file's text, or a folder's listing (`[dir, ..., {fn, ...meta}]`). */
   getLibraryEntry(type: string, path: string): Promise<string | (string | Record<string, unknown>)[]>;
   saveLibraryEntry(type: string, path: string, meta: Record<string, unknown>, body: string): Promise<void>;

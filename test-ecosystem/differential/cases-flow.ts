@@ -174,6 +174,25 @@ msg.payload = kinds[msg.kind];
 return msg;`, 'out')],
     requests: ['obj', 'num', 'nul', 'buf', 'arr'].map((kind) => ({ msg: { kind } })),
   },
+  {
+    name: 'http-request-properties', about: 'the Express request properties flows read: _parsedUrl, originalUrl, baseUrl, route, hostname, protocol, secure, xhr, fresh/stale, ips', http: 'get',
+    build: (k) => [k.node('start', 'template', {
+      field: 'payload', fieldType: 'msg', format: 'handlebars', syntax: 'mustache', output: 'str',
+      template: [
+        'pathname={{req._parsedUrl.pathname}}', 'search={{req._parsedUrl.search}}', 'query={{req._parsedUrl.query}}',
+        'path={{req._parsedUrl.path}}', 'href={{req._parsedUrl.href}}', 'originalUrl={{req.originalUrl}}',
+        'baseUrl={{req.baseUrl}}', 'route={{req.route.path}}', 'hostname={{req.hostname}}', 'protocol={{req.protocol}}',
+        'secure={{req.secure}}', 'xhr={{req.xhr}}', 'fresh={{req.fresh}}', 'stale={{req.stale}}', 'ips={{req.ips.length}}', 'reqPath={{req.path}}',
+      ].join('\n'),
+    }, 'out')],
+    requests: [{ method: 'GET', query: 'a=1&b=two' }, { method: 'GET' }],
+  },
+  {
+    name: 'http-not-found', about: 'a path under httpNodeRoot no flow serves (here: another method) gets Express\'s 404 page', http: 'get',
+    headers: ['content-security-policy', 'x-content-type-options'],
+    build: (k) => [k.change('start', [], 'out')],
+    requests: [{ method: 'POST', body: 'x', contentType: 'text/plain' }, { method: 'POST', query: 'q=<b>' }],
+  },
 ];
 
 const envVar = (name: string, value: string, type = 'str') => ({ name, value, type });

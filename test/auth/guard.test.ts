@@ -5,7 +5,9 @@ import { checkBearer, needsPermission } from '../../src/auth/guard.js';
 import { createAuthService } from '../../src/auth/service.js';
 import type { AuthService } from '../../src/auth/types.js';
 import { resolveSettings } from '../../src/settings.js';
-import { ADMIN_PASSWORD, authSettings, captureLogger, MemorySessions, READER_PASSWORD } from './support.js';
+import { authSettings, MemorySessions } from './support.js';
+import { captureLog } from '../helpers/log.js';
+import { ADMIN_PASSWORD, READER_PASSWORD } from '../helpers/users.js';
 
 let auth: AuthService;
 let app: FastifyInstance;
@@ -14,7 +16,7 @@ let adminToken: string;
 let readerToken: string;
 
 before(async () => {
-  auth = await createAuthService({ settings: authSettings(), storage: new MemorySessions(), log: captureLogger().log });
+  auth = await createAuthService({ settings: authSettings(), storage: new MemorySessions(), log: captureLog('info').log });
   adminToken = (await auth.login({ username: 'admin', password: ADMIN_PASSWORD, scope: '*', client: 'runtime-admin', ip: '::1' })).accessToken;
   readerToken = (await auth.login({ username: 'reader', password: READER_PASSWORD, scope: '', client: 'runtime-admin', ip: '::1' })).accessToken;
   app = Fastify();
@@ -73,7 +75,7 @@ test('checkBearer with auth off passes without a principal', async () => {
   const off = await createAuthService({
     settings: resolveSettings({ userDir: '/nonexistent-runnel-test' }),
     storage: new MemorySessions(),
-    log: captureLogger().log,
+    log: captureLog('info').log,
   });
   assert.deepEqual(await checkBearer(off, undefined, 'flows.write'), { ok: true, principal: null });
   const r = await checkBearer(auth, `Bearer ${readerToken}`, '');

@@ -4,7 +4,8 @@ import http from 'node:http';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hashToken } from '../../src/auth/tokens.js';
-import { ADMIN_PASSWORD, adminAuth, login, READER_PASSWORD, request, startServer, type TestServer } from '../helpers/server.js';
+import { login, request, startServer, type TestServer } from '../helpers/server.js';
+import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
 
 interface Reply {
   status: number;

@@ -1,19 +1,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createFileStorage } from '../../src/storage/file-storage.js';
 import { createAuthService, OAuthError } from '../../src/auth/service.js';
 import { hashToken } from '../../src/auth/tokens.js';
 import { resolveSettings } from '../../src/settings.js';
 import type { AuthService } from '../../src/auth/types.js';
-import { ADMIN_PASSWORD, authSettings, captureLogger, MemorySessions, READER_PASSWORD } from './support.js';
+import { authSettings, MemorySessions } from './support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
+import { captureLog } from '../helpers/log.js';
+import { ADMIN_PASSWORD, READER_PASSWORD } from '../helpers/users.js';
 
 const IP = '127.0.0.1';
 
 async function make(settings = authSettings(), storage = new MemorySessions()) {
-  const { log, lines } = captureLogger();
+  const { log, raw: lines } = captureLog('info');
   const auth = await createAuthService({ settings, storage, log });
   return { auth, storage, lines, log };
 }
@@ -117,11 +119,11 @@ test('sessions survive a restart; expired ones do not authenticate', async () =>
 });
 
 test('with file storage: the token survives a restart and .sessions.json holds only its hash', async () => {
-  const userDir = await mkdtemp(path.join(os.tmpdir(), 'runnel-'));
+  const userDir = await tempDir();
   try {
     const settings = authSettings({ userDir });
     const open = async () => {
-      const { log } = captureLogger();
+      const { log } = captureLog('info');
       const storage = createFileStorage(settings, log);
       await storage.init();
       return { storage, auth: await createAuthService({ settings, storage, log }) };
@@ -138,7 +140,7 @@ test('with file storage: the token survives a restart and .sessions.json holds o
     await second.auth.close();
     await second.storage.close();
   } finally {
-    await rm(userDir, { recursive: true, force: true });
+    await removeDir(userDir);
   }
 });
 

@@ -1,14 +1,6 @@
-import { Writable } from 'node:stream';
-import { hashSync } from '../../src/auth/bcrypt.js';
-import { createLogger, type Logger } from '../../src/log.js';
 import { resolveSettings, type Settings } from '../../src/settings.js';
 import type { SessionRecord, Storage } from '../../src/storage/types.js';
-
-export const ADMIN_PASSWORD = 'admin-password-1';
-export const READER_PASSWORD = 'reader-password-1';
-// Cost 4 keeps the suite fast.
-export const adminHash = hashSync(ADMIN_PASSWORD, 4);
-export const readerHash = hashSync(READER_PASSWORD, 4);
+import { adminHash, readerHash } from '../helpers/users.js';
 
 /** Just the sessions part of Storage, in memory; `saved` counts writes and keeps copies. */
 export class MemorySessions implements Storage {
@@ -41,6 +33,9 @@ export class MemorySessions implements Storage {
     return {};
   }
   async saveRuntimeConfig() {}
+  async updateRuntimeConfig() {
+    return {};
+  }
   async getUserSettings() {
     return {};
   }
@@ -50,17 +45,6 @@ export class MemorySessions implements Storage {
   }
   async saveLibraryEntry() {}
   async close() {}
-}
-
-export function captureLogger(): { log: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      cb();
-    },
-  });
-  return { log: createLogger('info', sink), lines };
 }
 
 export function authSettings(extra: Record<string, unknown> = {}, adminAuthExtra: Record<string, unknown> = {}): Settings {

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hashToken, TokenStore } from '../../src/auth/tokens.js';
-import { captureLogger, MemorySessions } from './support.js';
+import { MemorySessions } from './support.js';
+import { captureLog } from '../helpers/log.js';
 
 function setup(lifetime = 60, maxPerUser = 100) {
   const storage = new MemorySessions();
   const c = { t: 5_000_000 };
-  const { log } = captureLogger();
+  const { log } = captureLog('info');
   const open = () => TokenStore.open(storage, log, { lifetime, maxPerUser, now: () => c.t });
   return { storage, c, open };
 }

@@ -2,7 +2,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { COMPAT_FIXTURES, capture, deploy, flowNode } from './support.js';
+import { COMPAT_FIXTURES, TAB, capture, flowNode } from './support.js';
+import { deploy } from '../helpers/deploy.js';
 
 describe('compat: node instances built by a contributed module', { timeout: 30_000 }, () => {
   let server: TestServer;
@@ -23,7 +24,7 @@ describe('compat: node instances built by a contributed module', { timeout: 30_0
       flowNode('client', 'compat-remote-client', [['cap']], { server: 'srv' }),
       { id: 'srv', type: 'compat-remote-server', host: 'db.local', credentials: { user: 'alice', password: 'pw1' } },
       capture('cap', 'remote'),
-    ]);
+    ], { tab: TAB });
     receive('client', { payload: null });
     const [msg] = await cap.waitFor('remote');
     assert.deepEqual(msg.payload, { seenAtConstruction: true, host: 'db.local', user: 'alice', password: 'pw1', sameInstance: true });
@@ -39,7 +40,7 @@ describe('compat: node instances built by a contributed module', { timeout: 30_0
       capture('cap-complete', 'classy-complete'),
       flowNode('catch', 'catch', [['cap-catch']], { scope: ['classy'], uncaught: false }),
       capture('cap-catch', 'classy-catch'),
-    ]);
+    ], { tab: TAB });
     receive('classy', { payload: 'a' });
     const [msg] = await cap.waitFor('classy');
     assert.equal(msg.payload, '#a');
@@ -59,7 +60,7 @@ describe('compat: node instances built by a contributed module', { timeout: 30_0
       capture('cap2', 'two'),
       flowNode('complete', 'complete', [['cap-complete']], { scope: ['three', 'two'] }),
       capture('cap-complete', 'completed'),
-    ]);
+    ], { tab: TAB });
     receive('three', { payload: 3 });
     receive('two', { payload: 2 });
     await cap.waitFor('three');
@@ -75,7 +76,7 @@ describe('compat: node instances built by a contributed module', { timeout: 30_0
       flowNode('st', 'compat-status'),
       flowNode('watch', 'status', [['cap']], { scope: ['st'] }),
       capture('cap', 'status'),
-    ]);
+    ], { tab: TAB });
     receive('st', { payload: 42 });
     const got = await cap.waitFor('status', 2);
     assert.deepEqual(got[0].status, { text: '42', source: { id: 'st', type: 'compat-status', name: undefined } });
@@ -86,15 +87,15 @@ describe('compat: node instances built by a contributed module', { timeout: 30_0
     const runtime = server.instance.runtime;
     runtime.context.getGlobalContext().set('closeLog', []);
     const closer = flowNode('closer', 'compat-closer');
-    await deploy(server, [closer]);
-    await deploy(server, [{ ...closer, name: 'changed' }]);
+    await deploy(server, [closer], { tab: TAB });
+    await deploy(server, [{ ...closer, name: 'changed' }], { tab: TAB });
     assert.deepEqual(runtime.context.getGlobalContext().get('closeLog'), ['0', '1:function', '2:false']);
-    await deploy(server, []);
+    await deploy(server, [], { tab: TAB });
     assert.deepEqual(runtime.context.getGlobalContext().get('closeLog'), ['0', '1:function', '2:false', '0', '1:function', '2:true']);
   });
 
   it('context: same object every call, this-independent methods, array keys with one callback argument per key, "default" store', async () => {
-    await deploy(server, [flowNode('ctx', 'compat-context', [['cap']]), capture('cap', 'ctx')]);
+    await deploy(server, [flowNode('ctx', 'compat-context', [['cap']]), capture('cap', 'ctx')], { tab: TAB });
     receive('ctx', {});
     receive('ctx', {});
     const [first, second] = await cap.waitFor('ctx', 2);
@@ -117,7 +118,7 @@ describe('compat: node instances built by a contributed module', { timeout: 30_0
       flowNode('in', 'http in', [['req']], { url: '/compat/:thing', method: 'post' }),
       flowNode('req', 'compat-req', [['out']]),
       flowNode('out', 'http response', [], { statusCode: '' }),
-    ]);
+    ], { tab: TAB });
     const res = await request(new URL('compat/widget?x=1', server.url).href, { method: 'POST', json: { a: [1] }, headers: { 'x-compat': 'h' } });
     assert.equal(res.status, 202, res.text);
     assert.deepEqual(res.body, { header: 'h', headers: 'h', query: { x: '1' }, params: { thing: 'widget' }, body: { a: [1] }, method: 'POST', hasRes: true });

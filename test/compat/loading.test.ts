@@ -1,9 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { adminAuth, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { COMPAT_FIXTURES, capture, deploy, flowNode } from './support.js';
+import { COMPAT_FIXTURES, TAB, capture, flowNode } from './support.js';
+import { adminAuth } from '../helpers/users.js';
+import { deploy } from '../helpers/deploy.js';
 
 describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }, () => {
   let server: TestServer;
@@ -57,7 +59,7 @@ describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }
   });
 
   it('lets an admin route inject into a node with node.receive() (sendStatus texts)', async () => {
-    await deploy(server, [flowNode('pinged', 'compat-pinged', [['cap']]), capture('cap', 'pinged')], admin);
+    await deploy(server, [flowNode('pinged', 'compat-pinged', [['cap']]), capture('cap', 'pinged')], { tab: TAB, token: admin });
     const missing = await request(server.at('compat/ping/nope'), { method: 'POST', token: admin });
     assert.equal(missing.status, 404);
     assert.equal(missing.text, 'Not Found');
@@ -69,7 +71,7 @@ describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }
   });
 
   it('RED._ reads the set catalog: interpolation, nested subs, plurals, explicit namespace, missing keys', async () => {
-    await deploy(server, [flowNode('i18n', 'compat-i18n', [['cap']]), capture('cap', 'i18n')], admin);
+    await deploy(server, [flowNode('i18n', 'compat-i18n', [['cap']]), capture('cap', 'i18n')], { tab: TAB, token: admin });
     server.instance.runtime.services.nodes.get('i18n')!.receive({ payload: 'Ada' });
     const [msg] = await cap.waitFor('i18n');
     assert.deepEqual(msg.payload, {
@@ -84,7 +86,7 @@ describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }
   });
 
   it('node settings: prefixed names appear in RED.settings (settings file wins), a wrong prefix is refused with a warning', async () => {
-    await deploy(server, [flowNode('classy', 'compat-classy', [['cap']], { prefix: '>' }), capture('cap', 'classy')], admin);
+    await deploy(server, [flowNode('classy', 'compat-classy', [['cap']], { prefix: '>' }), capture('cap', 'classy')], { tab: TAB, token: admin });
     server.instance.runtime.services.nodes.get('classy')!.receive({ payload: 'x' });
     const [msg] = await cap.waitFor('classy');
     assert.equal(msg.colour, 'teal');

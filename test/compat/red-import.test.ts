@@ -1,10 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { capture, deploy, flowNode } from './support.js';
+import { TAB, capture, flowNode } from './support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 /** Writes `files` (path -> text) under `root`. */
 async function writeTree(root: string, files: Record<string, string>): Promise<void> {
@@ -54,11 +56,11 @@ describe('compat: RED.import resolves like RED.require', { timeout: 30_000 }, ()
     });
     server = await startServer({ nodesDir: [path.join(root, 'nodes')] }, userDir);
     cap = installCapture(server);
-    await deploy(server, [flowNode('imp', 'compat-import', [['cap']]), capture('cap', 'imported')]);
+    await deploy(server, [flowNode('imp', 'compat-import', [['cap']]), capture('cap', 'imported')], { tab: TAB });
   });
   after(async () => {
     await server?.dispose();
-    await rm(root, { recursive: true, force: true });
+    await removeDir(root);
   });
 
   it("finds the module's own dependencies (ESM and CommonJS), the user directory's, built-ins and relative files", async () => {

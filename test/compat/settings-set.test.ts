@@ -1,10 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
-import { capture, deploy, flowNode } from './support.js';
+import { TAB, capture, flowNode } from './support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 /** A node that runs one RED.settings operation per message and reports what it saw. */
 const MODULE = `module.exports = function (RED) {
@@ -37,7 +39,7 @@ describe('compat: RED.settings.set and delete', { timeout: 30_000 }, () => {
   const boot = async () => {
     server = await startServer({ nodesDir: [nodesDir], httpNodeRoot: '/api' }, userDir);
     const cap = installCapture(server);
-    await deploy(server, [flowNode('s', 'compat-settings', [['cap']]), capture('cap', 'settings')]);
+    await deploy(server, [flowNode('s', 'compat-settings', [['cap']]), capture('cap', 'settings')], { tab: TAB });
     let seen = 0;
     return async (msg: Record<string, unknown>) => {
       server!.instance.runtime.services.nodes.get('s')!.receive(msg);
@@ -61,7 +63,7 @@ describe('compat: RED.settings.set and delete', { timeout: 30_000 }, () => {
   });
   after(async () => {
     await stop();
-    await rm(root, { recursive: true, force: true });
+    await removeDir(root);
   });
 
   it('keeps values the settings file does not set, across a restart, and refuses the ones it sets', async () => {

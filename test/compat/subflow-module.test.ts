@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { COMPAT_FIXTURES, capture, deploy, flowNode } from './support.js';
+import { COMPAT_FIXTURES, TAB, capture, flowNode } from './support.js';
+import { deploy } from '../helpers/deploy.js';
 
 const greeter = (id: string, wires: string[][], props: Record<string, unknown> = {}) => flowNode(id, 'compat-greeter', wires, props);
 
@@ -26,7 +27,7 @@ describe('compat: a subflow module (RED.nodes.registerSubflow)', { timeout: 30_0
     process.env.RUNNEL_TEST_GREETING = 'howdy';
     server = await startServer({ nodesDir: [path.join(COMPAT_FIXTURES, 'subflow-module')] });
     cap = installCapture(server);
-    await deploy(server, flows(2));
+    await deploy(server, flows(2), { tab: TAB });
   });
   after(async () => {
     delete process.env.RUNNEL_TEST_GREETING;
@@ -59,7 +60,7 @@ describe('compat: a subflow module (RED.nodes.registerSubflow)', { timeout: 30_0
   it('keeps the credential out of GET /flows and restarts an instance whose properties change', async () => {
     const res = await request(server.at('flows'));
     assert.ok(!JSON.stringify(res.body).includes('pw-1'));
-    await deploy(server, flows(3));
+    await deploy(server, flows(3), { tab: TAB });
     send('loud', 'dee');
     const all = await cap.waitFor('loud', 2);
     assert.equal(all[1].payload, 'HI DEE HI DEE HI DEE!');

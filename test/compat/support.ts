@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { request, type TestServer } from '../helpers/server.js';
 
 /** test/fixtures/compat in the source tree (fixtures are not compiled; they are loaded in place, read-only). */
 export const COMPAT_FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/compat');
@@ -17,13 +16,3 @@ export function capture(id: string, name: string, wires: string[][] = []): Recor
   return flowNode(id, 'test-capture', wires, { name });
 }
 
-/** Full deploy of `nodes` on one tab. */
-export async function deploy(server: TestServer, nodes: Record<string, unknown>[], token?: string): Promise<void> {
-  const res = await request(server.at('flows'), {
-    method: 'POST',
-    token,
-    json: [{ id: TAB, type: 'tab', label: 'compat' }, ...nodes],
-    headers: { 'node-red-deployment-type': 'full' },
-  });
-  if (res.status !== 200 && res.status !== 204) throw new Error(`deploy failed: ${res.status} ${res.text}`);
-}

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { COMPAT_FIXTURES, capture, deploy, flowNode } from './support.js';
+import { COMPAT_FIXTURES, TAB, capture, flowNode } from './support.js';
+import { deploy } from '../helpers/deploy.js';
 
 const AUDIT_FIXTURES = path.join(COMPAT_FIXTURES, 'audit');
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -41,7 +42,7 @@ describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, 
         whole: '${AUDIT_DEV}',
       }),
       capture('cap', 'echo'),
-    ]);
+    ], { tab: TAB });
     receive('echo', {});
     const [msg] = await cap.waitFor('echo');
     assert.deepEqual(msg.payload, {
@@ -54,14 +55,14 @@ describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, 
     await deploy(server, [
       flowNode('fn', 'function', [['cap']], { func: 'const a = 1;\nmsg.payload = `a=${a}`;\nreturn msg;', outputs: 1 }),
       capture('cap', 'fn'),
-    ]);
+    ], { tab: TAB });
     receive('fn', {});
     const [msg] = await cap.waitFor('fn');
     assert.equal(msg.payload, 'a=1');
   });
 
   it('constructs from a deep copy of the config: a constructor mutating nested config does not change the stored flow', async () => {
-    await deploy(server, [flowNode('echo', 'audit-config-echo', [], { nested: { list: ['a'] } })]);
+    await deploy(server, [flowNode('echo', 'audit-config-echo', [], { nested: { list: ['a'] } })], { tab: TAB });
     const res = await request(server.at('flows'));
     assert.equal(res.status, 200, res.text);
     const flows = (Array.isArray(res.body) ? res.body : res.body.flows) as { id: string; nested?: unknown }[];
@@ -78,7 +79,7 @@ describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, 
       capture('cap', 'caught'),
       flowNode('echo', 'audit-config-echo', [['cap-echo']], { name: '' }),
       capture('cap-echo', 'echo'),
-    ]);
+    ], { tab: TAB });
     receive('thrower', { payload: 1 });
     const [caught] = await cap.waitFor('caught');
     assert.deepEqual(caught.error.source, { id: 'thrower', type: 'audit-thrower', name: undefined, count: 1 });
@@ -96,7 +97,7 @@ describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, 
       capture('cap-complete', 'completed'),
       flowNode('catch', 'catch', [['cap-catch']], { scope: ['lazy'], uncaught: false }),
       capture('cap-catch', 'caught'),
-    ]);
+    ], { tab: TAB });
     receive('lazy', { payload: 'ok' });
     await cap.waitFor('lazy');
     const [completed] = await cap.waitFor('completed', 1, 2000);
@@ -112,7 +113,7 @@ describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, 
       flowNode('thrower', 'audit-thrower'),
       flowNode('catch', 'catch', [['thrower', 'cap']], { scope: ['thrower'], uncaught: false }),
       capture('cap', 'loop'),
-    ]);
+    ], { tab: TAB });
     receive('thrower', { payload: 'x' });
     await cap.waitFor('loop', 9);
     await pause(100);
@@ -126,7 +127,7 @@ describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, 
       flowNode('fan', 'audit-fanout', [['a', 'b']]),
       flowNode('a', 'audit-recorder', [], { name: 'A' }),
       flowNode('b', 'audit-recorder', [], { name: 'B' }),
-    ]);
+    ], { tab: TAB });
     receive('fan', {});
     const global = server.instance.runtime.context.getGlobalContext();
     for (let i = 0; i < 100 && ((global.get('order') as string[]) ?? []).length < 4; i++) await pause(10);
@@ -134,7 +135,7 @@ describe('compat audit: Node-RED node-instance semantics', { timeout: 30_000 }, 
   });
 
   it('evaluateNodeProperty(date) formats with moment tokens beyond the numeric subset (MMM, X)', async () => {
-    await deploy(server, [flowNode('date', 'audit-date', [['cap']], { format: 'MMM X' }), capture('cap', 'date')]);
+    await deploy(server, [flowNode('date', 'audit-date', [['cap']], { format: 'MMM X' }), capture('cap', 'date')], { tab: TAB });
     const before = new Date();
     receive('date', {});
     const [msg] = await cap.waitFor('date');

@@ -4,13 +4,15 @@ import { after, before, describe, it } from 'node:test';
 import { resolveCredentialKey } from '../../src/credentials/key.js';
 import { CredentialStore } from '../../src/credentials/store.js';
 import { createFileStorage } from '../../src/storage/file-storage.js';
-import { captureLog, makeTempDir, removeDir, settingsFor } from '../storage/support.js';
+import { settingsFor } from '../storage/support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { captureLog } from '../helpers/log.js';
 
 describe('credential key selection', { timeout: 30_000 }, () => {
   let root: string;
   let n = 0;
   before(async () => {
-    root = await makeTempDir();
+    root = await tempDir();
   });
   after(async () => {
     await removeDir(root);

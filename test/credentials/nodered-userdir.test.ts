@@ -6,8 +6,10 @@ import { encryptNodeRedBlob } from '../../src/credentials/cipher.js';
 import { resolveCredentialKey } from '../../src/credentials/key.js';
 import { CredentialStore } from '../../src/credentials/store.js';
 import { createFileStorage } from '../../src/storage/file-storage.js';
-import { revOf } from '../../src/storage/flow-pair.js';
-import { captureLog, makeTempDir, readJsonFile, removeDir, settingsFor } from '../storage/support.js';
+import { revOf } from '../../src/storage/rev.js';
+import { readJsonFile, settingsFor } from '../storage/support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { captureLog } from '../helpers/log.js';
 
 const SECRET = 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const FLOWS = [
@@ -21,7 +23,7 @@ const definitionOf = (type: string) =>
 describe('a Node-RED user dir', { timeout: 30_000 }, () => {
   let dir: string;
   before(async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     await writeFile(path.join(dir, 'flows.json'), JSON.stringify(FLOWS, null, 4));
     await writeFile(path.join(dir, 'flows_cred.json'), JSON.stringify({ $: encryptNodeRedBlob(CREDS, SECRET) }, null, 4));
     await writeFile(path.join(dir, '.config.runtime.json'), JSON.stringify({ instanceId: 'nr-inst', _credentialSecret: SECRET }, null, 4));

@@ -6,7 +6,7 @@ import type { CredentialKey } from '../../src/credentials/key.js';
 import { CredentialStore } from '../../src/credentials/store.js';
 import { RunnelError } from '../../src/errors.js';
 import type { CredentialMap, FlowNodeConfig, RuntimeConfig } from '../../src/storage/types.js';
-import { captureLog } from '../storage/support.js';
+import { captureLog } from '../helpers/log.js';
 
 const DEFS: Record<string, CredentialDefinition | null> = {
   'http request': { user: { type: 'text' }, password: { type: 'password' } },
@@ -21,6 +21,10 @@ function memoryStorage(initial: RuntimeConfig = {}) {
     getRuntimeConfig: async () => structuredClone(config),
     saveRuntimeConfig: async (c: RuntimeConfig) => {
       config = structuredClone(c);
+    },
+    updateRuntimeConfig: async (change: (c: RuntimeConfig) => RuntimeConfig) => {
+      config = structuredClone(change(structuredClone(config)));
+      return structuredClone(config);
     },
     current: () => config,
   };
@@ -41,21 +45,21 @@ describe('credential store: inline rules', { timeout: 30_000 }, () => {
   it('a defined type takes only its defined keys; undefined and __PWRD__ (password) keep, blank deletes', async () => {
     const { store } = await storeWith({ h1: { user: 'old-user', password: 'old-pass' } });
     const keep = store.plan([TAB, HTTP({ password: '__PWRD__', extra: 'dropped' })]);
-    assert.deepEqual(keep.credentials, { h1: { user: 'old-user', password: 'old-pass' } });
+    assert.deepEqual({ ...keep.credentials }, { h1: { user: 'old-user', password: 'old-pass' } });
     assert.equal(keep.changed, false);
     const change = store.plan([TAB, HTTP({ user: 'new-user', password: 'new-pass' })]);
-    assert.deepEqual(change.credentials, { h1: { user: 'new-user', password: 'new-pass' } });
+    assert.deepEqual({ ...change.credentials }, { h1: { user: 'new-user', password: 'new-pass' } });
     assert.equal(change.changed, true);
     const blank = store.plan([TAB, HTTP({ user: '   ', password: '' })]);
-    assert.deepEqual(blank.credentials, {});
+    assert.deepEqual({ ...blank.credentials }, {});
     const textPlaceholder = store.plan([TAB, HTTP({ user: '__PWRD__' })]);
-    assert.deepEqual(textPlaceholder.credentials, { h1: { user: '__PWRD__', password: 'old-pass' } });
+    assert.deepEqual({ ...textPlaceholder.credentials }, { h1: { user: '__PWRD__', password: 'old-pass' } });
   });
 
   it('a type registered without credentials: ignored with a warning, stored ones kept', async () => {
     const { store, captured } = await storeWith({ i1: { a: '1' } });
     const plan = store.plan([{ id: 'i1', type: 'inject', credentials: { a: '2', b: '3' } }]);
-    assert.deepEqual(plan.credentials, { i1: { a: '1' } });
+    assert.deepEqual({ ...plan.credentials }, { i1: { a: '1' } });
     assert.deepEqual(plan.flows, [{ id: 'i1', type: 'inject' }]);
     assert.deepEqual(captured.messages(40), ['Credentials ignored: the node type has no credentials definition']);
   });
@@ -67,19 +71,19 @@ describe('credential store: inline rules', { timeout: 30_000 }, () => {
       { id: 'g1', type: 'group', z: 't1', credentials: { k: 'v', blank: ' ' } },
       { id: 'u1', type: 'not-installed', z: 't1', credentials: { a: '__PWRD__', b: '', d: 'D' } },
     ]);
-    assert.deepEqual(plan.credentials, { t1: { x: 'X', y: 'Y' }, g1: { k: 'v' }, u1: { a: 'A', c: 'C', d: 'D' } });
+    assert.deepEqual({ ...plan.credentials }, { t1: { x: 'X', y: 'Y' }, g1: { k: 'v' }, u1: { a: 'A', c: 'C', d: 'D' } });
   });
 
   it('subflow instances replace their set: absent keys are removed, __PWRD__ keeps', async () => {
     const { store } = await storeWith({ s1: { KEEP: 'k', GONE: 'g', CHANGE: 'c' } });
     const plan = store.plan([TAB, { id: 's1', type: 'subflow:abc', z: 't1', credentials: { KEEP: '__PWRD__', CHANGE: 'c2', NEW: 'n' } }]);
-    assert.deepEqual(plan.credentials, { s1: { KEEP: 'k', CHANGE: 'c2', NEW: 'n' } });
+    assert.deepEqual({ ...plan.credentials }, { s1: { KEEP: 'k', CHANGE: 'c2', NEW: 'n' } });
   });
 
   it('global-config env credentials: a complete map with placeholders', async () => {
     const { store } = await storeWith({ gc: { map: { A: 'a', B: 'b' } } });
     const plan = store.plan([{ id: 'gc', type: 'global-config', credentials: { map: { A: '__PWRD__', C: 'c' } } }]);
-    assert.deepEqual(plan.credentials, { gc: { map: { A: 'a', C: 'c' } } });
+    assert.deepEqual({ ...plan.credentials }, { gc: { map: { A: 'a', C: 'c' } } });
   });
 
   it('drops credentials of nodes no longer deployed, strips every credentials property, never mutates inputs', async () => {
@@ -89,7 +93,7 @@ describe('credential store: inline rules', { timeout: 30_000 }, () => {
     const plan = store.plan(flows);
     assert.deepEqual(flows, frozen);
     assert.deepEqual(plan.flows, [TAB, HTTP(), { id: 'n2', type: 'debug', z: 't1' }]);
-    assert.deepEqual(plan.credentials, { h1: { user: 'u2' } });
+    assert.deepEqual({ ...plan.credentials }, { h1: { user: 'u2' } });
     assert.deepEqual([...plan.changedNodes].sort(), ['h1', 'n2']);
     assert.deepEqual(store.get('gone'), { user: 'g' });
     assert.deepEqual(store.get('h1'), { user: 'u' });
@@ -100,7 +104,7 @@ describe('credential store: top-level forms', { timeout: 30_000 }, () => {
   it('a map replaces each listed node wholesale (no placeholder handling) and keeps the others', async () => {
     const { store } = await storeWith({ h1: { user: 'u', password: 'p' }, t1: { x: '1' } });
     const plan = store.plan([TAB, HTTP()], { h1: { user: 'map-user', password: '__PWRD__' } });
-    assert.deepEqual(plan.credentials, { h1: { user: 'map-user', password: '__PWRD__' }, t1: { x: '1' } });
+    assert.deepEqual({ ...plan.credentials }, { h1: { user: 'map-user', password: '__PWRD__' }, t1: { x: '1' } });
     assert.deepEqual([...plan.changedNodes], ['h1']);
     assert.throws(() => store.plan([TAB], { t1: 'nope' }), (e: unknown) =>
       e instanceof RunnelError && e.status === 400 && e.code === 'invalid_credentials');
@@ -110,7 +114,7 @@ describe('credential store: top-level forms', { timeout: 30_000 }, () => {
     const { store } = await storeWith({ h1: { user: 'u' }, t1: { x: '1' } });
     const blob = encryptNodeRedBlob({ h1: { user: 'enc-user', password: 'enc-pass' }, other: { a: 'b' } }, 'the-secret');
     const plan = store.plan([TAB, HTTP()], { $: blob });
-    assert.deepEqual(plan.credentials, { h1: { user: 'enc-user', password: 'enc-pass' } });
+    assert.deepEqual({ ...plan.credentials }, { h1: { user: 'enc-user', password: 'enc-pass' } });
     assert.equal(plan.changed, true);
   });
 

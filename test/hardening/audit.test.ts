@@ -1,10 +1,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD, request, startServer, type TestServer } from '../helpers/server.js';
-import { copyFixture, removeDir, tempDir } from '../registry/support.js';
+import { request, startServer, type TestServer } from '../helpers/server.js';
+import { copyFixture } from '../registry/support.js';
 import { AUDIT_LEVEL } from '../../src/log.js';
 import { send, tokenRequest } from './support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
+import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
+import { deploy } from '../helpers/deploy.js';
 
 /**
  * The audit log: one structured line at level `audit` (45) for every login (success or failure,
@@ -68,11 +71,9 @@ test('deploys of each type name the user, the client address, the type and the o
   const mark = server.logs.length;
   const flowsA = [{ id: 't', type: 'tab' }, { id: 'c', type: 'comment', z: 't', x: 1, y: 1, wires: [] }];
   const flowsB = [{ id: 't', type: 'tab' }, { id: 'c', type: 'comment', z: 't', x: 2, y: 1, wires: [] }];
-  const deploy = (flows: unknown, type: string) =>
-    request(server.at('flows'), { method: 'POST', headers: { ...v2, 'runtime-deployment-type': type }, json: { flows }, token });
-  assert.equal((await deploy(flowsA, 'full')).status, 200);
-  assert.equal((await deploy(flowsB, 'nodes')).status, 200);
-  assert.equal((await deploy(flowsB, 'reload')).status, 200);
+  await deploy(server, flowsA, { api: 'v2', type: 'full', token });
+  await deploy(server, flowsB, { api: 'v2', type: 'nodes', token });
+  await deploy(server, flowsB, { api: 'v2', type: 'reload', token });
   const [a, b] = [hashOf(flowsA), hashOf(flowsB)];
   assert.deepEqual(auditSince(mark), [
     { level: 45, event: 'flows.set', user: 'admin', ip: '127.0.0.1', type: 'full', rev: { old, new: a }, msg: 'flows deployed' },

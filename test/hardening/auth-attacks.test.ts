@@ -2,9 +2,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { hashSync } from '../../src/auth/bcrypt.js';
-import { ADMIN_PASSWORD, adminAuth, login, READER_PASSWORD, request, startServer, type TestServer } from '../helpers/server.js';
+import { login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 import { filesHolding, median, send, tokenRequest } from './support.js';
+import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
+import { deploy } from '../helpers/deploy.js';
 
 /** Authentication attacks (issue 6 §4), each over real HTTP from distinct loopback addresses. */
 
@@ -124,8 +126,7 @@ describe('secrets at rest and in logs', () => {
         { id: 't', type: 'tab' },
         { id: 'n', type: 'test-capture', z: 't', x: 1, y: 1, wires: [], credentials: { user: credential, password: credential } },
       ];
-      const deployed = await request(server.at('flows'), { method: 'POST', headers: { 'runtime-api-version': 'v2' }, json: { flows }, token: admin });
-      assert.equal(deployed.status, 200, deployed.text);
+      await deploy(server, flows, { api: 'v2', token: admin });
       assert.deepEqual(capture.credentials.get('n'), { user: credential, password: credential }, 'the credentials were stored');
       await tokenRequest(server.at, 'admin', 'a-wrong-guess-91c2');
       await send(server.at('settings'), { headers: { authorization: `Bearer ${admin}` } });

@@ -1,7 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { adminAuth, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { login, request, startServer, type TestServer } from '../helpers/server.js';
+import { adminAuth } from '../helpers/users.js';
 
 /**
  * Property-based fuzzing of every admin route (issue 6 §1): random methods, paths, version and
@@ -25,6 +26,9 @@ before(async () => {
     // Installs reach their validation and the allow-list check, never npm.
     externalModules: { palette: { allowInstall: true, allowUpload: true, allowLocalPaths: false, denyList: ['*'], maxUploadSize: '64kb' } },
     logging: { level: 'fatal' },
+    // Random paths off the API are http-in paths on this shared root, which answer Express's HTML
+    // 404 by default; this suite holds every answer to the API's JSON shape.
+    httpNodeNotFound: 'json',
   });
   token = await login(server);
 });

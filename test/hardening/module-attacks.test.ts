@@ -1,9 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { request, startServer, type TestServer } from '../helpers/server.js';
 import { NODE_RED_PACKAGE, rawTarball, type RawEntry } from '../registry/support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
 
 /**
  * Module attacks (issue 6 §5) through the real POST /nodes: hostile tarballs and crafted package
@@ -22,7 +23,7 @@ before(async () => {
 });
 after(async () => {
   await server.dispose();
-  await rm(tmp, { recursive: true, force: true });
+  await removeDir(tmp);
 });
 
 async function listing(dir: string): Promise<string[]> {

@@ -2,11 +2,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ADMIN_PASSWORD, adminAuth, eventually, login, READER_PASSWORD, request, startServer, type TestServer } from '../helpers/server.js';
+import { eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { CredentialCipher, encryptNodeRedBlob } from '../../src/credentials/cipher.js';
 import { hashToken } from '../../src/auth/tokens.js';
 import { send, tokenRequest } from './support.js';
+import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
+import { deploy } from '../helpers/deploy.js';
 
 /**
  * Every flaw of Node-RED listed in node-red-behaviour.md §8, shown absent in Runnel. Each test is
@@ -29,7 +31,8 @@ before(async () => {
 });
 after(() => server.dispose());
 
-const deploy = (flows: unknown[], extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+/** A v2 POST /flows whose refusal the test examines (deploys expected to succeed use the shared `deploy`). */
+const postFlows = (flows: unknown[], extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
   request(server.at('flows'), { method: 'POST', headers: { ...v2, ...headers }, json: { flows, ...extra }, token: admin });
 
 describe('§8.1 one error shape, meaningful 401s', () => {
@@ -48,7 +51,7 @@ describe('§8.1 one error shape, meaningful 401s', () => {
   });
 
   test('§8.1 a version mismatch says what happened, and codes are strings', async () => {
-    const res = await deploy([], { rev: 'stale' });
+    const res = await postFlows([], { rev: 'stale' });
     assert.equal(res.status, 409);
     assert.deepEqual(res.body, { code: 'version_mismatch', message: 'The flows have changed: rev stale is not the active rev' });
     const notFound = await request(server.at('nodes/no-such-module'), { token: admin });
@@ -101,7 +104,9 @@ test('§8.4 bad or expired tokens are 401, never a silent downgrade to a default
       const res = await request(open.at('flows'), { token });
       assert.deepEqual([res.status, res.body.code], [401, 'invalid_token']);
     }
-    assert.deepEqual((await request(open.at('flows'))).status, 401);
+    // No token at all is what adminAuth.default describes (Node-RED's anonymous user): read, never more.
+    assert.equal((await request(open.at('flows'))).status, 200);
+    assert.equal((await request(open.at('flows'), { method: 'POST', json: [] })).status, 401);
   } finally {
     await open.dispose();
   }
@@ -154,21 +159,21 @@ describe('§8.8 deploy completion', () => {
     for (let i = 0; i < 5; i++) {
       const flows = [tab('h'), { id: 'in', type: 'http in', z: 'h', url: `/started-${i}`, method: 'get', x: 1, y: 1, wires: [['out']] },
         { id: 'out', type: 'http response', z: 'h', x: 2, y: 1, wires: [] }];
-      assert.equal((await deploy(flows)).status, 200);
+      await deploy(server, flows, { api: 'v2', token: admin });
       assert.equal((await send(new URL(`started-${i}`, server.url).href)).status, 200);
     }
   });
 
   test('§8.8 unknown deployment types are refused', async () => {
-    const res = await deploy([], {}, { 'runtime-deployment-type': 'partial' });
+    const res = await postFlows([], {}, { 'runtime-deployment-type': 'partial' });
     assert.deepEqual(res.body, { code: 'invalid_deployment_type', message: 'Invalid deployment type "partial": use full, nodes, flows or reload' });
   });
 
   test('§8.8 a node that fails to stop is reported, not swallowed', async () => {
     const flows = [tab('s'), { id: 'bad-stop', type: 'function', z: 's', func: 'return msg;', finalize: 'throw new Error("cannot stop")', outputs: 1, x: 1, y: 1, wires: [[]] }];
-    assert.equal((await deploy(flows)).status, 200);
+    await deploy(server, flows, { api: 'v2', token: admin });
     const mark = server.logs.length;
-    assert.equal((await deploy([tab('s')])).status, 200);
+    await deploy(server, [tab('s')], { api: 'v2', token: admin });
     await eventually(() => server.logs.slice(mark).some((l) => l.includes('bad-stop') && l.includes('cannot stop') && /"level":(40|50)/.test(l)));
   });
 });
@@ -179,7 +184,7 @@ test('§8.9 a missing type does not block the other flows, and /flows/state says
     { id: 'out', type: 'http response', z: 'ok', x: 2, y: 1, wires: [] },
     tab('broken'), { id: 'm', type: 'no-such-type', z: 'broken', x: 1, y: 1, wires: [] },
   ];
-  assert.equal((await deploy(flows)).status, 200);
+  await deploy(server, flows, { api: 'v2', token: admin });
   const state = await request(server.at('flows/state'), { token: admin });
   assert.deepEqual(state.body.missingTypes, ['no-such-type']);
   assert.equal((await send(new URL('unblocked', server.url).href)).status, 200, 'the complete flow runs');
@@ -187,12 +192,12 @@ test('§8.9 a missing type does not block the other flows, and /flows/state says
 
 test('§8.10 a bad $ credentials blob fails the deploy and keeps the credentials in memory', async () => {
   const node = { id: 'cap', type: 'test-capture', z: 'c', x: 1, y: 1, wires: [] };
-  assert.equal((await deploy([tab('c'), { ...node, credentials: { user: 'kept', password: 'kept-pw' } }])).status, 200);
-  const bad = await deploy([tab('c'), node], { credentials: { $: encryptNodeRedBlob({ cap: { user: 'x' } }, 'another-secret') } });
+  await deploy(server, [tab('c'), { ...node, credentials: { user: 'kept', password: 'kept-pw' } }], { api: 'v2', token: admin });
+  const bad = await postFlows([tab('c'), node], { credentials: { $: encryptNodeRedBlob({ cap: { user: 'x' } }, 'another-secret') } });
   assert.deepEqual([bad.status, bad.body.code], [400, 'credentials_load_failed']);
   const view = await request(server.at('credentials/test-capture/cap'), { token: admin });
   assert.deepEqual(view.body, { user: 'kept', has_password: true });
-  assert.equal((await deploy([tab('c'), node])).status, 200);
+  await deploy(server, [tab('c'), node], { api: 'v2', token: admin });
   assert.deepEqual(capture.credentials.get('cap'), { user: 'kept', password: 'kept-pw' });
 });
 

@@ -2,10 +2,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { adminAuth, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
 import { hashToken } from '../../src/auth/tokens.js';
 import { send, tokenRequest } from './support.js';
+import { adminAuth } from '../helpers/users.js';
+import { deploy } from '../helpers/deploy.js';
 
 /** What production needs around the API: security headers, CORS, request ids, graceful shutdown. */
 
@@ -92,8 +94,7 @@ test('graceful shutdown under load: in-flight requests complete, nodes close, st
       { id: 'out', type: 'http response', z: 't', x: 3, y: 1, wires: [] },
       { id: 'cap', type: 'test-capture', z: 't', x: 4, y: 1, wires: [] },
     ];
-    const deployed = await request(server.at('flows'), { method: 'POST', json: flows, token });
-    assert.equal(deployed.status, 204, deployed.text);
+    await deploy(server, flows, { token });
     const slow = new URL('slow', server.url).href;
     const inFlight = Array.from({ length: 20 }, () => send(slow, { timeoutMs: 10_000 }));
     const lastLogin = await login(server);

@@ -11,6 +11,8 @@ export interface Capture {
   /** `this.credentials` each `test-capture` node saw when it was constructed, by node id. */
   credentials: Map<string, Record<string, unknown> | undefined>;
   of(name: string): Msg[];
+  /** Ids of `test-capture` nodes constructed since the previous call (or since installCapture), sorted. */
+  restartedSince(): string[];
   /** Waits until `name` has received at least `count` messages. */
   waitFor(name: string, count?: number, ms?: number): Promise<Msg[]>;
 }
@@ -51,12 +53,19 @@ export function installCapture(server: TestServer): Capture {
     credentials: { user: { type: 'text' }, password: { type: 'password' } },
   });
   const of = (name: string) => messages.get(name) ?? [];
+  let seen = new Map<string, number>();
   return {
     messages,
     starts,
     closes,
     credentials,
     of,
+    restartedSince() {
+      const now = new Map(starts);
+      const changed = [...now].filter(([id, n]) => (seen.get(id) ?? 0) !== n).map(([id]) => id).sort();
+      seen = now;
+      return changed;
+    },
     async waitFor(name, count = 1, ms = 5000) {
       const end = Date.now() + ms;
       while (of(name).length < count) {

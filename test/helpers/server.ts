@@ -1,32 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { Writable } from 'node:stream';
-import { hashSync } from '../../src/auth/bcrypt.js';
 import { resolveSettings } from '../../src/settings.js';
 import { startRunnel, type RunnelInstance } from '../../src/runnel.js';
+import { removeDir, tempDir } from './dirs.js';
+import { captureLog } from './log.js';
+import { ADMIN_PASSWORD } from './users.js';
 
-export const ADMIN_PASSWORD = 'admin-password-1';
-export const READER_PASSWORD = 'reader-password-1';
-// Cost 4 keeps the suite fast; production hashes use the cost the user chose.
-const adminHash = hashSync(ADMIN_PASSWORD, 4);
-const readerHash = hashSync(READER_PASSWORD, 4);
-
-/** A users block with `admin` (*) and `reader` (read). */
-export function adminAuth(extra: Record<string, unknown> = {}) {
-  return {
-    type: 'credentials',
-    users: [
-      { username: 'admin', password: adminHash, permissions: '*' },
-      { username: 'reader', password: readerHash, permissions: 'read' },
-    ],
-    ...extra,
-  };
-}
-
-export async function tempDir(prefix = 'runnel-'): Promise<string> {
-  return mkdtemp(path.join(os.tmpdir(), prefix));
-}
+// A test that starts a server usually needs users and temp dirs too: one import gives all three.
+export { ADMIN_PASSWORD, READER_PASSWORD, adminAuth } from './users.js';
+export { tempDir } from './dirs.js';
 
 export interface TestServer {
   url: string;
@@ -45,14 +25,8 @@ export interface TestServer {
 export async function startServer(raw: Record<string, unknown> = {}, userDir?: string): Promise<TestServer> {
   const dir = userDir ?? (await tempDir());
   const settings = resolveSettings({ uiPort: 0, uiHost: '127.0.0.1', userDir: dir, logging: { level: 'info' }, ...raw });
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      logs.push(...String(chunk).split('\n').filter(Boolean));
-      cb();
-    },
-  });
-  const instance = await startRunnel(settings, { logDestination: sink });
+  const captured = captureLog();
+  const instance = await startRunnel(settings, { logDestination: captured.sink });
   const url = instance.url;
   let stopped = false;
   const stop = async () => {
@@ -65,11 +39,11 @@ export async function startServer(raw: Record<string, unknown> = {}, userDir?: s
     at: (p: string) => new URL(p.replace(/^\//, ''), url).href,
     userDir: dir,
     instance,
-    logs,
+    logs: captured.raw,
     stop,
     dispose: async () => {
       await stop();
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     },
   };
 }

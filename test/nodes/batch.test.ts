@@ -1,18 +1,10 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, flowSuite, type Conf } from './flow.js';
+import { node, flowSuite, type Conf } from './flow.js';
 
 describe('batch node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
   const summary = (msgs: Record<string, any>[]) => msgs.map((m) => [m.payload, m.parts.id, m.parts.index, m.parts.count]);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'batch' },
       node('count', 'batch', { mode: 'count', count: 2, overlap: 0, interval: 10, allowEmptySequence: false, topics: [] }, [['cap-count']]),
@@ -21,31 +13,31 @@ describe('batch node', () => {
       node('concat', 'batch', { mode: 'concat', topics: [{ topic: 'a' }, { topic: 'b' }] }, [['cap-concat']]),
       ...['cap-count', 'cap-overlap', 'cap-interval', 'cap-concat'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('count mode groups every count messages; reset discards a partial group', async () => {
     for (const [i, p] of ['a', 'b', 'c'].entries()) receive('count', { _msgid: `m${i}`, payload: p });
     receive('count', { reset: true });
     for (const [i, p] of ['d', 'e'].entries()) receive('count', { _msgid: `n${i}`, payload: p });
-    assert.deepEqual(summary(await capture.waitFor('cap-count', 4)), [
+    assert.deepEqual(summary(await t.capture.waitFor('cap-count', 4)), [
       ['a', 'm0', 0, 2], ['b', 'm0', 1, 2], ['d', 'n0', 0, 2], ['e', 'n0', 1, 2],
     ]);
   });
 
   test('overlap starts each group with the end of the previous one', async () => {
     for (const [i, p] of [1, 2, 3, 4, 5].entries()) receive('overlap', { _msgid: `o${i}`, payload: p });
-    assert.deepEqual(summary(await capture.waitFor('cap-overlap', 6)), [
+    assert.deepEqual(summary(await t.capture.waitFor('cap-overlap', 6)), [
       [1, 'o0', 0, 3], [2, 'o0', 1, 3], [3, 'o0', 2, 3], [3, 'o2', 0, 3], [4, 'o2', 1, 3], [5, 'o2', 2, 3],
     ]);
   });
 
   test('interval mode sends what arrived in each interval, and empty sequences when allowed', async () => {
-    const start = capture.of('cap-interval').length;
+    const start = t.capture.of('cap-interval').length;
     receive('interval', { _msgid: 'i0', payload: 'x' });
     receive('interval', { _msgid: 'i1', payload: 'y' });
-    const msgs = await capture.waitFor('cap-interval', start + 3);
+    const msgs = await t.capture.waitFor('cap-interval', start + 3);
     const sent = msgs.slice(start);
     const xi = sent.findIndex((m) => m.payload === 'x');
     assert.deepEqual(summary(sent.slice(xi, xi + 2)), [['x', 'i0', 0, 2], ['y', 'i0', 1, 2]]);
@@ -58,7 +50,7 @@ describe('batch node', () => {
     receive('concat', { _msgid: 'a0', topic: 'a', payload: 'A0', parts: { id: 'ga', index: 0, count: 2 } });
     receive('concat', { _msgid: 'z', topic: 'z', payload: 'ignored', parts: { id: 'gz', index: 0, count: 1 } });
     receive('concat', { _msgid: 'a1', topic: 'a', payload: 'A1', parts: { id: 'ga', index: 1, count: 2 } });
-    assert.deepEqual(summary(await capture.waitFor('cap-concat', 3)), [['A0', 'a0', 0, 3], ['A1', 'a0', 1, 3], ['B0', 'a0', 2, 3]]);
+    assert.deepEqual(summary(await t.capture.waitFor('cap-concat', 3)), [['A0', 'a0', 0, 3], ['A1', 'a0', 1, 3], ['B0', 'a0', 2, 3]]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Conf, deploy, flowSuite, node } from './flow.js';
+import { type Conf, flowSuite, node } from './flow.js';
 
 describe('change node', () => {
   const t = flowSuite(() => {

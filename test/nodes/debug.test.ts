@@ -1,20 +1,16 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, eventually, type TestServer } from '../helpers/server.js';
-import { deploy, receiver, type Conf } from './flow.js';
+import { eventually } from '../helpers/server.js';
+import { type Conf, flowSuite } from './flow.js';
 
 const node = (id: string, extra: Conf = {}): Conf => ({ id, type: 'debug', z: 't1', name: id, x: 100, y: 100, wires: [], ...extra });
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
 
 describe('debug node', () => {
-  let server: TestServer;
   const published: Record<string, any>[] = [];
   const statuses: { id: string; status: Record<string, unknown> }[] = [];
-  const receive = receiver(() => server);
   const publishedBy = (id: string) => published.filter((p) => p.id === id);
-
-  before(async () => {
-    server = await startServer();
+  const t = flowSuite((server) => {
     server.instance.runtime.events.on('comms', (e: { topic: string; data: Record<string, unknown> }) => {
       if (e.topic === 'debug') published.push(e.data);
     });
@@ -30,9 +26,9 @@ describe('debug node', () => {
       node('d-jsonata', { active: true, tosidebar: true, complete: 'payload * 2', targetType: 'jsonata' }),
       node('d-console', { active: true, tosidebar: false, console: true, complete: 'payload.deep' }),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('a property is published encoded and logged at info', async () => {
     receive('d-payload', { _msgid: 'm1', payload: 'hi', topic: 'greeting' });
@@ -40,7 +36,7 @@ describe('debug node', () => {
     assert.deepEqual(plain(publishedBy('d-payload')[0]), {
       id: 'd-payload', z: 't1', path: 't1', name: 'd-payload', topic: 'greeting', property: 'payload', msg: 'hi', format: 'string[2]',
     });
-    const line = server.logs.map((l) => JSON.parse(l)).find((l) => l.debug?.id === 'd-payload');
+    const line = t.server.logs.map((l) => JSON.parse(l)).find((l) => l.debug?.id === 'd-payload');
     assert.equal(line.level, 30);
     assert.deepEqual(line.debug, { id: 'd-payload', z: 't1', path: 't1', name: 'd-payload', topic: 'greeting', property: 'payload', msg: 'hi', format: 'string[2]' });
   });
@@ -69,7 +65,7 @@ describe('debug node', () => {
     assert.deepEqual(publishedBy('d-status'), []);
     await eventually(() => statuses.some((s) => s.id === 'd-inactive'));
     assert.deepEqual(statuses.find((s) => s.id === 'd-inactive')!.status, { fill: 'grey', shape: 'dot', text: 'inactive-value' });
-    await eventually(() => server.logs.some((l) => l.includes('inactive-value')));
+    await eventually(() => t.server.logs.some((l) => l.includes('inactive-value')));
     assert.deepEqual(publishedBy('d-inactive'), []);
   });
 
@@ -91,7 +87,7 @@ describe('debug node', () => {
 
   test('console output logs the inspected value', async () => {
     receive('d-console', { _msgid: 'm6', payload: { deep: { x: 'console-value' } } });
-    await eventually(() => server.logs.some((l) => l.includes("x: 'console-value'")));
+    await eventually(() => t.server.logs.some((l) => l.includes("x: 'console-value'")));
     assert.deepEqual(publishedBy('d-console'), []);
   });
 });

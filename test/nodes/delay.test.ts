@@ -1,8 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { node, type Conf, flowSuite } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const settle = (ms = 50) => new Promise((r) => setTimeout(r, ms));
 
@@ -13,14 +12,8 @@ const delay = (extra: Conf): Conf => ({
 });
 
 describe('delay node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-  const payloads = (name: string) => capture.of(name).map((m) => m.payload);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const payloads = (name: string) => t.capture.of(name).map((m) => m.payload);
+  const t = flowSuite(() => {
     const nodes: [string, Conf, number][] = [
       ['fixed', delay({ timeout: '20', timeoutUnits: 'milliseconds' }), 1],
       ['long', delay({ timeout: '1', timeoutUnits: 'seconds' }), 1],
@@ -32,19 +25,19 @@ describe('delay node', () => {
       ['queue', delay({ pauseType: 'queue', rate: '20', rateUnits: 'second', outputs: 2 }), 2],
       ['timed', delay({ pauseType: 'timed', rate: '20', rateUnits: 'second' }), 1],
     ];
-    await deploy(server, [
+    return [
       { id: 't1', type: 'tab', label: 'delay' },
       ...nodes.map(([id, conf, outputs]) => node(id, 'delay', conf, outputs === 2 ? [[`cap-${id}`], [`cap-${id}-2`]] : [[`cap-${id}`]])),
       ...nodes.flatMap(([id, , outputs]) => (outputs === 2 ? [`cap-${id}`, `cap-${id}-2`] : [`cap-${id}`]).map((c) => node(c, 'test-capture'))),
-    ]);
+    ];
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('a fixed delay keeps order and content', async () => {
     receive('fixed', { _msgid: 'a', payload: 1 });
     receive('fixed', { _msgid: 'b', payload: 2 });
-    assert.deepEqual(capture.of('cap-fixed'), []);
-    assert.deepEqual(await capture.waitFor('cap-fixed', 2), [{ _msgid: 'a', payload: 1 }, { _msgid: 'b', payload: 2 }]);
+    assert.deepEqual(t.capture.of('cap-fixed'), []);
+    assert.deepEqual(await t.capture.waitFor('cap-fixed', 2), [{ _msgid: 'a', payload: 1 }, { _msgid: 'b', payload: 2 }]);
   });
 
   test('flush releases held messages at once (a count releases the oldest); reset drops them', async () => {
@@ -52,9 +45,9 @@ describe('delay node', () => {
     receive('long', { payload: 2 });
     receive('long', { payload: 3 });
     receive('long', { flush: 1 });
-    await capture.waitFor('cap-long', 1);
+    await t.capture.waitFor('cap-long', 1);
     receive('long', { flush: true });
-    await capture.waitFor('cap-long', 3);
+    await t.capture.waitFor('cap-long', 3);
     assert.deepEqual(payloads('cap-long'), [1, 2, 3]);
     receive('long', { payload: 4 });
     receive('long', { reset: true });
@@ -66,19 +59,19 @@ describe('delay node', () => {
   test('delayv takes the delay from msg.delay', async () => {
     receive('delayv', { payload: 'slow', delay: 60 });
     receive('delayv', { payload: 'fast', delay: 1 });
-    await capture.waitFor('cap-delayv', 2);
+    await t.capture.waitFor('cap-delayv', 2);
     assert.deepEqual(payloads('cap-delayv'), ['fast', 'slow']);
   });
 
   test('a random delay delivers every message', async () => {
     for (let i = 0; i < 5; i++) receive('random', { payload: i });
-    const msgs = await capture.waitFor('cap-random', 5);
+    const msgs = await t.capture.waitFor('cap-random', 5);
     assert.deepEqual(msgs.map((m) => m.payload).sort(), [0, 1, 2, 3, 4]);
   });
 
   test('a rate limit sends the first message at once and queues the rest in order', async () => {
     for (let i = 0; i < 4; i++) receive('rate', { payload: i });
-    await capture.waitFor('cap-rate', 4);
+    await t.capture.waitFor('cap-rate', 4);
     assert.deepEqual(payloads('cap-rate'), [0, 1, 2, 3]);
   });
 
@@ -86,17 +79,17 @@ describe('delay node', () => {
     receive('rate-slow', { payload: 'first' });
     receive('rate-slow', { payload: 'second' });
     receive('rate-slow', { payload: 'third' });
-    await capture.waitFor('cap-rate-slow', 1);
+    await t.capture.waitFor('cap-rate-slow', 1);
     await settle();
     assert.deepEqual(payloads('cap-rate-slow'), ['first']);
     receive('rate-slow', { flush: true });
-    await capture.waitFor('cap-rate-slow', 3);
+    await t.capture.waitFor('cap-rate-slow', 3);
     assert.deepEqual(payloads('cap-rate-slow'), ['first', 'second', 'third']);
   });
 
   test('dropping rate limit sends the excess to the second output', async () => {
     for (let i = 0; i < 3; i++) receive('rate-drop', { payload: i });
-    await capture.waitFor('cap-rate-drop-2', 2);
+    await t.capture.waitFor('cap-rate-drop-2', 2);
     assert.deepEqual(payloads('cap-rate-drop'), [0]);
     assert.deepEqual(payloads('cap-rate-drop-2'), [1, 2]);
   });
@@ -106,15 +99,15 @@ describe('delay node', () => {
     receive('queue', { topic: 'b', payload: 'b1' });
     receive('queue', { topic: 'a', payload: 'a2' });
     receive('queue', { payload: 'none' });
-    await capture.waitFor('cap-queue', 3);
-    assert.deepEqual(capture.of('cap-queue').map((m) => [m.topic, m.payload]), [['a', 'a2'], ['b', 'b1'], ['_none_', 'none']]);
+    await t.capture.waitFor('cap-queue', 3);
+    assert.deepEqual(t.capture.of('cap-queue').map((m) => [m.topic, m.payload]), [['a', 'a2'], ['b', 'b1'], ['_none_', 'none']]);
     assert.deepEqual(payloads('cap-queue-2'), ['a1']);
   });
 
   test('timed mode releases everything queued at each interval', async () => {
     receive('timed', { topic: 'x', payload: 1 });
     receive('timed', { topic: 'y', payload: 2 });
-    await capture.waitFor('cap-timed', 2);
+    await t.capture.waitFor('cap-timed', 2);
     assert.deepEqual(payloads('cap-timed'), [1, 2]);
   });
 
@@ -122,7 +115,7 @@ describe('delay node', () => {
     receive('long', { payload: 'held' });
     // The flush above restarted the rate interval, so this waits in the queue.
     receive('rate-slow', { payload: 'queued' });
-    await deploy(server, [{ id: 't1', type: 'tab', label: 'delay' }]);
+    await deploy(t.server, [{ id: 't1', type: 'tab', label: 'delay' }]);
     await settle(1100);
     assert.deepEqual(payloads('cap-long'), [1, 2, 3]);
     assert.deepEqual(payloads('cap-rate-slow'), ['first', 'second', 'third']);

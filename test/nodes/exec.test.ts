@@ -1,97 +1,88 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { eventually } from '../helpers/server.js';
+import { node, type Conf, flowSuite } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const NODE = JSON.stringify(process.execPath);
 const execNode = (id: string, command: string, extra: Conf = {}) =>
   node(id, 'exec', { command, addpay: '', append: '', useSpawn: 'false', timer: '', oldrc: false, winHide: false, ...extra }, [[`${id}-out`], [`${id}-err`], [`${id}-rc`]]);
 const captures = (...ids: string[]) => ids.flatMap((id) => [`${id}-out`, `${id}-err`, `${id}-rc`]).map((id) => node(id, 'test-capture'));
 
-async function deployExec(server: TestServer, nodes: Conf[]): Promise<void> {
-  const flows = [{ id: 't1', type: 'tab', label: 'exec' }, ...nodes, node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]), node('errors', 'test-capture')];
-  await deploy(server, flows);
-}
+/** The exec nodes under test on tab t1, with a catch node feeding capture `errors`. */
+const execFlows = (nodes: Conf[]): Conf[] => [
+  { id: 't1', type: 'tab', label: 'exec' }, ...nodes, node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]), node('errors', 'test-capture'),
+];
 
 describe('exec node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
-    await deployExec(server, [
-      execNode('echo', `${NODE} -e "console.log(process.argv.slice(1).join('|'))"`, { addpay: 'payload', append: 'tail' }),
-      execNode('fail', `${NODE} -e "console.error('bad'); process.exit(3)"`),
-      execNode('slow', `${NODE} -e "setTimeout(() => {}, 20000)"`, { timer: '0.3' }),
-      execNode('spawn', `${NODE} -e "console.log('out'); console.error('err'); process.exit(2)"`, { useSpawn: 'true' }),
-      execNode('hold', `${NODE} -e "console.log(process.pid); setTimeout(() => {}, 20000)"`, { useSpawn: 'true' }),
-      execNode('spawn-ok', `${NODE} -e "process.exit(0)"`, { useSpawn: 'true' }),
-      execNode('spawn-missing', 'runnel-no-such-command', { useSpawn: 'true' }),
-      node('spawn-ok-status', 'status', { scope: ['spawn-ok'] }, [['spawn-ok-statuses']]),
-      node('spawn-ok-statuses', 'test-capture'),
-      ...captures('echo', 'fail', 'slow', 'spawn', 'hold', 'spawn-ok', 'spawn-missing'),
-    ]);
-  });
-  after(() => server.dispose());
+  const t = flowSuite(() => execFlows([
+    execNode('echo', `${NODE} -e "console.log(process.argv.slice(1).join('|'))"`, { addpay: 'payload', append: 'tail' }),
+    execNode('fail', `${NODE} -e "console.error('bad'); process.exit(3)"`),
+    execNode('slow', `${NODE} -e "setTimeout(() => {}, 20000)"`, { timer: '0.3' }),
+    execNode('spawn', `${NODE} -e "console.log('out'); console.error('err'); process.exit(2)"`, { useSpawn: 'true' }),
+    execNode('hold', `${NODE} -e "console.log(process.pid); setTimeout(() => {}, 20000)"`, { useSpawn: 'true' }),
+    execNode('spawn-ok', `${NODE} -e "process.exit(0)"`, { useSpawn: 'true' }),
+    execNode('spawn-missing', 'runnel-no-such-command', { useSpawn: 'true' }),
+    node('spawn-ok-status', 'status', { scope: ['spawn-ok'] }, [['spawn-ok-statuses']]),
+    node('spawn-ok-statuses', 'test-capture'),
+    ...captures('echo', 'fail', 'slow', 'spawn', 'hold', 'spawn-ok', 'spawn-missing'),
+  ]));
+  const { receive } = t;
 
   test('exec mode runs the command line through a shell with the payload and append arguments', async () => {
     receive('echo', { _msgid: 'e', payload: 'hello world' });
-    const [rc] = await capture.waitFor('echo-rc');
+    const [rc] = await t.capture.waitFor('echo-rc');
     assert.deepEqual(rc, { _msgid: 'e', payload: { code: 0 } });
-    assert.deepEqual(capture.of('echo-out'), [{ _msgid: 'e', payload: 'hello|world|tail\n', rc: { code: 0 } }]);
-    assert.deepEqual(capture.of('echo-err'), []);
+    assert.deepEqual(t.capture.of('echo-out'), [{ _msgid: 'e', payload: 'hello|world|tail\n', rc: { code: 0 } }]);
+    assert.deepEqual(t.capture.of('echo-err'), []);
   });
 
   test('a failing command reports stderr and its exit code', async () => {
     receive('fail', { _msgid: 'f', payload: 'ignored' });
-    const [rc] = await capture.waitFor('fail-rc');
+    const [rc] = await t.capture.waitFor('fail-rc');
     const expected = { code: 3, message: `Command failed: ${NODE} -e "console.error('bad'); process.exit(3)"\nbad\n` };
     assert.deepEqual(rc, { _msgid: 'f', payload: expected });
-    assert.deepEqual(capture.of('fail-err'), [{ _msgid: 'f', payload: 'bad\n', rc: expected }]);
-    assert.deepEqual(capture.of('fail-out'), [{ _msgid: 'f', payload: '', rc: expected }]);
+    assert.deepEqual(t.capture.of('fail-err'), [{ _msgid: 'f', payload: 'bad\n', rc: expected }]);
+    assert.deepEqual(t.capture.of('fail-out'), [{ _msgid: 'f', payload: '', rc: expected }]);
   });
 
   test('a command running past the timeout is killed', async () => {
     receive('slow', { _msgid: 's' });
-    const [rc] = await capture.waitFor('slow-rc', 1, 10_000);
+    const [rc] = await t.capture.waitFor('slow-rc', 1, 10_000);
     assert.equal(rc.payload.code, null);
     assert.equal(rc.payload.signal, 'SIGTERM');
   });
 
   test('spawn mode streams stdout and stderr and ends with the return code', async () => {
     receive('spawn', { _msgid: 'p', payload: 'x' });
-    const [rc] = await capture.waitFor('spawn-rc');
+    const [rc] = await t.capture.waitFor('spawn-rc');
     assert.deepEqual(rc, { _msgid: 'p', payload: { code: 2 } });
-    assert.deepEqual(capture.of('spawn-out'), [{ _msgid: 'p', payload: 'out\n' }]);
-    assert.deepEqual(capture.of('spawn-err'), [{ _msgid: 'p', payload: 'err\n' }]);
+    assert.deepEqual(t.capture.of('spawn-out'), [{ _msgid: 'p', payload: 'out\n' }]);
+    assert.deepEqual(t.capture.of('spawn-err'), [{ _msgid: 'p', payload: 'err\n' }]);
   });
 
   test('spawn mode ends a clean exit with the status "rc:0", as Node-RED does', async () => {
     receive('spawn-ok', { _msgid: 'k' });
-    const [rc] = await capture.waitFor('spawn-ok-rc');
+    const [rc] = await t.capture.waitFor('spawn-ok-rc');
     assert.deepEqual(rc, { _msgid: 'k', payload: { code: 0 } });
-    const statuses = await capture.waitFor('spawn-ok-statuses', 2);
+    const statuses = await t.capture.waitFor('spawn-ok-statuses', 2);
     assert.deepEqual(statuses.map((m) => [m.status.fill, m.status.shape, m.status.text]).at(-1), ['yellow', 'dot', 'rc:0']);
   });
 
   test('spawn mode: an unknown command is no error for catch nodes, only a negative return code', async () => {
-    const before = capture.of('errors').length;
+    const before = t.capture.of('errors').length;
     receive('spawn-missing', { _msgid: 'u', payload: 'x' });
-    const [rc] = await capture.waitFor('spawn-missing-rc');
+    const [rc] = await t.capture.waitFor('spawn-missing-rc');
     assert.deepEqual(rc, { _msgid: 'u', payload: { code: -2 } });
-    assert.equal(capture.of('errors').length, before);
+    assert.equal(t.capture.of('errors').length, before);
   });
 
   test('closing the node kills its running commands', async () => {
     receive('hold', { _msgid: 'h' });
-    const [out] = await capture.waitFor('hold-out');
+    const [out] = await t.capture.waitFor('hold-out');
     const pid = Number(out.payload);
     assert.ok(pid > 0);
-    const r = await request(server.at('flows'), { method: 'POST', json: [{ id: 't1', type: 'tab', label: 'exec' }], headers: { 'Runtime-API-Version': 'v1' } });
-    assert.equal(r.status, 204, r.text);
+    await deploy(t.server, [{ id: 't1', type: 'tab', label: 'exec' }]);
     await eventually(() => {
       try {
         process.kill(pid, 0);
@@ -104,20 +95,12 @@ describe('exec node', () => {
 });
 
 describe('exec node with execAllowed: false', () => {
-  let server: TestServer;
-  let capture: Capture;
-
-  before(async () => {
-    server = await startServer({ execAllowed: false });
-    capture = installCapture(server);
-    await deployExec(server, [execNode('off', `${NODE} -e "1"`), ...captures('off')]);
-  });
-  after(() => server.dispose());
+  const t = flowSuite(() => execFlows([execNode('off', `${NODE} -e "1"`), ...captures('off')]), { execAllowed: false });
 
   test('refuses to run, with an error catch nodes see', async () => {
-    server.instance.runtime.services.nodes.get('off')!.receive({ _msgid: 'x', payload: 'rm -rf /' });
-    const [err] = await capture.waitFor('errors');
+    t.receive('off', { _msgid: 'x', payload: 'rm -rf /' });
+    const [err] = await t.capture.waitFor('errors');
     assert.equal(err.error.message, 'Error: exec node disabled: the execAllowed setting is false');
-    assert.deepEqual(capture.of('off-rc'), []);
+    assert.deepEqual(t.capture.of('off-rc'), []);
   });
 });

@@ -1,26 +1,18 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { node, type Conf, flowSuite } from './flow.js';
 
 /** Lets already-queued deliveries run, so a short list means "not sent". */
 const settle = () => new Promise((r) => setTimeout(r, 50));
 
 describe('filter (rbe) node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
   const feed = async (id: string, msgs: Record<string, unknown>[]) => {
     for (const m of msgs) receive(id, m);
     await settle();
-    return capture.of(`cap-${id}`).map((m) => m.payload);
+    return t.capture.of(`cap-${id}`).map((m) => m.payload);
   };
   const rbe = (func: string, extra: Conf = {}) => ({ func, gap: '', start: '', inout: 'out', septopics: true, property: 'payload', topi: 'topic', ...extra });
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const ids: [string, Conf][] = [
       ['rbe', rbe('rbe')],
       ['rbei', rbe('rbei')],
@@ -40,9 +32,9 @@ describe('filter (rbe) node', () => {
       ...ids.map(([id, conf]) => node(id, 'rbe', conf, [[`cap-${id}`]])),
       ...ids.map(([id]) => node(`cap-${id}`, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('rbe passes changes only; reset forgets the last value', async () => {
     assert.deepEqual(await feed('rbe', [{ payload: 1 }, { payload: 1 }, { payload: 2 }, { payload: '2' }, { payload: '2' }, { reset: true }, { payload: '2' }]), [1, 2, '2', '2']);
@@ -79,7 +71,7 @@ describe('filter (rbe) node', () => {
 
   test('narrowband passes values near the start value and warns on non-numbers', async () => {
     assert.deepEqual(await feed('narrowband', [55, 80, 58, 'x'].map((payload) => ({ payload }))), [55, 58]);
-    assert.ok(server.logs.some((l) => l.includes('no number found')));
+    assert.ok(t.server.logs.some((l) => l.includes('no number found')));
   });
 
   test('a percentage gap is relative to the last value', async () => {

@@ -1,8 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { deploy, receiver, type Conf } from './flow.js';
+import { request } from '../helpers/server.js';
+import { type Conf, flowSuite } from './flow.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({
   id, type, z, name: id, x: 100, y: 100, wires, ...extra,
@@ -25,9 +24,6 @@ const SPINS: Record<string, string> = {
 };
 
 describe('function node time limit', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
   const flows: Conf[] = [
     { id: 't1', type: 'tab', label: 'functions' },
     { id: 't2', type: 'tab', label: 'elsewhere' },
@@ -42,67 +38,56 @@ describe('function node time limit', () => {
     node('fn-alive', 'function', 't2', { func: 'msg.payload = "alive";\nreturn msg;', outputs: 1 }, [['out-alive']]),
     node('out-alive', 'http response', 't2', { statusCode: '', headers: {} }),
   ];
-
-  before(async () => {
-    server = await startServer({ functionTimeout: 300 });
-    capture = installCapture(server);
-    await deploy(server, flows);
-  });
-  after(() => server.dispose());
+  const t = flowSuite(() => flows, { functionTimeout: 300 });
+  const { receive } = t;
 
   test('endless loops in the body, callbacks, timers and after await are stopped and reach the catch node', async () => {
-    await capture.waitFor('cap-tick', 2);
+    await t.capture.waitFor('cap-tick', 2);
     for (const id of Object.keys(SPINS)) receive(id, { _msgid: `m-${id}`, payload: 'spin' });
-    const caught = await capture.waitFor('cap-catch', Object.keys(SPINS).length, 20_000);
+    const caught = await t.capture.waitFor('cap-catch', Object.keys(SPINS).length, 20_000);
     const bySource = new Map(caught.map((m) => [m.error.source.id, m]));
     for (const id of Object.keys(SPINS)) {
       const limit = id === 'spin-while' ? 200 : 300;
       assert.equal(bySource.get(id)?.error.message, `RangeError: Function node ${id} ran longer than ${limit} ms`, id);
     }
     assert.equal(bySource.get('spin-await')?._msgid, 'm-spin-await');
-    for (const id of Object.keys(SPINS)) assert.deepEqual(capture.of(`cap-${id}`), [], id);
+    for (const id of Object.keys(SPINS)) assert.deepEqual(t.capture.of(`cap-${id}`), [], id);
   });
 
   test('the node keeps working and other flows keep serving', async () => {
     receive('spin-while', { _msgid: 'after', payload: 'fine' });
-    assert.deepEqual(plain(await capture.waitFor('cap-spin-while')), [{ _msgid: 'after', payload: 'ok' }]);
-    const ticks = capture.of('cap-tick').length;
-    await capture.waitFor('cap-tick', ticks + 2);
-    const r = await request(server.at('alive'));
+    assert.deepEqual(plain(await t.capture.waitFor('cap-spin-while')), [{ _msgid: 'after', payload: 'ok' }]);
+    const ticks = t.capture.of('cap-tick').length;
+    await t.capture.waitFor('cap-tick', ticks + 2);
+    const r = await request(t.server.at('alive'));
     assert.equal(r.status, 200);
     assert.equal(r.text, 'alive');
   });
 
   test('user code sees none of the generated names, and its code is instrumented', async () => {
     receive('names', { _msgid: 'n' });
-    assert.deepEqual(plain(await capture.waitFor('cap-names')), [{ _msgid: 'n', payload: ['undefined', 'undefined', 'undefined'] }]);
+    assert.deepEqual(plain(await t.capture.waitFor('cap-names')), [{ _msgid: 'n', payload: ['undefined', 'undefined', 'undefined'] }]);
     receive('sees-checks', { _msgid: 's' });
-    assert.deepEqual(plain(await capture.waitFor('cap-sees-checks')), [{ _msgid: 's', payload: true }]);
+    assert.deepEqual(plain(await t.capture.waitFor('cap-sees-checks')), [{ _msgid: 's', payload: true }]);
   });
 });
 
 describe('function node without a time limit', () => {
+  const t = flowSuite(() => [
+    { id: 't1', type: 'tab', label: 'x' },
+    fn('sees-checks', SEES_CHECKS),
+    fn('own-limit', 'while (true) {}', { timeout: 0.1 }),
+    node('catch', 'catch', 't1', { scope: ['own-limit'], uncaught: false }, [['cap-catch']]),
+    cap('cap-sees-checks'),
+    cap('cap-own-limit'),
+    cap('cap-catch'),
+  ], { functionTimeout: 0 });
+
   test('functionTimeout 0 leaves code uninstrumented; a node timeout still applies', async () => {
-    const server = await startServer({ functionTimeout: 0 });
-    try {
-      const capture = installCapture(server);
-      await deploy(server, [
-        { id: 't1', type: 'tab', label: 'x' },
-        fn('sees-checks', SEES_CHECKS),
-        fn('own-limit', 'while (true) {}', { timeout: 0.1 }),
-        node('catch', 'catch', 't1', { scope: ['own-limit'], uncaught: false }, [['cap-catch']]),
-        cap('cap-sees-checks'),
-        cap('cap-own-limit'),
-        cap('cap-catch'),
-      ]);
-      const nodes = server.instance.runtime.services.nodes;
-      nodes.get('sees-checks')!.receive({ _msgid: 's' });
-      assert.deepEqual(plain(await capture.waitFor('cap-sees-checks')), [{ _msgid: 's', payload: false }]);
-      nodes.get('own-limit')!.receive({ _msgid: 'o' });
-      const [caught] = await capture.waitFor('cap-catch', 1, 10_000);
-      assert.equal(caught.error.message, 'RangeError: Function node own-limit ran longer than 100 ms');
-    } finally {
-      await server.dispose();
-    }
+    t.receive('sees-checks', { _msgid: 's' });
+    assert.deepEqual(plain(await t.capture.waitFor('cap-sees-checks')), [{ _msgid: 's', payload: false }]);
+    t.receive('own-limit', { _msgid: 'o' });
+    const [caught] = await t.capture.waitFor('cap-catch', 1, 10_000);
+    assert.equal(caught.error.message, 'RangeError: Function node own-limit ran longer than 100 ms');
   });
 });

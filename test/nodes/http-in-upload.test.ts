@@ -1,9 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Blob } from 'node:buffer';
-import { startServer, request, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { deploy, type Conf } from './flow.js';
+import { request } from '../helpers/server.js';
+import { type Conf, flowSuite } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const node = (id: string, type: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z: 't1', x: 100, y: 100, wires: [wires], ...extra,
@@ -44,22 +44,14 @@ function multipartText(fields: [string, string][]): string {
 }
 
 describe('http in: upload and skipBodyParsing', () => {
-  let server: TestServer;
-  let capture: Capture;
-
-  before(async () => {
-    server = await startServer({ apiMaxLength: 2 * 1024 * 1024 });
-    capture = installCapture(server);
-    await deploy(server, flows());
-  });
-  after(() => server.dispose());
+  const t = flowSuite(() => flows(), { apiMaxLength: 2 * 1024 * 1024 });
 
   /** Sends a request and returns the answer with the message the flow received, if any. */
   async function send(name: string, path: string, init: RequestInit) {
-    const seen = capture.of(name).length;
-    const res = await request(server.at(path), init);
-    const msg = res.status === 200 ? (await capture.waitFor(name, seen + 1))[seen] : undefined;
-    if (res.status !== 200) assert.equal(capture.of(name).length, seen, 'a refused request reaches no flow');
+    const seen = t.capture.of(name).length;
+    const res = await request(t.server.at(path), init);
+    const msg = res.status === 200 ? (await t.capture.waitFor(name, seen + 1))[seen] : undefined;
+    if (res.status !== 200) assert.equal(t.capture.of(name).length, seen, 'a refused request reaches no flow');
     return { res, msg };
   }
 
@@ -169,11 +161,11 @@ describe('http in: upload and skipBodyParsing', () => {
   });
 
   test('redeploying without skipBodyParsing parses bodies again', async () => {
-    await deploy(server, flows(false));
+    await deploy(t.server, flows(false));
     const { msg } = await send('raw', 'raw/9', { method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' } });
     assert.deepEqual(msg!.payload, { a: 1 });
     const bad = await send('raw', 'raw/9', { method: 'POST', body: '{not json', headers: { 'content-type': 'application/json' } });
     assert.equal(bad.res.status, 400);
-    await deploy(server, flows());
+    await deploy(t.server, flows());
   });
 });

@@ -1,8 +1,8 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, eventually, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { deploy, type Conf } from './flow.js';
+import { request, eventually } from '../helpers/server.js';
+import { type Conf, flowSuite } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const node = (id: string, type: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z: 't1', x: 100, y: 100, wires: [wires], ...extra,
@@ -43,41 +43,33 @@ function flows(): Conf[] {
 }
 
 describe('http in and http response', () => {
-  let server: TestServer;
-  let capture: Capture;
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
-    await deploy(server, flows());
-  });
-  after(() => server.dispose());
+  const t = flowSuite(() => flows());
 
   test('GET: params, query as payload and request headers reach the flow; an object answers as JSON', async () => {
-    const r = await request(server.at('hello/world?a=1&b=two'), { headers: { 'x-test': 'yes' } });
+    const r = await request(t.server.at('hello/world?a=1&b=two'), { headers: { 'x-test': 'yes' } });
     assert.equal(r.status, 200);
     assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
     assert.deepEqual(r.body, { name: 'world', query: { a: '1', b: 'two' }, header: 'yes' });
   });
 
   test('POST: a JSON body arrives parsed, a text body as a string, a form as an object', async () => {
-    const json = await request(server.at('echo'), { method: 'POST', json: { a: [1, 2], b: null } });
+    const json = await request(t.server.at('echo'), { method: 'POST', json: { a: [1, 2], b: null } });
     assert.equal(json.status, 200);
     assert.deepEqual(json.body, { body: { a: [1, 2], b: null }, type: 'object' });
-    const text = await request(server.at('echo'), { method: 'POST', body: 'plain words', headers: { 'content-type': 'text/plain' } });
+    const text = await request(t.server.at('echo'), { method: 'POST', body: 'plain words', headers: { 'content-type': 'text/plain' } });
     assert.deepEqual(text.body, { body: 'plain words', type: 'string' });
-    const form = await request(server.at('echo'), { method: 'POST', body: 'x=1&y=2', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await request(t.server.at('echo'), { method: 'POST', body: 'x=1&y=2', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     assert.deepEqual(form.body, { body: { x: '1', y: '2' }, type: 'object' });
   });
 
   test('PUT answered directly: the body is the payload and goes back as JSON', async () => {
-    const r = await request(server.at('items/7'), { method: 'PUT', json: { id: 7 } });
+    const r = await request(t.server.at('items/7'), { method: 'PUT', json: { id: 7 } });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { id: 7 });
   });
 
   test('status from msg, node headers over msg headers, cookies set and cleared', async () => {
-    const r = await request(server.at('made'));
+    const r = await request(t.server.at('made'));
     assert.equal(r.status, 201);
     assert.equal(r.text, 'made');
     assert.equal(r.headers.get('x-conf'), 'node');
@@ -90,33 +82,33 @@ describe('http in and http response', () => {
   });
 
   test('the node status code wins over msg.statusCode; a number payload is sent as text', async () => {
-    const r = await request(server.at('teapot'));
+    const r = await request(t.server.at('teapot'));
     assert.equal(r.status, 418);
     assert.equal(r.text, '42');
   });
 
   test('msg.statusCode is read as parseInt reads it, so "202 Accepted" answers 202', async () => {
-    const r = await request(server.at('status-text'));
+    const r = await request(t.server.at('status-text'));
     assert.equal(r.status, 202);
     assert.equal(r.text, 'later');
   });
 
   test('a Buffer payload is sent as binary', async () => {
-    const res = await fetch(server.at('bin'), { signal: AbortSignal.timeout(5000) });
+    const res = await fetch(t.server.at('bin'), { signal: AbortSignal.timeout(5000) });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/octet-stream');
     assert.deepEqual([...new Uint8Array(await res.arrayBuffer())], [0, 1, 2, 255]);
   });
 
   test('request cookies are parsed into msg.req.cookies', async () => {
-    const r = await request(server.at('cookies'), { headers: { cookie: 'a=1; b=hello%20there' } });
+    const r = await request(t.server.at('cookies'), { headers: { cookie: 'a=1; b=hello%20there' } });
     assert.deepEqual(r.body, { a: '1', b: 'hello there' });
   });
 
   test('msg.req is the request and msg.res wraps the response as _res', async () => {
-    const r = await request(server.at('seen?x=1'), { method: 'DELETE' });
+    const r = await request(t.server.at('seen?x=1'), { method: 'DELETE' });
     assert.equal(r.status, 200);
-    const [msg] = await capture.waitFor('seen');
+    const [msg] = await t.capture.waitFor('seen');
     assert.equal(msg.req.method, 'DELETE');
     assert.equal(msg.req.query.x, '1');
     assert.equal(typeof msg.res._res.setHeader, 'function');
@@ -125,19 +117,19 @@ describe('http in and http response', () => {
   });
 
   test('a response node without msg.res warns', async () => {
-    const out = server.instance.runtime.services.nodes.get('out');
+    const out = t.server.instance.runtime.services.nodes.get('out');
     assert.ok(out);
     out.receive({ payload: 'orphan' });
-    await eventually(() => server.logs.some((line) => line.includes('No response object')));
+    await eventually(() => t.server.logs.some((line) => line.includes('No response object')));
   });
 
   test('redeploying without an http in node removes its route', async () => {
-    assert.equal((await request(server.at('hello/again'))).status, 200);
-    await deploy(server, flows().filter((n) => n.id !== 'in-hello'));
-    const gone = await request(server.at('hello/again'));
+    assert.equal((await request(t.server.at('hello/again'))).status, 200);
+    await deploy(t.server, flows().filter((n) => n.id !== 'in-hello'));
+    const gone = await request(t.server.at('hello/again'));
     assert.equal(gone.status, 404);
-    assert.equal((await request(server.at('teapot'))).status, 418, 'other routes stay');
-    await deploy(server, flows());
-    assert.equal((await request(server.at('hello/back'))).status, 200);
+    assert.equal((await request(t.server.at('teapot'))).status, 418, 'other routes stay');
+    await deploy(t.server, flows());
+    assert.equal((await request(t.server.at('hello/back'))).status, 200);
   });
 });

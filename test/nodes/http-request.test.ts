@@ -3,10 +3,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { startServer, eventually, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
+import { eventually } from '../helpers/server.js';
 import type { Msg } from '../../src/runtime/node.js';
-import { deploy, receiver, type Conf } from './flow.js';
+import { type Conf, flowSuite } from './flow.js';
 
 const USER = 'alice';
 const PASSWORD = 'secret "pw"';
@@ -80,25 +79,23 @@ async function closedPort(): Promise<number> {
 }
 
 describe('http request', () => {
-  let server: TestServer;
-  let capture: Capture;
   let target: http.Server;
   let base: string;
-  const receive = receiver(() => server);
-  /** Sends msg through request node `id` and returns what its capture node got. */
+  let refused: number;
+  /** Sends msg through request node `id` and returns what its t.capture node got. */
   const call = async (id: string, msg: Msg = {}) => {
-    const seen = capture.of(id).length;
+    const seen = t.capture.of(id).length;
     receive(`req-${id}`, msg);
-    const list = await capture.waitFor(id, seen + 1);
+    const list = await t.capture.waitFor(id, seen + 1);
     return list[seen];
   };
 
   before(async () => {
     target = await startTarget();
     base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-    const refused = await closedPort();
-    server = await startServer();
-    capture = installCapture(server);
+    refused = await closedPort();
+  });
+  const t = flowSuite(() => {
     const req = (id: string, extra: Conf): Conf[] => [
       { id: `req-${id}`, type: 'http request', z: 't1', x: 1, y: 1, wires: [[id]], method: 'GET', ret: 'txt', paytoqs: 'ignore', url: '', ...extra },
       { id, type: 'test-capture', name: id, z: 't1', x: 1, y: 1, wires: [] },
@@ -133,10 +130,10 @@ describe('http request', () => {
       { id: 'catch', type: 'catch', z: 't1', x: 1, y: 1, scope: ['req-refused', 'req-senderr', 'req-slow'], wires: [['caught']] },
       { id: 'caught', type: 'test-capture', name: 'caught', z: 't1', x: 1, y: 1, wires: [] },
     ];
-    await deploy(server, flows);
+    return flows;
   });
+  const { receive } = t;
   after(async () => {
-    await server.dispose();
     target.closeAllConnections();
     await new Promise((resolve) => target.close(resolve));
   });
@@ -158,7 +155,7 @@ describe('http request', () => {
     assert.equal(bin.payload.toString(), 'hello');
     assert.deepEqual((await call('obj')).payload, { a: [1, 2] });
     assert.equal((await call('objbad')).payload, 'hello');
-    await eventually(() => server.logs.some((line) => line.includes('JSON parse error')));
+    await eventually(() => t.server.logs.some((line) => line.includes('JSON parse error')));
   });
 
   test('the url comes from msg.url when the node has none, or from a mustache template', async () => {
@@ -232,7 +229,7 @@ describe('http request', () => {
     const msg = await call('refused', { payload: 'p' });
     assert.equal(msg.statusCode, 'ECONNREFUSED');
     assert.match(msg.payload, /^RequestError: connect ECONNREFUSED 127\.0\.0\.1:\d+ : http:\/\/127\.0\.0\.1:\d+\/nothing$/);
-    const [caught] = await capture.waitFor('caught');
+    const [caught] = await t.capture.waitFor('caught');
     assert.match(caught.error.message, /^RequestError: connect ECONNREFUSED/);
     assert.equal(caught.error.code, 'ECONNREFUSED');
     assert.equal(caught.error.source.id, 'req-refused');
@@ -242,7 +239,7 @@ describe('http request', () => {
     const msg = await call('slow', { payload: 'p', requestTimeout: 150 });
     assert.equal(msg.statusCode, 'ETIMEDOUT');
     assert.equal(msg.payload, `TimeoutError: Timeout awaiting 'request' for 150ms : ${base}/slow`);
-    const caught = await capture.waitFor('caught', 2);
+    const caught = await t.capture.waitFor('caught', 2);
     const timeout = caught.find((m) => m.error.source.id === 'req-slow');
     assert.ok(timeout);
     assert.equal(timeout.error.message, 'No response from server');

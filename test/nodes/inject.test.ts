@@ -1,16 +1,10 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, type Conf } from './flow.js';
+import { node, type Conf, flowSuite } from './flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 describe('inject node', () => {
-  let server: TestServer;
-  let capture: Capture;
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite((server) => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'inject', env: [{ name: 'WHO', value: 'tab', type: 'str' }] },
       node('props', 'inject', {
@@ -44,13 +38,12 @@ describe('inject node', () => {
       ...['cap-props', 'cap-legacy', 'cap-repeat', 'cap-manual', 'cap-bad', 'cap-bad-errors'].map((id) => node(id, 'test-capture')),
     ];
     server.instance.runtime.services.context.getGlobalContext().set('seed', 'from-global');
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
 
   test('once injects every typed property', async () => {
     const before = Date.now();
-    const [msg] = await capture.waitFor('cap-props');
+    const [msg] = await t.capture.waitFor('cap-props');
     assert.equal(typeof msg._msgid, 'string');
     assert.ok(msg.stamp <= Date.now() && msg.stamp >= before - 5000);
     const { _msgid, stamp, ...rest } = msg;
@@ -61,70 +54,52 @@ describe('inject node', () => {
   });
 
   test('bad JSON and JSONata values fail each injection with Node-RED\'s texts; an empty expression sets nothing', async () => {
-    server.instance.runtime.services.nodes.get('bad')!.receive({ _msgid: 'b1' });
-    const [caught] = await capture.waitFor('cap-bad-errors');
+    t.receive('bad', { _msgid: 'b1' });
+    const [caught] = await t.capture.waitFor('cap-bad-errors');
     assert.equal(caught.error.message, [
       `SyntaxError: Unexpected token 'o', "not json" is not valid JSON`,
       'Invalid JSONata expression: Attempted to invoke a non-function',
       'Unexpected end of expression',
     ].join('; '));
     assert.equal(caught.empty, undefined);
-    assert.deepEqual(capture.of('cap-bad'), []);
+    assert.deepEqual(t.capture.of('cap-bad'), []);
   });
 
   test('the legacy payload/topic form still works', async () => {
-    const [msg] = await capture.waitFor('cap-legacy');
+    const [msg] = await t.capture.waitFor('cap-legacy');
     assert.deepEqual({ payload: msg.payload, topic: msg.topic }, { payload: 'hello', topic: 'old' });
   });
 
   test('repeat injects on an interval and stops when the node is removed', async () => {
-    await capture.waitFor('cap-repeat', 3);
-    const r = await request(server.at('flows'), {
-      method: 'POST', headers: { 'Runtime-API-Version': 'v1' },
-      json: [{ id: 't1', type: 'tab', label: 'inject' }, node('cap-repeat', 'test-capture')],
-    });
-    assert.equal(r.status, 204);
-    const count = capture.of('cap-repeat').length;
+    await t.capture.waitFor('cap-repeat', 3);
+    await deploy(t.server, [{ id: 't1', type: 'tab', label: 'inject' }, node('cap-repeat', 'test-capture')]);
+    const count = t.capture.of('cap-repeat').length;
     await new Promise((res) => setTimeout(res, 200));
-    assert.equal(capture.of('cap-repeat').length, count);
+    assert.equal(t.capture.of('cap-repeat').length, count);
   });
 
   test('an unsupported crontab is reported and nothing is injected without a trigger', async () => {
-    assert.ok(server.logs.some((l) => l.includes('not a cron') && l.includes('is not supported (expected 5 or 6 fields, got 3)')));
-    assert.deepEqual(capture.of('cap-manual'), []);
+    assert.ok(t.server.logs.some((l) => l.includes('not a cron') && l.includes('is not supported (expected 5 or 6 fields, got 3)')));
+    assert.deepEqual(t.capture.of('cap-manual'), []);
   });
 });
 
 describe('inject node receive', () => {
+  const t = flowSuite(() => [
+    { id: 't1', type: 'tab', label: 'x' },
+    node('manual', 'inject', { props: [{ p: 'payload', v: 'm', vt: 'str' }, { p: 'topic', vt: 'str' }], topic: 't' }, [['cap-manual']]),
+    node('cron', 'inject', { props: [{ p: 'payload', v: 'c', vt: 'str' }], crontab: '*/1 * * * * *' }, [['cap-cron']]),
+    node('cap-manual', 'test-capture'),
+    node('cap-cron', 'test-capture'),
+  ]);
+
   test('node.receive({}) injects the configured properties', async () => {
-    const server = await startServer();
-    try {
-      const capture = installCapture(server);
-      const r = await request(server.at('flows'), {
-        method: 'POST', headers: { 'Runtime-API-Version': 'v1' },
-        json: [{ id: 't1', type: 'tab', label: 'x' }, node('manual', 'inject', { props: [{ p: 'payload', v: 'm', vt: 'str' }, { p: 'topic', vt: 'str' }], topic: 't' }, [['cap']]), node('cap', 'test-capture')],
-      });
-      assert.equal(r.status, 204);
-      server.instance.runtime.services.nodes.get('manual')!.receive({ _msgid: 'x1' });
-      assert.deepEqual(await capture.waitFor('cap'), [{ _msgid: 'x1', payload: 'm', topic: 't' }]);
-    } finally {
-      await server.dispose();
-    }
+    t.receive('manual', { _msgid: 'x1' });
+    assert.deepEqual(await t.capture.waitFor('cap-manual'), [{ _msgid: 'x1', payload: 'm', topic: 't' }]);
   });
 
   test('a six-field crontab fires every second', async () => {
-    const server = await startServer();
-    try {
-      const capture = installCapture(server);
-      const r = await request(server.at('flows'), {
-        method: 'POST', headers: { 'Runtime-API-Version': 'v1' },
-        json: [{ id: 't1', type: 'tab', label: 'x' }, node('cron', 'inject', { props: [{ p: 'payload', v: 'c', vt: 'str' }], crontab: '*/1 * * * * *' }, [['cap']]), node('cap', 'test-capture')],
-      });
-      assert.equal(r.status, 204);
-      const [a, b] = await capture.waitFor('cap', 2, 4000);
-      assert.deepEqual([a.payload, b.payload], ['c', 'c']);
-    } finally {
-      await server.dispose();
-    }
+    const [a, b] = await t.capture.waitFor('cap-cron', 2, 4000);
+    assert.deepEqual([a.payload, b.payload], ['c', 'c']);
   });
 });

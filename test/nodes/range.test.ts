@@ -1,18 +1,10 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { node, type Conf, flowSuite } from './flow.js';
 
 describe('range node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
   const range = (action: string, extra: Conf = {}) => ({ minin: '0', maxin: '10', minout: '0', maxout: '100', action, round: false, property: 'payload', ...extra });
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const t = flowSuite(() => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'range' },
       node('scale', 'range', range('scale'), [['cap-scale']]),
@@ -24,16 +16,16 @@ describe('range node', () => {
       node('narrow', 'range', range('scale', { minout: '0.5', maxout: '10.7', round: true }), [['cap-narrow']]),
       ...['cap-scale', 'cap-clamp', 'cap-roll', 'cap-drop', 'cap-round', 'cap-reversed', 'cap-narrow'].map((id) => node(id, 'test-capture')),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
-  const values = async (name: string, count: number, prop = 'payload') => (await capture.waitFor(name, count)).map((m) => m[prop]);
+  const values = async (name: string, count: number, prop = 'payload') => (await t.capture.waitFor(name, count)).map((m) => m[prop]);
 
   test('scale maps linearly and extrapolates; numeric strings count; other values are dropped', async () => {
     for (const payload of [5, -2, 15, '2.5', 'abc']) receive('scale', { payload });
     receive('scale', { topic: 'no payload' });
-    const msgs = await capture.waitFor('cap-scale', 5);
+    const msgs = await t.capture.waitFor('cap-scale', 5);
     assert.deepEqual(msgs.map((m) => m.payload), [50, -20, 150, 25, undefined]);
     assert.equal(msgs[4].topic, 'no payload');
   });

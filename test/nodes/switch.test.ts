@@ -1,24 +1,16 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { node, type Conf, flowSuite } from './flow.js';
 
 const outputs = (id: string, n: number) => Array.from({ length: n }, (_, i) => [`${id}-${i + 1}`]);
 const caps = (id: string, n: number) => Array.from({ length: n }, (_, i) => node(`${id}-${i + 1}`, 'test-capture'));
 const settle = () => new Promise((r) => setTimeout(r, 50));
 
 describe('switch node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
   /** Which outputs of `id` got each message id, as `{output: [ids]}`. */
   const routes = (id: string, n: number) =>
-    Object.fromEntries(Array.from({ length: n }, (_, i) => [i + 1, capture.of(`${id}-${i + 1}`).map((m) => m._msgid)]));
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [i + 1, t.capture.of(`${id}-${i + 1}`).map((m) => m._msgid)]));
+  const t = flowSuite((server) => {
     const flows: Conf[] = [
       { id: 't1', type: 'tab', label: 'switch' },
       node('cmp', 'switch', {
@@ -73,33 +65,33 @@ describe('switch node', () => {
       ...caps('cmp', 5), ...caps('first', 2), ...caps('all', 2), ...caps('prev', 1), ...caps('kinds', 7), ...caps('parts', 3), ...caps('expr', 2),
     ];
     server.instance.runtime.services.context.getFlowContext('t1').set('limit', 99);
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('comparison rules route to every matching output, else when none matched', async () => {
     for (const [id, payload] of [['a', 'a'], ['12', 12], ['3', 3], ['hello', 'hello'], ['zzz', 'zzz'], ['ten', '10']] as const) {
       receive('cmp', { _msgid: id, payload });
     }
-    await capture.waitFor('cmp-5', 2);
+    await t.capture.waitFor('cmp-5', 2);
     await settle();
     assert.deepEqual(routes('cmp', 5), { 1: ['a'], 2: ['12'], 3: ['3'], 4: ['hello'], 5: ['zzz', 'ten'] });
-    assert.deepEqual(capture.of('cmp-2')[0], { _msgid: '12', payload: 12 });
+    assert.deepEqual(t.capture.of('cmp-2')[0], { _msgid: '12', payload: 12 });
   });
 
   test('checkall "false" stops at the first match', async () => {
     receive('first', { _msgid: 'x', payload: 'text' });
     receive('all', { _msgid: 'y', payload: 'text' });
-    await capture.waitFor('all-2');
+    await t.capture.waitFor('all-2');
     await settle();
     assert.deepEqual(routes('first', 2), { 1: ['x'], 2: [] });
     assert.deepEqual(routes('all', 2), { 1: ['y'], 2: ['y'] });
-    assert.notEqual(capture.of('all-1')[0], capture.of('all-2')[0], 'each output gets its own copy');
+    assert.notEqual(t.capture.of('all-1')[0], t.capture.of('all-2')[0], 'each output gets its own copy');
   });
 
   test('prev compares with the previous value', async () => {
     for (const [id, payload] of [['p1', 1], ['p2', 1], ['p3', 2]] as const) receive('prev', { _msgid: id, payload });
-    await capture.waitFor('prev-1', 2);
+    await t.capture.waitFor('prev-1', 2);
     await settle();
     assert.deepEqual(routes('prev', 1), { 1: ['p1', 'p3'] });
   });
@@ -107,14 +99,14 @@ describe('switch node', () => {
   test('key, emptiness, containment, boolean, null and context rules', async () => {
     const inputs: [string, unknown][] = [['obj', { k: 1 }], ['empty', ''], ['str', 'hello'], ['yes', true], ['nul', null], ['ctx', 99]];
     for (const [id, payload] of inputs) receive('kinds', { _msgid: id, payload });
-    await capture.waitFor('kinds-7');
+    await t.capture.waitFor('kinds-7');
     await settle();
     assert.deepEqual(routes('kinds', 7), { 1: ['obj'], 2: ['empty'], 3: ['obj', 'str'], 4: ['str'], 5: ['yes'], 6: ['nul'], 7: ['ctx'] });
   });
 
   test('head, index and tail use msg.parts', async () => {
     for (let i = 0; i < 4; i++) receive('parts', { _msgid: `part${i}`, payload: i, parts: { id: 'g', index: i, count: 4 } });
-    await capture.waitFor('parts-3');
+    await t.capture.waitFor('parts-3');
     await settle();
     assert.deepEqual(routes('parts', 3), { 1: ['part0'], 2: ['part1', 'part2'], 3: ['part3'] });
   });
@@ -123,17 +115,17 @@ describe('switch node', () => {
     receive('expr', { _msgid: 'e1', payload: { a: 1, b: 2 } });
     receive('expr', { _msgid: 'e2', payload: { a: 2, b: 1 } });
     receive('expr', { _msgid: 'e3', payload: { a: 1, b: 5 } });
-    await capture.waitFor('expr-2', 2);
-    await capture.waitFor('expr-1', 2);
+    await t.capture.waitFor('expr-2', 2);
+    await t.capture.waitFor('expr-1', 2);
     await settle();
     assert.deepEqual(routes('expr', 2), { 1: ['e1', 'e2'], 2: ['e1', 'e3'] });
   });
 
   test('repair gives each output its own sequence in msg.parts', async () => {
     for (let i = 0; i < 4; i++) receive('repair', { _msgid: `r${i}`, payload: i, parts: { id: 'grp', index: i, count: 4, type: 'array', len: 1 } });
-    await capture.waitFor('repair-1', 2);
-    await capture.waitFor('repair-2', 2);
-    const [big, small] = [capture.of('repair-1'), capture.of('repair-2')];
+    await t.capture.waitFor('repair-1', 2);
+    await t.capture.waitFor('repair-2', 2);
+    const [big, small] = [t.capture.of('repair-1'), t.capture.of('repair-2')];
     assert.deepEqual(big.map((m) => [m.payload, m.parts.index, m.parts.count, m.parts.type, m.parts.len]), [[2, 0, 2, 'array', 1], [3, 1, 2, 'array', 1]]);
     assert.deepEqual(small.map((m) => [m.payload, m.parts.index, m.parts.count]), [[0, 0, 2], [1, 1, 2]]);
     assert.equal(big[0].parts.id, big[1].parts.id);
@@ -143,20 +135,20 @@ describe('switch node', () => {
 
   test('tail waits for the group when only the last message carries parts.count', async () => {
     for (let i = 0; i < 3; i++) receive('tail', { _msgid: `t${i}`, payload: i, parts: i === 2 ? { id: 'g2', index: i, count: 3 } : { id: 'g2', index: i } });
-    await capture.waitFor('tail-1', 2);
+    await t.capture.waitFor('tail-1', 2);
     await settle();
-    assert.deepEqual(capture.of('tail-1').map((m) => [m._msgid, m.parts.count]), [['t1', 3], ['t2', 3]]);
+    assert.deepEqual(t.capture.of('tail-1').map((m) => [m._msgid, m.parts.count]), [['t1', 3], ['t2', 3]]);
   });
 
   test('a failing JSONata property only warns; a failing JSONata rule is an error with Node-RED\'s text', async () => {
     receive('bad-prop', { _msgid: 'bp', payload: 1 });
     receive('bad-rule', { _msgid: 'br', payload: 1 });
-    const [caught] = await capture.waitFor('cap-catch');
+    const [caught] = await t.capture.waitFor('cap-catch');
     await settle();
-    assert.equal(capture.of('cap-catch').length, 1);
+    assert.equal(t.capture.of('cap-catch').length, 1);
     assert.equal(caught._msgid, 'br');
     assert.equal(caught.error.message, 'Invalid JSONata expression: bang');
-    assert.ok(server.logs.some((l) => l.includes('Invalid JSONata expression: boom')));
-    assert.equal(capture.of('bad-prop-1').length + capture.of('bad-rule-1').length, 0);
+    assert.ok(t.server.logs.some((l) => l.includes('Invalid JSONata expression: boom')));
+    assert.equal(t.capture.of('bad-prop-1').length + t.capture.of('bad-rule-1').length, 0);
   });
 });

@@ -1,8 +1,6 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { installCapture, type Capture } from '../helpers/capture.js';
-import { node, deploy, receiver, type Conf } from './flow.js';
+import { node, type Conf, flowSuite } from './flow.js';
 
 const settle = (ms = 60) => new Promise((r) => setTimeout(r, ms));
 
@@ -13,14 +11,8 @@ const trigger = (extra: Conf): Conf => ({
 });
 
 describe('trigger node', () => {
-  let server: TestServer;
-  let capture: Capture;
-  const receive = receiver(() => server);
-  const payloads = (name: string) => capture.of(name).map((m) => m.payload);
-
-  before(async () => {
-    server = await startServer();
-    capture = installCapture(server);
+  const payloads = (name: string) => t.capture.of(name).map((m) => m.payload);
+  const t = flowSuite((server) => {
     server.instance.runtime.services.context.getFlowContext('t1').set('later', 'from-flow');
     const nodes: [string, Conf, number][] = [
       ['basic', trigger({}), 1],
@@ -42,19 +34,19 @@ describe('trigger node', () => {
       node('status-watched', 'status', { scope: ['watched'] }, [['cap-status']]),
       node('cap-status', 'test-capture'),
     ];
-    await deploy(server, flows);
+    return flows;
   });
-  after(() => server.dispose());
+  const { receive } = t;
 
   test('sends op1 at once and op2 after the duration; messages in between are ignored', async () => {
     receive('basic', { _msgid: 'b', payload: 'in', topic: 't' });
     receive('basic', { _msgid: 'ignored', payload: 'again' });
-    assert.deepEqual(await capture.waitFor('cap-basic', 2), [
+    assert.deepEqual(await t.capture.waitFor('cap-basic', 2), [
       { _msgid: 'b', payload: '1', topic: 't' },
       { _msgid: 'b', payload: '0', topic: 't' },
     ]);
     receive('basic', { _msgid: 'c', payload: 'next cycle' });
-    await capture.waitFor('cap-basic', 4);
+    await t.capture.waitFor('cap-basic', 4);
     assert.deepEqual(payloads('cap-basic'), ['1', '0', '1', '0']);
   });
 
@@ -64,14 +56,14 @@ describe('trigger node', () => {
       await settle(25);
     }
     assert.deepEqual(payloads('cap-extend'), ['1']);
-    await capture.waitFor('cap-extend', 2);
+    await t.capture.waitFor('cap-extend', 2);
     assert.deepEqual(payloads('cap-extend'), ['1', '0']);
   });
 
   test('op1 "pay" sends the original message; op2 "nul" sends nothing later', async () => {
     receive('original', { _msgid: 'o', payload: { keep: true } });
     await settle(80);
-    assert.deepEqual(capture.of('cap-original'), [{ _msgid: 'o', payload: { keep: true } }]);
+    assert.deepEqual(t.capture.of('cap-original'), [{ _msgid: 'o', payload: { keep: true } }]);
   });
 
   test('duration 0 waits for a reset: msg.reset or the configured reset payload', async () => {
@@ -89,36 +81,36 @@ describe('trigger node', () => {
 
   test('a negative duration repeats op1 until reset', async () => {
     receive('loop', { payload: 'go' });
-    const msgs = await capture.waitFor('cap-loop', 3);
+    const msgs = await t.capture.waitFor('cap-loop', 3);
     assert.deepEqual(msgs[0].payload, { tick: true });
     assert.deepEqual(msgs[2].payload, { tick: true });
     receive('loop', { reset: true });
     await settle(30);
-    const count = capture.of('cap-loop').length;
+    const count = t.capture.of('cap-loop').length;
     await settle(60);
-    assert.equal(capture.of('cap-loop').length, count);
+    assert.equal(t.capture.of('cap-loop').length, count);
   });
 
   test('by topic, each topic has its own cycle; op2 may be a mustache template', async () => {
     receive('topics', { topic: 'a', payload: 'A' });
     receive('topics', { topic: 'b', payload: 'B' });
     receive('topics', { topic: 'a', payload: 'A again' });
-    await capture.waitFor('cap-topics', 4);
+    await t.capture.waitFor('cap-topics', 4);
     assert.deepEqual(payloads('cap-topics'), ['A', 'B', 'a done', 'b done']);
   });
 
   test('with two outputs op2 leaves on the second, read from flow context when sent', async () => {
     receive('two', { _msgid: 'w', payload: 'x' });
-    await capture.waitFor('cap-two');
-    server.instance.runtime.services.context.getFlowContext('t1').set('later', 'changed');
-    assert.deepEqual(await capture.waitFor('cap-two-2'), [{ _msgid: 'w', payload: 'changed' }]);
-    assert.deepEqual(capture.of('cap-two'), [{ _msgid: 'w', payload: 5 }]);
+    await t.capture.waitFor('cap-two');
+    t.server.instance.runtime.services.context.getFlowContext('t1').set('later', 'changed');
+    assert.deepEqual(await t.capture.waitFor('cap-two-2'), [{ _msgid: 'w', payload: 'changed' }]);
+    assert.deepEqual(t.capture.of('cap-two'), [{ _msgid: 'w', payload: 5 }]);
   });
 
   test('overrideDelay takes the wait from msg.delay; op2 "pay" resends the original payload', async () => {
     receive('override', { payload: 'orig', delay: 20 });
     assert.deepEqual(payloads('cap-override'), []);
-    await capture.waitFor('cap-override', 2);
+    await t.capture.waitFor('cap-override', 2);
     assert.deepEqual(payloads('cap-override'), ['1', 'orig']);
   });
 
@@ -126,15 +118,15 @@ describe('trigger node', () => {
     receive('override-extend', { payload: 'a', delay: 5000 });
     await settle(10);
     receive('override-extend', { payload: 'b' });
-    assert.deepEqual((await capture.waitFor('cap-override-extend', 2, 1000)).map((m) => m.payload), ['1', '0']);
+    assert.deepEqual((await t.capture.waitFor('cap-override-extend', 2, 1000)).map((m) => m.payload), ['1', '0']);
   });
 
   test('status: a dot while one topic waits, the count for more, cleared when none waits', async () => {
     receive('watched', { topic: 'a', payload: 1 });
     receive('watched', { topic: 'b', payload: 2 });
-    await capture.waitFor('cap-watched', 4);
+    await t.capture.waitFor('cap-watched', 4);
     await settle(20);
-    const seen = capture.of('cap-status').map((m) => ({ fill: m.status.fill, shape: m.status.shape, text: m.status.text }));
+    const seen = t.capture.of('cap-status').map((m) => ({ fill: m.status.fill, shape: m.status.shape, text: m.status.text }));
     assert.deepEqual(seen, [
       { fill: 'blue', shape: 'dot', text: undefined },
       { fill: 'blue', shape: 'dot', text: '2' },
@@ -146,7 +138,7 @@ describe('trigger node', () => {
   test('op1 of type date with the editor\'s default value sends a timestamp', async () => {
     const before = Date.now();
     receive('stamp', { payload: 'x' });
-    const [m] = await capture.waitFor('cap-stamp');
+    const [m] = await t.capture.waitFor('cap-stamp');
     assert.equal(typeof m.payload, 'number');
     assert.ok(m.payload >= before && m.payload <= Date.now());
   });

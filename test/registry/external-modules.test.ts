@@ -7,12 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { createLogger } from '../../src/log.js';
+import { captureLog } from '../helpers/log.js';
 import {
   ModulePolicy,
   externalModulesDir,
@@ -26,8 +25,10 @@ import type { SubflowDefinition } from '../../src/registry/registry.js';
 import { resolveSettings } from '../../src/settings.js';
 import { eventually, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import { deploy, type Conf } from '../nodes/flow.js';
-import { npmPack, removeDir, tempDir } from './support.js';
+import { type Conf } from '../nodes/flow.js';
+import { npmPack } from './support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 const PKG = 'runnel-fixture-pad';
 const TGZ_PATH = `/${PKG}/-/${PKG}-1.0.0.tgz`;
@@ -180,15 +181,8 @@ describe('external modules', { timeout: 240_000 }, () => {
     await removeDir(work);
   });
 
-  function logged(): { lines: Record<string, unknown>[]; options: (dir: string, timeoutMs?: number) => ModuleInstallOptions } {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
-        cb();
-      },
-    });
-    const log = createLogger('info', sink);
+  function logged(): { lines: () => Record<string, unknown>[]; options: (dir: string, timeoutMs?: number) => ModuleInstallOptions } {
+    const { log, lines } = captureLog('info');
     return { lines, options: (dir, timeoutMs = 120_000) => ({ dir, timeoutMs, allowScripts: false, log }) };
   }
 
@@ -204,7 +198,7 @@ describe('external modules', { timeout: 240_000 }, () => {
         assert.deepEqual(Object.keys(manifest.dependencies), [PKG]);
         assert.equal(existsSync(path.join(dir, 'node_modules', PKG, 'index.js')), true);
         assert.equal(existsSync(path.join(userDir, 'node_modules')), false, 'the user dir is left alone');
-        const audit = lines.filter((l) => l.level === 45).map(({ event, module, msg }) => ({ event, module, msg }));
+        const audit = lines().filter((l) => l.level === 45).map(({ event, module, msg }) => ({ event, module, msg }));
         assert.deepEqual(audit, [{ event: 'modules.install', module: tgz, msg: 'function node module installed' }]);
       } finally {
         await removeDir(userDir);
@@ -222,8 +216,8 @@ describe('external modules', { timeout: 240_000 }, () => {
         assert.match(outcomes[0].error ?? '', /ENOENT|no such file/i);
         assert.deepEqual(outcomes[1], { spec: tgz });
         assert.equal(existsSync(path.join(externalModulesDir(userDir), 'node_modules', PKG, 'index.js')), true);
-        assert.equal(lines.filter((l) => l.msg === 'installing function node modules one at a time to find the failing ones').length, 1);
-        assert.equal(lines.filter((l) => l.level === 50 && l.module === missing).length, 1);
+        assert.equal(lines().filter((l) => l.msg === 'installing function node modules one at a time to find the failing ones').length, 1);
+        assert.equal(lines().filter((l) => l.level === 50 && l.module === missing).length, 1);
       } finally {
         await removeDir(userDir);
       }

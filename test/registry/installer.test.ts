@@ -6,7 +6,8 @@ import { InstallQueue, assertAllowed, parseInstallTarget } from '../../src/regis
 import { describeFailure } from '../../src/registry/npm.js';
 import { resolveSettings } from '../../src/settings.js';
 import { request, startServer } from '../helpers/server.js';
-import { copyFixture, removeDir, tempDir } from './support.js';
+import { copyFixture } from './support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
 
 const palette = (p: Record<string, unknown>) => resolveSettings({ externalModules: { palette: p } }).externalModules.palette;
 

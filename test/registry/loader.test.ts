@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadModule, loadModules, modulesIn, unloadModule } from '../../src/registry/loader.js';
-import { copyFixture, fakeRuntime, removeDir, tempDir } from './support.js';
+import { copyFixture, fakeRuntime } from './support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
 
 describe('loadModule', { timeout: 30_000 }, () => {
   let dir: string;

@@ -1,9 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, writeFile, rm } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startServer, request, tempDir } from '../helpers/server.js';
+import { startServer, request } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 /** A module shipping its own `json` type, as node-red-node-rbe ships `rbe` beside Node-RED's core. */
 async function overridingModule(dir: string): Promise<string> {
@@ -30,7 +32,7 @@ test('an installed module may replace a built-in type; deployed nodes switch ove
       { id: 'j', type: 'json', z: 't1', x: 1, y: 1, wires: [['out']] },
       { id: 'out', type: 'test-capture', name: 'out', z: 't1', x: 1, y: 1, wires: [] },
     ];
-    assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
+    await deploy(server, flows);
     const send = () => server.instance.runtime.services.nodes.get('j')!.receive({ payload: '{"a":1}' });
     send();
     assert.deepEqual((await capture.waitFor('out', 1))[0].payload, { a: 1 });
@@ -45,13 +47,13 @@ test('an installed module may replace a built-in type; deployed nodes switch ove
     assert.equal((await capture.waitFor('out', 2))[1].payload, 'from-module');
 
     assert.equal((await request(server.at('nodes/node-red-contrib-json-override'), { method: 'DELETE' })).status, 400, 'in use');
-    assert.equal((await request(server.at('flows'), { method: 'POST', json: flows.filter((n) => n.id !== 'j') })).status, 204);
+    await deploy(server, flows.filter((n) => n.id !== 'j'));
     assert.equal((await request(server.at('nodes/node-red-contrib-json-override'), { method: 'DELETE' })).status, 204);
-    assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
+    await deploy(server, flows);
     send();
     assert.deepEqual((await capture.waitFor('out', 3))[2].payload, { a: 1 }, 'the built-in json is back');
   } finally {
     await server.dispose();
-    await rm(dir, { recursive: true, force: true });
+    await removeDir(dir);
   }
 });

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { cp, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -17,10 +16,6 @@ import type { Runtime } from '../../src/runtime/runtime.js';
 
 /** test/fixtures/modules in the source tree (fixtures are not compiled). */
 export const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/modules');
-
-export async function tempDir(prefix = 'runnel-reg-'): Promise<string> {
-  return mkdtemp(path.join(os.tmpdir(), prefix));
-}
 
 /** Copies a fixture module into `parent` (tests never write into the source tree). */
 export async function copyFixture(name: string, parent: string, as = name): Promise<string> {
@@ -78,8 +73,4 @@ export function fakeRuntime(userDir: string): Runtime {
     redApiFor: (set: NodeSetInfo, options: RedApiOptions) => createRedApi(host as unknown as Runtime, set, options),
   };
   return host as unknown as Runtime;
-}
-
-export async function removeDir(dir: string): Promise<void> {
-  await rm(dir, { recursive: true, force: true });
 }

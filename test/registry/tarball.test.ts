@@ -4,7 +4,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { inspectTarball } from '../../src/registry/tarball.js';
-import { NODE_RED_PACKAGE, copyFixture, npmPack, rawTarball, removeDir, tempDir, type RawEntry } from './support.js';
+import { NODE_RED_PACKAGE, copyFixture, npmPack, rawTarball, type RawEntry } from './support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
 
 describe('inspectTarball', { timeout: 60_000 }, () => {
   let dir: string;

@@ -1,17 +1,18 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FileStore, type FileStoreConfig } from '../../src/runtime/context/file-store.js';
 import { stringifyContext } from '../../src/runtime/context/context-json.js';
 import type { ContextCallback } from '../../src/runtime/util/types.js';
-import { eventually, tempDir } from '../helpers/server.js';
+import { eventually } from '../helpers/server.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
 
 let root: string;
 before(async () => {
   root = await tempDir('runnel-ctxfile-');
 });
-after(() => rm(root, { recursive: true, force: true }));
+after(() => removeDir(root));
 
 let count = 0;
 /** A store over a fresh user dir, and the messages it logged. */

@@ -1,13 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveSettings } from '../../src/settings.js';
 import { ContextManager } from '../../src/runtime/context.js';
 import type { ContextStore } from '../../src/runtime/context/store.js';
 import { MemoryStore } from '../../src/runtime/context/memory-store.js';
-import { eventually, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { eventually, request, startServer, type TestServer } from '../helpers/server.js';
 import { killRunnels, runCli, spawnRunnel } from '../helpers/process.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 /**
  * POST /ctx {op: 'set', f, g, n, m, store?} writes flow `f`, global `g` and node `n` in `store`
@@ -47,11 +49,6 @@ const FLOWS = [
 const MEMORY_AND_FILE = { default: { module: 'memory' }, file: { module: 'localfilesystem' } };
 const VALUES = { f: { list: [1, 2] }, g: 'global value', n: 42, m: 'memory value' };
 
-async function deploy(url: string, flows: unknown[]): Promise<void> {
-  const r = await request(new URL('flows', url).href, { method: 'POST', json: flows });
-  assert.equal(r.status, 204, r.text);
-}
-
 async function ctx(url: string, payload: Record<string, unknown>): Promise<unknown> {
   const r = await request(new URL('ctx', url).href, { method: 'POST', json: payload });
   assert.equal(r.status, 200, r.text);
@@ -75,7 +72,7 @@ describe('contextStorage setting', () => {
       [{ default: 'disk', file: { module: 'memory' } }, "Default context store unknown: 'disk' (contextStorage.default must name a configured store)"],
       [{ file: { config: {} } }, "Context store 'file' missing 'module' option"],
       [{ file: 'localfilesystem' }, "Context store 'file' missing 'module' option"],
-      [{ file: { module: 'redis' } }, 'contextStorage.file.module must be "memory", "localfilesystem" or a context store module (require it in a .js settings file), got "redis"'],
+      [{ file: { module: 'redis' } }, 'contextStorage.file.module must be "memory", "localfilesystem", "postgres" or a context store module (require it in a .js settings file), got "redis"'],
       [{ file: { module: 'memory', config: [] } }, 'contextStorage.file.config must be an object'],
       [{ file: { module: 'localfilesystem', config: { cache: 'yes' } } }, 'contextStorage.file.config.cache must be true or false'],
       [{ file: { module: 'localfilesystem', config: { flushInterval: -1 } } }, 'contextStorage.file.config.flushInterval must be a number of seconds (0 or more)'],
@@ -158,7 +155,7 @@ describe('context stores through a running server', () => {
     let server: TestServer | undefined = await startServer(settings);
     const userDir = server.userDir;
     try {
-      await deploy(server.url, FLOWS);
+      await deploy(server, FLOWS);
       assert.equal(await ctx(server.url, { op: 'set', ...VALUES }), 'ok');
       const listed = await request(server.at('settings'));
       assert.deepEqual(listed.body.context, { default: 'default', stores: ['default', 'file'] });
@@ -183,7 +180,7 @@ describe('context stores through a running server', () => {
     const server = await startServer({ contextStorage: { file: { module: 'localfilesystem', config: { flushInterval: 0 } } } });
     try {
       const tab2 = [{ id: 't2', type: 'tab' }, { id: 'c2', type: 'comment', z: 't2', x: 1, y: 1, wires: [] }];
-      await deploy(server.url, [...FLOWS, ...tab2]);
+      await deploy(server, [...FLOWS, ...tab2]);
       assert.equal(await ctx(server.url, { op: 'set', ...VALUES }), 'ok');
       assert.equal(await ctx(server.url, { op: 'set', ...VALUES, store: 'nosuch' }), 'ok');
       const dir = path.join(server.userDir, 'context');
@@ -191,7 +188,7 @@ describe('context stores through a running server', () => {
       const warning = "Unknown context store 'nosuch' specified. Using default store.";
       assert.equal(server.logs.filter((l) => l.includes(warning)).length, 1, server.logs.join('\n'));
 
-      await deploy(server.url, tab2);
+      await deploy(server, tab2);
       await eventually(async () => (await readdir(dir)).join() === 'global');
       assert.deepEqual(await readJson(path.join(dir, 'global', 'global.json')), { g: 'global value' });
     } finally {
@@ -209,7 +206,7 @@ describe('context stores through a running server', () => {
         message: `Error loading context store: Invalid JSON in context file '${file}'`,
       });
     } finally {
-      await rm(userDir, { recursive: true, force: true });
+      await removeDir(userDir);
     }
   });
 
@@ -222,10 +219,10 @@ describe('context stores through a running server', () => {
       assert.equal(r.code, 1, r.stdout + r.stderr);
       assert.equal(
         r.stderr.trim(),
-        'runnel: invalid settings: contextStorage.file.module must be "memory", "localfilesystem" or a context store module (require it in a .js settings file), got "localfilesytem"',
+        'runnel: invalid settings: contextStorage.file.module must be "memory", "localfilesystem", "postgres" or a context store module (require it in a .js settings file), got "localfilesytem"',
       );
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 
@@ -234,7 +231,7 @@ describe('context stores through a running server', () => {
     const settings = { contextStorage: { default: { module: 'memory' }, file: { module: 'localfilesystem', config: { cache: false } } } };
     try {
       const first = await spawnRunnel(dir, settings);
-      await deploy(first.url, FLOWS);
+      await deploy(first, FLOWS);
       assert.equal(await ctx(first.url, { op: 'set', ...VALUES }), 'ok');
       first.child.kill('SIGKILL');
       assert.equal(await first.exited, 'SIGKILL');
@@ -249,7 +246,7 @@ describe('context stores through a running server', () => {
       assert.deepEqual(await readJson(path.join(context, 't1', 'flow.json')), { f: 'second' });
     } finally {
       killRunnels();
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 });

@@ -1,9 +1,9 @@
 import { test, beforeEach, afterEach, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { request, startServer, type TestServer } from '../helpers/server.js';
+import { deploy, type Conf } from '../helpers/deploy.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 
-type Conf = Record<string, unknown>;
 const cap = (id: string, z: string, wires: string[] = [], extra: Conf = {}): Conf => ({
   id, type: 'test-capture', z, name: id, passthrough: true, x: 100, y: 100, wires: [wires], ...extra,
 });
@@ -31,57 +31,42 @@ describe('deployment types restart exactly the expected nodes', () => {
   let server: TestServer;
   let capture: Capture;
 
-  const deploy = async (flows: Conf[], type: string) => {
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-Deployment-Type': type } });
-    assert.equal(r.status, 204, r.text);
-  };
-  /** Ids constructed since the last call. */
-  const restartedSince = (() => {
-    let last = new Map<string, number>();
-    return () => {
-      const now = new Map(capture.starts);
-      const changed = [...now].filter(([id, n]) => (last.get(id) ?? 0) !== n).map(([id]) => id).sort();
-      last = now;
-      return changed;
-    };
-  })();
-
   beforeEach(async () => {
     server = await startServer();
     capture = installCapture(server);
-    await deploy(base(), 'full');
-    restartedSince();
+    await deploy(server, base(), { type: 'full' });
+    capture.restartedSince();
   });
   afterEach(() => server.dispose());
 
   test('full restarts everything', async () => {
-    await deploy(edit(base(), 'B', { info: 'x' }), 'full');
-    assert.deepEqual(restartedSince(), ['A', 'B', 'C', 'D', 'E', 'F', 'cfg']);
+    await deploy(server, edit(base(), 'B', { info: 'x' }), { type: 'full' });
+    assert.deepEqual(capture.restartedSince(), ['A', 'B', 'C', 'D', 'E', 'F', 'cfg']);
   });
 
   test('nodes restarts only the changed node', async () => {
-    await deploy(edit(base(), 'B', { info: 'x' }), 'nodes');
-    assert.deepEqual(restartedSince(), ['B']);
+    await deploy(server, edit(base(), 'B', { info: 'x' }), { type: 'nodes' });
+    assert.deepEqual(capture.restartedSince(), ['B']);
   });
 
   test('flows restarts the connected wiring component of the change', async () => {
-    await deploy(edit(base(), 'B', { info: 'x' }), 'flows');
-    assert.deepEqual(restartedSince(), ['A', 'B', 'C']);
+    await deploy(server, edit(base(), 'B', { info: 'x' }), { type: 'flows' });
+    assert.deepEqual(capture.restartedSince(), ['A', 'B', 'C']);
   });
 
   test('moving a node restarts nothing', async () => {
-    await deploy(edit(base(), 'B', { x: 999, y: 5 }), 'nodes');
-    assert.deepEqual(restartedSince(), []);
+    await deploy(server, edit(base(), 'B', { x: 999, y: 5 }), { type: 'nodes' });
+    assert.deepEqual(capture.restartedSince(), []);
   });
 
   test('a config node change restarts its users', async () => {
-    await deploy(edit(base(), 'cfg', { broker: 'two' }), 'nodes');
-    assert.deepEqual(restartedSince(), ['E', 'cfg']);
+    await deploy(server, edit(base(), 'cfg', { broker: 'two' }), { type: 'nodes' });
+    assert.deepEqual(capture.restartedSince(), ['E', 'cfg']);
   });
 
   test('rewiring in a nodes deploy hot-swaps wires without a restart', async () => {
-    await deploy(edit(base(), 'A', { wires: [['D']] }), 'nodes');
-    assert.deepEqual(restartedSince(), []);
+    await deploy(server, edit(base(), 'A', { wires: [['D']] }), { type: 'nodes' });
+    assert.deepEqual(capture.restartedSince(), []);
     server.instance.runtime.services.nodes.get('A')!.receive({ payload: 'via-new-wire' });
     const got = await capture.waitFor('D');
     assert.equal(got[0].payload, 'via-new-wire');
@@ -90,7 +75,7 @@ describe('deployment types restart exactly the expected nodes', () => {
 
   test('a removed node closes with removed=true; a restarted one with removed=false', async () => {
     const without = base().filter((n) => n.id !== 'C').map((n) => (n.id === 'B' ? { ...n, wires: [[]], info: 'y' } : n));
-    await deploy(without, 'nodes');
+    await deploy(server, without, { type: 'nodes' });
     assert.deepEqual(capture.closes.get('C'), [{ removed: true }]);
     assert.deepEqual(capture.closes.get('B'), [{ removed: false }]);
     assert.equal(server.instance.runtime.services.nodes.has('C'), false);
@@ -98,7 +83,7 @@ describe('deployment types restart exactly the expected nodes', () => {
 
   test('disabled nodes and tabs are stored but not run', async () => {
     const flows = base().map((n) => (n.id === 'D' ? { ...n, d: true } : n.id === 't2' ? { ...n, disabled: true } : n));
-    await deploy(flows, 'full');
+    await deploy(server, flows, { type: 'full' });
     const live = server.instance.runtime.services.nodes;
     assert.equal(live.has('D'), false);
     assert.equal(live.has('E'), false);
@@ -126,8 +111,7 @@ describe('missing types', () => {
         { id: 'w', type: 'test-capture', z: 't1', x: 1, y: 1, wires: [] },
         { id: 'ok', type: 'comment', z: 't2', x: 1, y: 1, wires: [] },
       ];
-      const r = await request(server.at('flows'), { method: 'POST', json: flows });
-      assert.equal(r.status, 204);
+      await deploy(server, flows);
       assert.deepEqual((await request(server.at('flows/state'))).body, { state: 'start', missingTypes: ['test-capture'] });
       assert.equal(server.instance.runtime.services.nodes.has('ok'), true);
       const capture = installCapture(server);

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from '../helpers/server.js';
-import { deploy, flowSuite, type Conf } from '../nodes/flow.js';
+import { flowSuite, type Conf } from '../nodes/flow.js';
+import { deploy } from '../helpers/deploy.js';
 
 const at = { x: 100, y: 100 };
 
@@ -120,8 +121,7 @@ describe('env scopes: global-config, tab, group and subflow env, with JSONata va
   });
 
   it('a changed global env reaches every flow after a "nodes" deploy', async () => {
-    const res = await request(suite.server.at('flows'), { method: 'POST', json: flows('changed'), headers: { 'node-red-deployment-type': 'nodes' } });
-    assert.equal(res.status, 204, res.text);
+    await deploy(suite.server, flows('changed'), { type: 'nodes' });
     const seen = (await ask('tab-reader')) as Record<string, unknown>;
     assert.equal(seen.GLOBAL_A, 'changed');
     assert.equal(seen.GLOBAL_J, 'j-changed');

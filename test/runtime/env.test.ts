@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request } from '../helpers/server.js';
+import { startServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
+import { deploy } from '../helpers/deploy.js';
 
 test('a whole ${ENV} node property and typed env values resolve through the tab env, then process.env', async () => {
   process.env.RUNNEL_TEST_OUTER = 'outer';
@@ -23,7 +24,7 @@ test('a whole ${ENV} node property and typed env values resolve through the tab 
       },
       { id: 'out', type: 'test-capture', name: 'out', z: 't1', x: 1, y: 1, wires: [] },
     ];
-    assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
+    await deploy(server, flows);
     server.instance.runtime.services.nodes.get('c')!.receive({});
     const [msg] = await capture.waitFor('out');
     assert.equal(msg.payload, 'hi');

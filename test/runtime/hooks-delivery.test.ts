@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request } from '../helpers/server.js';
+import { startServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
+import { deploy } from '../helpers/deploy.js';
 
 const flows = [
   { id: 't1', type: 'tab' },
@@ -15,7 +16,7 @@ test('message hooks run in Node-RED order, can modify and drop deliveries, and c
   const capture = installCapture(server);
   const hooks = server.instance.runtime.services.hooks;
   try {
-    assert.equal((await request(server.at('flows'), { method: 'POST', json: flows })).status, 204);
+    await deploy(server, flows);
     const seen: string[] = [];
     hooks.add('onSend.t', (events: { source: { id: string }; cloneMessage: boolean }[]) => {
       seen.push(`onSend:${events.length}:${events.map((e) => e.cloneMessage).join(',')}`);

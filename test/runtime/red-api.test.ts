@@ -7,7 +7,8 @@ import { MessageCatalogs, createTranslator } from '../../src/runtime/i18n.js';
 import { SettingsView } from '../../src/runtime/settings-view.js';
 import { createRedApi } from '../../src/runtime/red-api.js';
 import { resolveSettings } from '../../src/settings.js';
-import { fakeRuntime, removeDir, tempDir } from '../registry/support.js';
+import { fakeRuntime } from '../registry/support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
 
 describe('RED.hooks', () => {
   it('runs hooks in order, keeps an active flag per hook point, and removes by label', async () => {

@@ -1,10 +1,10 @@
 import { test, beforeEach, afterEach, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { deploy, type Conf } from '../helpers/deploy.js';
+import { receiver } from '../nodes/flow.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import type { Msg } from '../../src/runtime/node.js';
 
-type Conf = Record<string, unknown>;
 const at = { x: 100, y: 100 };
 const cap = (id: string, z: string, wires: string[] = [], extra: Conf = {}): Conf => ({
   id, type: 'test-capture', z, name: id, passthrough: true, ...at, wires: [wires], ...extra,
@@ -32,64 +32,47 @@ describe('deploys restart subflow instances as a whole', () => {
   let server: TestServer;
   let capture: Capture;
 
-  const deploy = async (flows: Conf[], type: string) => {
-    const r = await request(server.at('flows'), { method: 'POST', json: flows, headers: { 'Runtime-Deployment-Type': type } });
-    assert.equal(r.status, 204, r.text);
-  };
-  const receive = (id: string, msg: Msg) => {
-    const target = server.instance.runtime.services.nodes.get(id);
-    assert.ok(target, `node ${id} is running`);
-    target.receive(msg);
-  };
-  let last = new Map<string, number>();
-  /** Capture nodes constructed since the last call. */
-  const restartedSince = () => {
-    const now = new Map(capture.starts);
-    const changed = [...now].filter(([id, n]) => (last.get(id) ?? 0) !== n).map(([id]) => id).sort();
-    last = now;
-    return changed;
-  };
+  const receive = receiver(() => server);
 
   beforeEach(async () => {
     server = await startServer();
     capture = installCapture(server);
-    last = new Map();
-    await deploy(base(), 'full');
-    assert.deepEqual(restartedSince(), ['ia-inner', 'ib-inner', 'other', 'other2', 'outa', 'outb', 'src']);
+    await deploy(server, base(), { type: 'full' });
+    assert.deepEqual(capture.restartedSince(), ['ia-inner', 'ib-inner', 'other', 'other2', 'outa', 'outb', 'src']);
   });
   afterEach(() => server.dispose());
 
   test('changing a node inside the template restarts both instances and nothing else', async () => {
-    await deploy(edit(base(), 'inner', { info: 'changed' }), 'nodes');
-    assert.deepEqual(restartedSince(), ['ia-inner', 'ib-inner']);
+    await deploy(server, edit(base(), 'inner', { info: 'changed' }), { type: 'nodes' });
+    assert.deepEqual(capture.restartedSince(), ['ia-inner', 'ib-inner']);
     assert.deepEqual(capture.closes.get('ia-inner'), [{ removed: false }]);
     receive('src', { payload: 'after restart' });
     assert.equal((await capture.waitFor('outa', 1))[0].payload, 'after restart');
   });
 
   test('changing the template env restarts its instances under every deployment type', async () => {
-    await deploy(edit(base(), 'sfc', { env: [{ name: 'X', type: 'str', value: '1' }] }), 'nodes');
-    assert.deepEqual(restartedSince(), ['ia-inner', 'ib-inner']);
-    await deploy(edit(base(), 'sfc', { env: [{ name: 'X', type: 'str', value: '2' }] }), 'flows');
-    assert.deepEqual(restartedSince(), ['ia-inner', 'ib-inner', 'outa', 'outb', 'src']);
+    await deploy(server, edit(base(), 'sfc', { env: [{ name: 'X', type: 'str', value: '1' }] }), { type: 'nodes' });
+    assert.deepEqual(capture.restartedSince(), ['ia-inner', 'ib-inner']);
+    await deploy(server, edit(base(), 'sfc', { env: [{ name: 'X', type: 'str', value: '2' }] }), { type: 'flows' });
+    assert.deepEqual(capture.restartedSince(), ['ia-inner', 'ib-inner', 'outa', 'outb', 'src']);
   });
 
   test('changing one instance restarts only that instance', async () => {
-    await deploy(edit(base(), 'ib', { env: [{ name: 'X', type: 'num', value: '5' }] }), 'nodes');
-    assert.deepEqual(restartedSince(), ['ib-inner']);
+    await deploy(server, edit(base(), 'ib', { env: [{ name: 'X', type: 'num', value: '5' }] }), { type: 'nodes' });
+    assert.deepEqual(capture.restartedSince(), ['ib-inner']);
   });
 
   test('rewiring an instance moves its output without a restart', async () => {
-    await deploy(edit(base(), 'ia', { wires: [['other2']] }), 'nodes');
-    assert.deepEqual(restartedSince(), []);
+    await deploy(server, edit(base(), 'ia', { wires: [['other2']] }), { type: 'nodes' });
+    assert.deepEqual(capture.restartedSince(), []);
     receive('src', { payload: 'rewired' });
     assert.equal((await capture.waitFor('other2', 1))[0].payload, 'rewired');
     assert.equal(capture.of('outa').length, 0);
   });
 
   test('removing an instance closes its internal nodes', async () => {
-    await deploy(base().filter((n) => n.id !== 'ib'), 'nodes');
-    assert.deepEqual(restartedSince(), []);
+    await deploy(server, base().filter((n) => n.id !== 'ib'), { type: 'nodes' });
+    assert.deepEqual(capture.restartedSince(), []);
     assert.deepEqual(capture.closes.get('ib-inner'), [{ removed: true }]);
     const nodes = server.instance.runtime.services.nodes;
     assert.equal(nodes.has('ib'), false);
@@ -104,14 +87,14 @@ describe('deploys restart subflow instances as a whole', () => {
   });
 
   test('a template using a missing type makes only the tab using it wait', async () => {
-    await deploy([
+    await deploy(server, [
       ...base(),
       { id: 't2', type: 'tab', label: 'two' },
       { id: 'sfm', type: 'subflow', name: 'broken', in: [], out: [] },
       { id: 'ghost', type: 'no-such-type', z: 'sfm', ...at, wires: [] },
       { id: 'im', type: 'subflow:sfm', z: 't2', ...at, wires: [] },
       cap('t2-node', 't2'),
-    ], 'full');
+    ], { type: 'full' });
     const runtime = server.instance.runtime;
     assert.deepEqual(runtime.getState(), { state: 'start', missingTypes: ['no-such-type'] });
     assert.equal(runtime.services.nodes.has('im'), false);

@@ -1,8 +1,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, request, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Msg } from '../../src/runtime/node.js';
+import { deploy } from '../helpers/deploy.js';
 
 type Conf = Record<string, unknown>;
 const at = { x: 100, y: 100 };
@@ -92,8 +93,7 @@ describe('subflow instances', () => {
   before(async () => {
     server = await startServer();
     capture = installCapture(server);
-    const r = await request(server.at('flows'), { method: 'POST', json: flows() });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows());
     server.instance.runtime.context.getFlowContext('t1').set('tabvar', 'from the tab');
   });
   after(() => server.dispose());

@@ -2,7 +2,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
 import { adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
-import { copyFixture, removeDir } from '../registry/support.js';
+import { copyFixture } from '../registry/support.js';
+import { removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 interface Entry {
   topic: string;
@@ -120,7 +122,7 @@ describe('/comms with adminAuth', { timeout: 60_000 }, () => {
     await e.send({ auth: token });
     await e.send({ subscribe: 'debug' });
     await e.send({ subscribe: 'status/+' });
-    assert.equal((await request(server.at('flows'), { method: 'POST', json: debugFlow, token })).status, 204);
+    await deploy(server, debugFlow, { token });
     assert.equal((await request(server.at('inject/inj'), { method: 'POST', json: {}, token })).status, 200);
     const [buffer, circular] = await e.waitFor('debug', 2);
     assert.equal(buffer.data.format, 'buffer[3]');

@@ -1,6 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, login, request, adminAuth, READER_PASSWORD, type TestServer } from '../helpers/server.js';
+import { deploy } from '../helpers/deploy.js';
 
 const v2 = { 'Runtime-API-Version': 'v2' };
 
@@ -26,8 +27,7 @@ describe("Node-RED's single-flow API", () => {
     server = await startServer({ adminAuth: adminAuth(), credentialSecret: 'flow-secret' });
     token = await login(server);
     reader = await login(server, 'reader', READER_PASSWORD, 'read');
-    const r = await request(server.at('flows'), { method: 'POST', token, headers: v2, json: { flows: FLOWS } });
-    assert.equal(r.status, 200, r.text);
+    await deploy(server, FLOWS, { api: 'v2', token });
   });
   after(() => server.dispose());
 

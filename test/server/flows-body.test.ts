@@ -2,8 +2,9 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { startServer, login, request, adminAuth, type TestServer } from '../helpers/server.js';
+import { startServer, login, adminAuth, type TestServer } from '../helpers/server.js';
 import { chooseCoding, matchesEtag } from '../../src/server/flows-body.js';
+import { deploy } from '../helpers/deploy.js';
 
 interface Raw {
   status: number;
@@ -31,14 +32,15 @@ const bigFlows = () => [
 
 describe('GET /flows as a cacheable, compressible representation', () => {
   let server: TestServer;
+  let token: string;
   let auth: Record<string, string>;
   const v2 = { 'Node-RED-API-Version': 'v2' };
 
   before(async () => {
     server = await startServer({ adminAuth: adminAuth() });
-    auth = { authorization: `Bearer ${await login(server)}` };
-    const r = await request(server.at('flows'), { method: 'POST', headers: auth, json: bigFlows() });
-    assert.equal(r.status, 204, r.text);
+    token = await login(server);
+    auth = { authorization: `Bearer ${token}` };
+    await deploy(server, bigFlows(), { token });
   });
   after(() => server.dispose());
 
@@ -66,8 +68,7 @@ describe('GET /flows as a cacheable, compressible representation', () => {
     const before = await rawGet(server.at('flows'), { ...auth, ...v2 });
     const flows = bigFlows();
     flows.push({ id: 'extra', type: 'comment', z: 't1', name: 'extra', x: 1, y: 1, wires: [] });
-    const r = await request(server.at('flows'), { method: 'POST', headers: auth, json: flows });
-    assert.equal(r.status, 204, r.text);
+    await deploy(server, flows, { token });
     const after = await rawGet(server.at('flows'), { ...auth, ...v2, 'if-none-match': String(before.headers.etag) });
     assert.equal(after.status, 200);
     assert.notEqual(after.headers.etag, before.headers.etag);

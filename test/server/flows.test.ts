@@ -1,7 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { startServer, login, request, adminAuth, READER_PASSWORD, type TestServer } from '../helpers/server.js';
+import { startServer, login, request, type TestServer } from '../helpers/server.js';
+import { adminAuth, READER_PASSWORD } from '../helpers/users.js';
 
 const EMPTY_REV = '4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945';
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');

@@ -2,6 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startServer, login, request, adminAuth, READER_PASSWORD, type TestServer } from '../helpers/server.js';
+import { deploy } from '../helpers/deploy.js';
 
 const sha = (s: unknown) => createHash('sha256').update(JSON.stringify(s)).digest('hex');
 const v2 = { 'Runtime-API-Version': 'v2' };
@@ -13,11 +14,6 @@ describe('revision history and rollback over HTTP', () => {
   let server: TestServer;
   let token: string;
   let reader: string;
-  const deploy = async (flows: unknown[], headers: Record<string, string> = {}) => {
-    const r = await request(server.at('flows'), { method: 'POST', token, headers: { ...v2, ...headers }, json: { flows } });
-    assert.equal(r.status, 200, r.text);
-    return r.body.rev as string;
-  };
   const history = async (query = '') => (await request(server.at(`flows/history${query}`), { token: reader })).body;
 
   const A = [tab('t1'), comment('c1', 't1'), client('alice')];
@@ -33,8 +29,8 @@ describe('revision history and rollback over HTTP', () => {
   after(() => server.dispose());
 
   test('every deploy records a revision: rev, time, user, type, node count, per-tab summary; newest first', async () => {
-    const revA = await deploy(A);
-    const revB = await deploy(B, { 'Runtime-Deployment-Type': 'nodes' });
+    const revA = await deploy(server, A, { api: 'v2', token });
+    const revB = await deploy(server, B, { api: 'v2', token, type: 'nodes' });
     const body = await history();
     assert.deepEqual(body.revisions.map((r: { rev: string }) => r.rev), [revB, revA]);
     const [b, a] = body.revisions;
@@ -52,7 +48,7 @@ describe('revision history and rollback over HTTP', () => {
   });
 
   test('pages: limit and the next cursor', async () => {
-    await deploy(C);
+    await deploy(server, C, { api: 'v2', token });
     const first = await history('?limit=2');
     assert.equal(first.revisions.length, 2);
     assert.equal(typeof first.next, 'number');

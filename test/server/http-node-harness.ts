@@ -1,7 +1,6 @@
-import { Writable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { resolveSettings } from '../../src/settings.js';
-import { createLogger } from '../../src/log.js';
+import { captureLog } from '../helpers/log.js';
 import type { Services } from '../../src/server/services.js';
 import { createHttpNodeApp, httpNodePlugin, httpServerFactory, type HttpNodeApp } from '../../src/server/http-node/app.js';
 
@@ -25,16 +24,7 @@ export interface StartOptions {
 /** A real Fastify server with only the http-node plugin (as app.ts mounts it) on 127.0.0.1:0. */
 export async function startHttpNode(raw: Record<string, unknown> = {}, options: StartOptions = {}): Promise<HttpNodeServer> {
   const settings = resolveSettings({ userDir: '/nonexistent', ...raw });
-  const logs: string[] = [];
-  const log = createLogger(
-    'info',
-    new Writable({
-      write(chunk, _enc, cb) {
-        logs.push(...String(chunk).split('\n').filter(Boolean));
-        cb();
-      },
-    }),
-  );
+  const { log, raw: logs } = captureLog('info');
   const app = createHttpNodeApp(settings, log);
   const fastify: FastifyInstance = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -48,23 +38,4 @@ export async function startHttpNode(raw: Record<string, unknown> = {}, options: 
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return { app, fastify, base: `http://127.0.0.1:${port}`, logs, close: () => fastify.close() };
-}
-
-export interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-}
-
-export async function call(url: string, init: RequestInit = {}): Promise<Answer> {
-  const res = await fetch(url, { redirect: 'manual', ...init, signal: AbortSignal.timeout(10_000) });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
 }

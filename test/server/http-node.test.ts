@@ -1,6 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, startHttpNode, type HttpNodeServer } from './http-node-harness.js';
+import { startHttpNode, type HttpNodeServer } from './http-node-harness.js';
+import { request } from '../helpers/server.js';
 import { resolveSettings } from '../../src/settings.js';
 import { createLogger } from '../../src/log.js';
 import type { FastifyInstance } from 'fastify';
@@ -20,69 +21,69 @@ describe('http-node plugin: bodies', () => {
   after(() => s.close());
 
   test('application/json becomes an object', async () => {
-    const r = await call(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":[1,2],"b":"x"}' });
+    const r = await request(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":[1,2],"b":"x"}' });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json, { type: 'object', body: { a: [1, 2], b: 'x' } });
+    assert.deepEqual(r.body, { type: 'object', body: { a: [1, 2], b: 'x' } });
   });
 
   test('a +json type is parsed as JSON too', async () => {
-    const r = await call(`${s.base}/echo`, { method: 'PUT', headers: { 'content-type': 'application/vnd.api+json; charset=utf-8' }, body: '[true]' });
-    assert.deepEqual(r.json, { type: 'object', body: [true] });
+    const r = await request(`${s.base}/echo`, { method: 'PUT', headers: { 'content-type': 'application/vnd.api+json; charset=utf-8' }, body: '[true]' });
+    assert.deepEqual(r.body, { type: 'object', body: [true] });
   });
 
   test('a form becomes an object, repeated keys become arrays', async () => {
-    const r = await call(`${s.base}/echo`, {
+    const r = await request(`${s.base}/echo`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'a=1&b=two%20words&a=3',
     });
-    assert.deepEqual(r.json, { type: 'object', body: { a: ['1', '3'], b: 'two words' } });
+    assert.deepEqual(r.body, { type: 'object', body: { a: ['1', '3'], b: 'two words' } });
   });
 
   test('text/* becomes a string', async () => {
-    const r = await call(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'héllo' });
-    assert.deepEqual(r.json, { type: 'string', body: 'héllo' });
+    const r = await request(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'héllo' });
+    assert.deepEqual(r.body, { type: 'string', body: 'héllo' });
   });
 
   test('application/octet-stream stays a Buffer', async () => {
-    const r = await call(`${s.base}/echo`, {
+    const r = await request(`${s.base}/echo`, {
       method: 'POST',
       headers: { 'content-type': 'application/octet-stream' },
       body: new Uint8Array([0, 255, 7]),
     });
-    assert.deepEqual(r.json, { type: 'buffer', body: [0, 255, 7] });
+    assert.deepEqual(r.body, { type: 'buffer', body: [0, 255, 7] });
   });
 
   test('binary under another application/* type stays a Buffer', async () => {
-    const r = await call(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'application/x-thing' }, body: new Uint8Array([0xff, 0xfe]) });
-    assert.deepEqual(r.json, { type: 'buffer', body: [255, 254] });
+    const r = await request(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'application/x-thing' }, body: new Uint8Array([0xff, 0xfe]) });
+    assert.deepEqual(r.body, { type: 'buffer', body: [255, 254] });
   });
 
   test('no body is {}', async () => {
-    const get = await call(`${s.base}/echo`);
-    assert.deepEqual(get.json, { type: 'object', body: {} });
-    const post = await call(`${s.base}/echo`, { method: 'POST' });
-    assert.deepEqual(post.json, { type: 'object', body: {} });
+    const get = await request(`${s.base}/echo`);
+    assert.deepEqual(get.body, { type: 'object', body: {} });
+    const post = await request(`${s.base}/echo`, { method: 'POST' });
+    assert.deepEqual(post.body, { type: 'object', body: {} });
   });
 
   test('malformed JSON is a 400 JSON error, not an HTML page', async () => {
-    const r = await call(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+    const r = await request(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
     assert.equal(r.status, 400);
     assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
-    assert.equal(r.json.code, 'invalid_json');
-    assert.match(r.json.message, /^Request body is not valid JSON/);
+    assert.equal(r.body.code, 'invalid_json');
+    assert.match(r.body.message, /^Request body is not valid JSON/);
   });
 
   test('a JSON scalar is rejected like body-parser strict mode', async () => {
-    const r = await call(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '42' });
+    const r = await request(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '42' });
     assert.equal(r.status, 400);
-    assert.equal(r.json.code, 'invalid_json');
+    assert.equal(r.body.code, 'invalid_json');
   });
 
   test('a body over apiMaxLength is a 413 JSON error', async () => {
-    const r = await call(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(2048) });
+    const r = await request(`${s.base}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(2048) });
     assert.equal(r.status, 413);
-    assert.deepEqual(r.json, { code: 'payload_too_large', message: 'Request body is too large' });
+    assert.deepEqual(r.body, { code: 'payload_too_large', message: 'Request body is too large' });
   });
 });
 
@@ -100,41 +101,58 @@ describe('http-node plugin: outcomes', () => {
   });
   after(() => s.close());
 
-  test('an unknown path is a 404 JSON answer', async () => {
-    const r = await call(`${s.base}/nowhere?x=1`);
+  test('an unknown path is answered as Express does: 404 with its "Cannot GET" page', async () => {
+    const r = await request(`${s.base}/nowhere/<b>?x=1`);
     assert.equal(r.status, 404);
-    assert.deepEqual(r.json, { code: 'not_found', message: 'No route GET /nowhere?x=1' });
+    assert.equal(r.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.equal(r.headers.get('content-security-policy'), "default-src 'none'");
+    assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(
+      r.text,
+      '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>Cannot GET /nowhere/%3Cb%3E</pre>\n</body>\n</html>\n',
+    );
   });
 
   test('a known path with another method is a 404', async () => {
-    const r = await call(`${s.base}/ok`, { method: 'DELETE' });
+    const r = await request(`${s.base}/ok`, { method: 'DELETE' });
     assert.equal(r.status, 404);
-    assert.equal(r.json.code, 'not_found');
+    assert.match(r.text, /<pre>Cannot DELETE \/ok<\/pre>/);
+  });
+
+  test('httpNodeNotFound: "json" answers an unknown path with {code, message} instead', async () => {
+    const j = await startHttpNode({ httpNodeNotFound: 'json' });
+    try {
+      const r = await request(`${j.base}/nowhere?x=1`);
+      assert.equal(r.status, 404);
+      assert.deepEqual(r.body, { code: 'not_found', message: 'No route GET /nowhere?x=1' });
+    } finally {
+      await j.close();
+    }
   });
 
   test('an async handler that rejects is a 500 JSON answer without internals, and is logged', async () => {
-    const r = await call(`${s.base}/boom`);
+    const r = await request(`${s.base}/boom`);
     assert.equal(r.status, 500);
-    assert.deepEqual(r.json, { code: 'internal_error', message: 'Internal error' });
+    assert.deepEqual(r.body, { code: 'internal_error', message: 'Internal error' });
     assert.ok(!r.text.includes('secret detail'));
     assert.ok(s.logs.some((l) => l.includes('secret detail') && l.includes('"level":50')));
   });
 
   test('an error with a 4xx status keeps its status and message', async () => {
-    const r = await call(`${s.base}/forbidden`);
+    const r = await request(`${s.base}/forbidden`);
     assert.equal(r.status, 403);
-    assert.deepEqual(r.json, { code: 'forbidden', message: 'Not allowed here' });
+    assert.deepEqual(r.body, { code: 'forbidden', message: 'Not allowed here' });
   });
 
   test('HEAD runs the GET route without a body', async () => {
-    const r = await call(`${s.base}/ok`, { method: 'HEAD' });
+    const r = await request(`${s.base}/ok`, { method: 'HEAD' });
     assert.equal(r.status, 200);
     assert.equal(r.text, '');
     assert.equal(r.headers.get('content-length'), '2');
   });
 
   test('OPTIONS on a routed path answers the allowed methods', async () => {
-    const r = await call(`${s.base}/ok`, { method: 'OPTIONS' });
+    const r = await request(`${s.base}/ok`, { method: 'OPTIONS' });
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('allow'), 'GET,HEAD');
     assert.equal(r.text, 'GET,HEAD');
@@ -147,10 +165,10 @@ describe('http-node plugin: mounting', () => {
     try {
       s.app.get('/x/:id', (req: any, res: any) => res.json({ path: req.path, baseUrl: req.baseUrl, originalUrl: req.originalUrl, id: req.params.id }));
       s.app.get('/', (_req, res: any) => res.send('root'));
-      const r = await call(`${s.base}/api/x/7?q=1`);
-      assert.deepEqual(r.json, { path: '/x/7', baseUrl: '/api', originalUrl: '/api/x/7?q=1', id: '7' });
-      assert.equal((await call(`${s.base}/api`)).text, 'root');
-      assert.equal((await call(`${s.base}/x/7`)).status, 404);
+      const r = await request(`${s.base}/api/x/7?q=1`);
+      assert.deepEqual(r.body, { path: '/x/7', baseUrl: '/api', originalUrl: '/api/x/7?q=1', id: '7' });
+      assert.equal((await request(`${s.base}/api`)).text, 'root');
+      assert.equal((await request(`${s.base}/x/7`)).status, 404);
     } finally {
       await s.close();
     }
@@ -172,10 +190,12 @@ describe('http-node plugin: mounting', () => {
       s.app.get('/flows', (_req, res: any) => res.json({ from: 'node' }));
       s.app.get('/nodes/:id', (_req, res: any) => res.json({ from: 'node' }));
       s.app.get('/mine', (_req, res: any) => res.json({ from: 'node' }));
-      assert.deepEqual((await call(`${s.base}/flows`)).json, { from: 'admin' });
-      assert.deepEqual((await call(`${s.base}/nodes/abc`)).json, { from: 'admin', id: 'abc' });
-      assert.deepEqual((await call(`${s.base}/mine`)).json, { from: 'node' });
-      assert.deepEqual((await call(`${s.base}/flows`, { method: 'POST' })).json, { code: 'not_found', message: 'No route POST /flows' });
+      assert.deepEqual((await request(`${s.base}/flows`)).body, { from: 'admin' });
+      assert.deepEqual((await request(`${s.base}/nodes/abc`)).body, { from: 'admin', id: 'abc' });
+      assert.deepEqual((await request(`${s.base}/mine`)).body, { from: 'node' });
+      const post = await request(`${s.base}/flows`, { method: 'POST' });
+      assert.equal(post.status, 404);
+      assert.match(post.text, /<pre>Cannot POST \/flows<\/pre>/, 'on a shared root an unserved path is the node side\'s, as in Node-RED');
     } finally {
       await s.close();
     }
@@ -188,9 +208,9 @@ describe('http-node plugin: server without httpServerFactory', () => {
     try {
       s.app.get('/x/:id', (req: any, res: any) => res.status(201).json({ id: req.params.id, q: req.query.q, host: req.hostname }));
       for (let i = 0; i < 2; i++) {
-        const r = await call(`${s.base}/x/9?q=a`);
+        const r = await request(`${s.base}/x/9?q=a`);
         assert.equal(r.status, 201);
-        assert.deepEqual(r.json, { id: '9', q: 'a', host: '127.0.0.1' });
+        assert.deepEqual(r.body, { id: '9', q: 'a', host: '127.0.0.1' });
       }
       assert.equal(s.logs.filter((l) => l.includes('not built with httpServerFactory')).length, 1);
     } finally {
@@ -222,11 +242,11 @@ describe('RED.httpAdmin routes', () => {
     try {
       s.app.post('/contribapi/:name', (_req, res: any) => res.json({ from: 'node' }));
       s.app.get('/contribapi/:name', (req: any, res: any) => res.json({ from: 'node', url: req.url }));
-      const r = await call(`${s.base}/contribapi/moment`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
-      assert.deepEqual(r.json, { name: 'moment', body: { a: 1 }, baseUrl: '' });
-      assert.deepEqual((await call(`${s.base}/contribapi/x?y=1`)).json, { from: 'node', url: '/contribapi/x?y=1' });
-      assert.deepEqual((await call(`${s.base}/flows`)).json, { from: 'admin' });
-      assert.equal((await call(`${s.base}/nothing`)).status, 404);
+      const r = await request(`${s.base}/contribapi/moment`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+      assert.deepEqual(r.body, { name: 'moment', body: { a: 1 }, baseUrl: '' });
+      assert.deepEqual((await request(`${s.base}/contribapi/x?y=1`)).body, { from: 'node', url: '/contribapi/x?y=1' });
+      assert.deepEqual((await request(`${s.base}/flows`)).body, { from: 'admin' });
+      assert.equal((await request(`${s.base}/nothing`)).status, 404);
     } finally {
       await s.close();
     }
@@ -238,13 +258,13 @@ describe('RED.httpAdmin routes', () => {
     contrib(adminApp);
     const s = await startHttpNode({ httpNodeRoot: '/api' }, { beforeNode: adminScope(adminApp), adminRoutes: adminApp });
     try {
-      const r = await call(`${s.base}/admin/contribapi/moment`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+      const r = await request(`${s.base}/admin/contribapi/moment`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
       assert.equal(r.status, 200);
       assert.equal(r.headers.get('x-admin'), 'yes');
-      assert.deepEqual(r.json, { name: 'moment', body: { a: 1 }, baseUrl: '/admin' });
-      const missing = await call(`${s.base}/admin/contribapi`);
+      assert.deepEqual(r.body, { name: 'moment', body: { a: 1 }, baseUrl: '/admin' });
+      const missing = await request(`${s.base}/admin/contribapi`);
       assert.equal(missing.status, 404);
-      assert.deepEqual(missing.json, { code: 'not_found', message: 'No route GET /admin/contribapi' });
+      assert.deepEqual(missing.body, { code: 'not_found', message: 'No route GET /admin/contribapi' });
     } finally {
       await s.close();
     }

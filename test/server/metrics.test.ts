@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, login, request, adminAuth, READER_PASSWORD } from '../helpers/server.js';
+import { deploy } from '../helpers/deploy.js';
 
 /** One sample of the Prometheus text exposition format (0.0.4). */
 interface Sample {
@@ -83,8 +84,7 @@ describe('GET /metrics', () => {
         return parseExposition(await r.text());
       };
       const before = await scrape();
-      const deployed = await request(server.at('flows'), { method: 'POST', token, headers: { 'Runtime-API-Version': 'v2' }, json: { flows: FLOWS } });
-      assert.equal(deployed.status, 200);
+      const rev = await deploy(server, FLOWS, { api: 'v2', token });
       for (let i = 0; i < 5; i++) assert.equal((await request(server.at(`hello/n${i}`))).status, 200);
       await fetch(server.at('hello/bad'), { signal: AbortSignal.timeout(200) }).catch(() => undefined);
       await request(server.at('auth/token'), { method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', username: 'admin', password: 'wrong' } });
@@ -101,7 +101,7 @@ describe('GET /metrics', () => {
       assert.equal(grew('runnel_admin_requests_total', { method: 'POST', route: '/flows', status: '200' }), 1);
       assert.equal(grew('runnel_deploys_total', { type: 'full', outcome: 'success' }), 1);
       assert.equal(grew('runnel_deploy_duration_seconds_count', { type: 'full' }), 1);
-      assert.equal(value(after, 'runnel_flows_revision_info', { rev: deployed.body.rev }), 1);
+      assert.equal(value(after, 'runnel_flows_revision_info', { rev }), 1);
       assert.equal(after.filter((s) => s.name === 'runnel_flows_revision_info').length, 1);
       assert.equal(value(after, 'runnel_nodes_running'), 3);
       assert.equal(grew('runnel_logins_total', { outcome: 'failure' }), 1);

@@ -6,7 +6,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { adminAuth, login, startServer, tempDir, type TestServer } from '../helpers/server.js';
-import { copyFixture, removeDir } from '../registry/support.js';
+import { copyFixture } from '../registry/support.js';
+import { removeDir } from '../helpers/dirs.js';
 
 const CLI = createRequire(import.meta.url).resolve('node-red-admin/node-red-admin.js');
 

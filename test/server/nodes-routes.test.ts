@@ -2,10 +2,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { adminAuth, eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import type { Node } from '../../src/runtime/node.js';
-import { copyFixture, npmPack, rawTarball, removeDir, tempDir, NODE_RED_PACKAGE } from '../registry/support.js';
+import { copyFixture, npmPack, rawTarball, NODE_RED_PACKAGE } from '../registry/support.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
+import { adminAuth } from '../helpers/users.js';
+import { deploy } from '../helpers/deploy.js';
 
 const flow = (type: string) => [
   { id: 't1', type: 'tab', label: 'T' },
@@ -25,7 +28,6 @@ describe('nodes routes', { timeout: 120_000 }, () => {
   let capture: Capture;
   let work: string;
   const api = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), { token, ...init });
-  const deploy = (flows: unknown[]) => api('flows', { method: 'POST', json: flows });
   const inject = (id: string, msg: Record<string, unknown>) => (server.instance.runtime.services.nodes.get(id) as Node).receive(msg);
 
   before(async () => {
@@ -61,7 +63,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     });
     const manifest = JSON.parse(await readFile(path.join(server.userDir, 'package.json'), 'utf8'));
     assert.ok(manifest.dependencies['node-red-contrib-upper'], 'recorded in the user dir package.json');
-    assert.equal((await deploy(flow('upper-case'))).status, 204);
+    await deploy(server, flow('upper-case'), { token });
     inject('n1', { payload: 'hello' });
     const [msg] = await capture.waitFor('out');
     assert.equal(msg.payload, 'HELLO');
@@ -117,7 +119,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
   });
 
   it('disables, enables and removes a module once no deployed node uses it', async () => {
-    assert.equal((await deploy([{ id: 't1', type: 'tab', label: 'T' }])).status, 204);
+    await deploy(server, [{ id: 't1', type: 'tab', label: 'T' }], { token });
     const off = await api('nodes/node-red-contrib-upper/upper', { method: 'PUT', json: { enabled: false } });
     assert.equal(off.status, 200, off.text);
     assert.equal(off.body.enabled, false);
@@ -134,7 +136,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
   });
 
   it('installs an npm pack tarball and starts a flow that was waiting for its type', async () => {
-    assert.equal((await deploy(flow('esm-double'))).status, 204);
+    await deploy(server, flow('esm-double'), { token });
     assert.deepEqual((await api('flows/state')).body.missingTypes, ['esm-double']);
     const src = await copyFixture('esm-nodes', work);
     const packDir = path.join(work, 'pack-esm');
@@ -154,7 +156,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     assert.equal(msgs.at(-1)!.payload, 42);
     const kept = path.join(server.userDir, 'nodes', 'runnel-test-esm-nodes-0.2.0.tgz');
     assert.equal((await readFile(kept)).length, tgz.length, 'the upload is kept for npm while installed');
-    assert.equal((await deploy([{ id: 't1', type: 'tab', label: 'T' }])).status, 204);
+    await deploy(server, [{ id: 't1', type: 'tab', label: 'T' }], { token });
     assert.equal((await api('nodes/@runnel-test/esm-nodes', { method: 'DELETE' })).status, 204);
     await assert.rejects(readFile(kept), { code: 'ENOENT' });
     assert.equal(server.instance.runtime.registry.isKnownType('esm-double'), false);

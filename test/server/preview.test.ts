@@ -2,6 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startServer, login, request, adminAuth, READER_PASSWORD, type TestServer } from '../helpers/server.js';
+import { deploy } from '../helpers/deploy.js';
 
 type Node = Record<string, unknown> & { id: string; type: string };
 const v2 = { 'Runtime-API-Version': 'v2' };
@@ -96,7 +97,7 @@ describe('POST /flows/preview', () => {
       { id: 'b', type: 'debug', z: 't1', x: 1, y: 1, wires: [] },
       { id: 'hr', type: 'http request', z: 't1', x: 1, y: 1, wires: [], credentials: { user: 'u', password: 'p' } },
     ];
-    const deployed = await request(server.at('flows'), { method: 'POST', token, headers: v2, json: { flows } });
+    const rev = await deploy(server, flows, { api: 'v2', token });
     const next = [flows[0], { ...flows[1], wires: [['b']] }, flows[2], { id: 'm', type: 'missing-one', z: 't1', x: 1, y: 1, wires: [] }];
     const r = await request(server.at('flows/preview'), { method: 'POST', token, headers: { ...v2, 'Node-RED-Deployment-Type': 'nodes' }, json: { flows: next } });
     assert.equal(r.status, 200, r.text);
@@ -116,6 +117,6 @@ describe('POST /flows/preview', () => {
     const reader = await login(server, 'reader', READER_PASSWORD, 'read');
     const denied = await request(server.at('flows/preview'), { method: 'POST', token: reader, json: flows });
     assert.equal(denied.status, 401);
-    assert.equal((await request(server.at('flows'), { token, headers: v2 })).body.rev, deployed.body.rev);
+    assert.equal((await request(server.at('flows'), { token, headers: v2 })).body.rev, rev);
   });
 });

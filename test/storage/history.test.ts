@@ -24,7 +24,11 @@ describe('file storage: revision history', { timeout: 30_000 }, () => {
     await removeDir(root);
   });
 
-  historyContract(async (max) => (await openAt(fresh(), max)).storage);
+  historyContract({
+    name: 'file',
+    newPlace: async () => fresh(),
+    create: (place, historyMax) => createFileStorage(settingsFor(place, { flowHistory: { max: historyMax } }), captureLog().log),
+  });
 
   it('survives a restart unchanged', async () => {
     const dir = fresh();

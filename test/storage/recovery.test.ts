@@ -3,7 +3,8 @@ import { copyFile, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createFileStorage } from '../../src/storage/file-storage.js';
-import { credsFileText, revOf } from '../../src/storage/flow-pair.js';
+import { credsFileText } from '../../src/storage/flow-pair.js';
+import { revOf } from '../../src/storage/rev.js';
 import type { FlowNodeConfig, FlowsSnapshot } from '../../src/storage/types.js';
 import { captureLog, makeTempDir, readJsonFile, removeDir, settingsFor, tempFilesIn } from './support.js';
 

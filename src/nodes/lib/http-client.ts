@@ -4,6 +4,8 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
+import type { Duplex } from 'node:stream';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -29,6 +31,16 @@ export interface Outgoing {
   followRedirects: boolean;
   timeout: number;
   digest: Credentials | undefined;
+  /** The proxy for a URL (asked again after each redirect), if any. */
+  proxyFor?: (url: string) => Proxy | undefined;
+  /** TLS options for https targets (a tls-config node's key material and verification). */
+  tls?: tls.ConnectionOptions;
+}
+
+export interface Proxy {
+  url: URL;
+  /** `Proxy-Authorization` header value. */
+  authorization?: string;
 }
 
 export interface Incoming {
@@ -94,7 +106,7 @@ export async function perform(out: Outgoing): Promise<Incoming> {
   let { method, url, body } = out;
   let challenged = false;
   for (let redirects = 0; ; ) {
-    const res = await exchange(method, url, out.headers, body, deadline, out.timeout);
+    const res = await exchange(method, url, out.headers, body, deadline, out.timeout, out.proxyFor?.(url), out.tls);
     const location = res.headers.location;
     if (out.followRedirects && location && res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304) {
       if (++redirects > MAX_REDIRECTS) throw new Error(`Redirected ${MAX_REDIRECTS} times. Aborting.`);
@@ -124,13 +136,47 @@ export async function perform(out: Outgoing): Promise<Incoming> {
   }
 }
 
-function exchange(method: string, url: string, headers: Headers, body: Buffer | undefined, deadline: number, timeout: number) {
+/**
+ * Opens a tunnel through the proxy with CONNECT and hands back the TLS socket over it, as
+ * `createConnection` of an https request wants it.
+ */
+function tunnel(proxy: Proxy, target: URL, tlsOptions: tls.ConnectionOptions | undefined) {
+  return (_opts: unknown, done: (err: Error | null, socket?: Duplex) => void): undefined => {
+    const authority = `${target.hostname}:${target.port || 443}`;
+    const headers: Record<string, string> = { host: authority };
+    if (proxy.authorization) headers['proxy-authorization'] = proxy.authorization;
+    const connect = http.request({ host: proxy.url.hostname, port: proxy.url.port || 80, method: 'CONNECT', path: authority, headers });
+    connect.on('connect', (res, socket) => {
+      if (res.statusCode !== 200) {
+        socket.destroy();
+        return done(Object.assign(new Error(`Proxy CONNECT answered ${res.statusCode}`), { code: 'ERR_PROXY_CONNECT' }));
+      }
+      const servername = target.hostname.startsWith('[') ? undefined : target.hostname;
+      done(null, tls.connect({ ...tlsOptions, socket, servername }));
+    });
+    connect.on('error', (err) => done(err));
+    connect.end();
+    return undefined;
+  };
+}
+
+function exchange(method: string, url: string, headers: Headers, body: Buffer | undefined, deadline: number, timeout: number, proxy?: Proxy, tlsOptions?: tls.ConnectionOptions) {
   return new Promise<Omit<Incoming, 'url' | 'redirectList'>>((resolve, reject) => {
     const target = new URL(url);
     const outgoing: Record<string, string | string[]> = { 'accept-encoding': 'gzip, deflate, br' };
     for (const [name, value] of headers.values()) outgoing[name] = value;
-    const client = target.protocol === 'https:' ? https : http;
-    const req = client.request(target, { method, headers: outgoing });
+    let req: http.ClientRequest;
+    if (target.protocol === 'https:') {
+      const options: https.RequestOptions = { method, headers: outgoing, ...tlsOptions };
+      // Without an agent the request takes its socket from createConnection: the tunnel.
+      if (proxy) Object.assign(options, { createConnection: tunnel(proxy, target, tlsOptions) });
+      req = https.request(target, options);
+    } else if (proxy) {
+      // A forward proxy takes the absolute URL as the request target.
+      if (proxy.authorization) outgoing['proxy-authorization'] = proxy.authorization;
+      outgoing.host ??= target.host;
+      req = http.request({ host: proxy.url.hostname, port: proxy.url.port || 80, path: target.href, method, headers: outgoing });
+    } else req = http.request(target, { method, headers: outgoing });
     const timer = setTimeout(() => req.destroy(new TimeoutError(timeout)), Math.max(0, deadline - Date.now()));
     req.on('error', (err) => {
       clearTimeout(timer);

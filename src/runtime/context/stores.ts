@@ -6,6 +6,7 @@
 import type { ContextStorageSettings, ContextStoreSettings } from '../../settings.js';
 import { FileStore, type FileStoreConfig } from './file-store.js';
 import { MemoryStore } from './memory-store.js';
+import { PostgresStore, type PostgresStoreSource } from './postgres-store.js';
 import { asContextStore, type ContextStore, type StoreLogger } from './store.js';
 
 export interface StoreSet {
@@ -19,7 +20,10 @@ export interface StoreSet {
   descriptions: string[];
 }
 
-export function createStores(storage: ContextStorageSettings | undefined, userDir: string | undefined, log: StoreLogger): StoreSet {
+/**
+ * `shared`: the cluster's database, when storage is shared; the `postgres` store needs it.
+ */
+export function createStores(storage: ContextStorageSettings | undefined, userDir: string | undefined, log: StoreLogger, shared?: PostgresStoreSource): StoreSet {
   if (!storage) {
     const memory = new MemoryStore();
     return { byName: new Map([['memory', memory]]), defaultName: 'memory', defaultStore: memory, configured: false, descriptions: ["'default' [module=memory]"] };
@@ -28,7 +32,7 @@ export function createStores(storage: ContextStorageSettings | undefined, userDi
   const descriptions: string[] = [];
   for (const [name, entry] of Object.entries(storage)) {
     if (typeof entry === 'string') continue;
-    byName.set(name, createStore(name, entry, userDir, log));
+    byName.set(name, createStore(name, entry, userDir, log, shared));
     descriptions.push(`'${name}' [module=${typeof entry.module === 'string' ? entry.module : 'custom'}]`);
   }
   const alias = storage.default;
@@ -36,12 +40,16 @@ export function createStores(storage: ContextStorageSettings | undefined, userDi
   return { byName, defaultName, defaultStore: byName.get(defaultName)!, configured: true, descriptions };
 }
 
-function createStore(name: string, entry: ContextStoreSettings, userDir: string | undefined, log: StoreLogger): ContextStore {
+function createStore(name: string, entry: ContextStoreSettings, userDir: string | undefined, log: StoreLogger, shared: PostgresStoreSource | undefined): ContextStore {
   // Node-RED hands every store its config plus the user dir.
   const config = { ...entry.config, settings: { userDir } };
   try {
     if (entry.module === 'memory') return new MemoryStore();
     if (entry.module === 'localfilesystem') return new FileStore(config as FileStoreConfig, log);
+    if (entry.module === 'postgres') {
+      if (!shared) throw new Error('the postgres store keeps context in the cluster\'s database: set storage to {type: "postgres", url}');
+      return new PostgresStore(shared, log);
+    }
     return asContextStore(entry.module(config));
   } catch (err) {
     throw new Error(`Error loading context store '${name}': ${(err as Error).message}`);

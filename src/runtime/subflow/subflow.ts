@@ -1,6 +1,6 @@
 import type { LiveNode, RuntimeServices } from '../services.js';
 import { Flow } from '../flow.js';
-import { FLOW, type Msg, type Node, type NodeConfig, type NodeStatus } from '../node.js';
+import { FLOW, type Msg, type NodeConfig, type NodeStatus } from '../node.js';
 import { subflowTemplateId, type ParsedConfig } from '../config.js';
 import type { FlowNodeConfig } from '../../storage/types.js';
 import type { NodeErrorReport } from '../types.js';
@@ -112,6 +112,8 @@ export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeC
   if (preparing) await preparing;
   const internalConfigs = new Set<string>();
   const internalIds: string[] = [];
+  /** Internal nodes whose constructor failed: their errors go when the instance does. */
+  const failedIds: string[] = [];
 
   instance.inputTargets = layout.inputTargets;
   const attachPassthrough = () => {
@@ -126,6 +128,7 @@ export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeC
   instance.on('close', (removed: boolean, done: () => void) => {
     void stopInternals(flow, internalIds, internalConfigs, removed).then(() => {
       for (const id of internalIds) host.errors.delete(id);
+      for (const id of failedIds) host.errors.delete(id);
       host.live.delete(conf.id);
       done();
     });
@@ -141,6 +144,7 @@ export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeC
   const record = (config: FlowNodeConfig, error: string | undefined) => {
     if (error !== undefined) {
       host.errors.set(config.id, { id: config.id, type: config.type, z: conf.id, error });
+      failedIds.push(config.id);
       services.log.error({ node: { id: config.id, type: config.type, z: conf.id } }, `Failed to start node: ${error}`);
       return;
     }

@@ -5,6 +5,8 @@ import type { AuthService } from '../../auth/types.js';
 import type { Logger } from '../../log.js';
 import { topicMatches } from './topics.js';
 
+import type { OriginCheck } from '../request-origin.js';
+
 export interface CommsOptions {
   /** The URL path of the websocket, `<httpAdminRoot>comms`. */
   path: string;
@@ -14,6 +16,8 @@ export interface CommsOptions {
   heartbeatMs?: number;
   /** Messages a client may have waiting; beyond it the oldest are dropped and counted. */
   maxQueue?: number;
+  /** Refuses upgrades from pages of other origins and, without adminAuth, unknown Host names. */
+  originCheck?: OriginCheck;
 }
 
 /** Node-RED batches what it sends: at most this many messages per frame, gathered for BATCH_MS. */
@@ -124,6 +128,12 @@ export class CommsServer {
     const pathname = (req.url ?? '').split('?')[0];
     // Other paths belong to whoever else listens (websocket nodes through RED.server).
     if (pathname !== this.opts.path && pathname !== `${this.opts.path}/`) return;
+    const refusal = this.opts.originCheck?.('GET', req.headers);
+    if (refusal) {
+      const body = JSON.stringify({ code: refusal.code, message: refusal.message });
+      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return;
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.connect(ws));
   }
 

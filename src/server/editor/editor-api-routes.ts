@@ -1,9 +1,10 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { needsPermission } from '../../auth/guard.js';
 import { RunnelError } from '../../errors.js';
-import { setInfo } from '../../registry/info.js';
+import { pluginSetInfo, setInfo } from '../../registry/info.js';
 import type { NodeResources } from './node-resources.js';
 import { StaticFiles } from './static-files.js';
 import { requestLang } from './lang.js';
@@ -28,7 +29,7 @@ export function wantsHtml(request: FastifyRequest): boolean {
 
 /**
  * The parts of Node-RED's editor API beyond the admin API's own routes: node sets' HTML and
- * message catalogs, icons, module resources, plugins (Runnel loads none, so the lists are empty)
+ * message catalogs, icons, module resources, plugins (the list, and their editor templates)
  * and the per-user editor settings, kept through the Storage interface.
  */
 export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources: NodeResources }> = async (app, { services, resources }) => {
@@ -86,7 +87,15 @@ export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources
   });
 
   const plugins = needsPermission(auth, 'plugins.read');
-  app.get('/plugins', { onRequest: plugins, schema: { response: arrayOrHtml } }, async (request, reply) => (wantsHtml(request) ? reply.type('text/html; charset=utf-8').send('') : []));
+  // Node-RED's plugin list (JSON) or, for the editor, the templates of the loaded plugins, each after its marker.
+  app.get('/plugins', { onRequest: plugins, schema: { response: arrayOrHtml } }, async (request, reply) => {
+    const sets = services.runtime.registry.allPluginSets();
+    if (!wantsHtml(request)) return sets.map(pluginSetInfo);
+    const parts = await Promise.all(
+      sets.filter((set) => set.enabled && !set.err && set.template).map(async (set) => `\n<!-- --- [red-plugin:${set.id}] --- -->\n${await readFile(set.template!, 'utf8')}`),
+    );
+    return reply.type('text/html; charset=utf-8').send(parts.join(''));
+  });
   app.get('/plugins/messages', { onRequest: plugins, schema: { response: objectAnswer } }, async () => ({}));
 
   // Without adminAuth every editor shares the anonymous user `_`, as in Node-RED.

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Settings } from '../../settings.js';
 import type { Logger } from '../../log.js';
-import type { RouteApp } from '../../runtime/http-types.js';
+import type { RouteApp, RouteHandler } from '../../runtime/http-types.js';
 import type { Services } from '../services.js';
 import { statusOf } from '../../errors.js';
 import { adminErrorHandler, describeRouteError } from '../errors.js';
@@ -11,6 +11,9 @@ import { decorate, ExpressRequest, expressServerOptions } from './compat.js';
 import { parseBody, uploadRouteBody, isMultipart, type BodyMode } from './body.js';
 import { parseMultipart } from './multipart.js';
 import { compilePath } from './path-pattern.js';
+import type { LinearRegExp } from './linear-regexp.js';
+import type { OriginCheck } from '../request-origin.js';
+import { sendExpressNotFound } from './not-found.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
 export interface HttpNodeApp extends RouteApp {
@@ -31,11 +34,13 @@ export interface HttpNodeApp extends RouteApp {
   setBodyMode(method: string, path: string, mode: BodyMode): () => void;
   /** The body mode for a request, undefined for the usual parsing. */
   bodyModeOf(method: string, url: string): BodyMode | undefined;
+  /** Paths of the admin API sharing this root: an unserved request there is the API's, answered in JSON. */
+  setApiPaths(isApiPath: (path: string) => boolean): void;
 }
 
 interface BodyRoute {
   method: string;
-  regexp: RegExp;
+  matcher: LinearRegExp;
   mode: BodyMode;
 }
 
@@ -45,10 +50,19 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   private readonly fallthrough: Fallthrough;
   private warnedSlowPath = false;
   private readonly bodyRoutes: BodyRoute[] = [];
+  private isApiPath: ((path: string) => boolean) | undefined;
+  /** Express's app settings (`app.set('views', …)`, `app.get('view engine')`); nothing here reads them. */
+  private readonly appSettings: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  /** Express's `app.locals`. */
+  readonly locals: Record<string, unknown> = {};
 
-  constructor(root: string, log: Logger) {
+  /**
+   * @param expressNotFound - answer an unserved path with Express's `Cannot GET /x` page, except
+   *   under `jsonRoot` (a distinct admin root, whose API answers JSON)
+   */
+  constructor(root: string, log: Logger, private readonly expressNotFound = false, private readonly jsonRoot?: string) {
     super();
-    this.mountPath = root === '/' ? '' : root.replace(/\/+$/, '');
+    this.mountPath = mountOf(root);
     this.log = log;
     this.fallthrough = (err, req, res) => this.respondUnhandled(err, req, res);
   }
@@ -70,11 +84,13 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 
   covers(url: string): boolean {
-    const mount = this.mountPath;
-    if (mount === '') return true;
-    if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
-    const next = url[mount.length];
-    return next === undefined || next === '/' || next === '?';
+    return under(this.mountPath, url);
+  }
+
+  private isApiRequest(url: string): boolean {
+    if (this.jsonRoot !== undefined && under(this.jsonRoot, url)) return true;
+    const q = url.indexOf('?');
+    return this.isApiPath?.(q === -1 ? url : url.slice(0, q)) === true;
   }
 
   serve(req: IncomingMessage, res: ServerResponse, body: unknown): void {
@@ -82,7 +98,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 
   setBodyMode(method: string, path: string, mode: BodyMode): () => void {
-    const route: BodyRoute = { method: method.toUpperCase(), regexp: compilePath(path, true).regexp, mode };
+    const route: BodyRoute = { method: method.toUpperCase(), matcher: compilePath(path, true).matcher, mode };
     this.bodyRoutes.push(route);
     return () => {
       const i = this.bodyRoutes.indexOf(route);
@@ -97,7 +113,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     const path = url.slice(this.mountPath.length, q === -1 ? undefined : q) || '/';
     let mode: BodyMode | undefined;
     for (const route of routes) {
-      if (route.method !== method || !route.regexp.test(path)) continue;
+      if (route.method !== method || route.matcher.exec(path) === null) continue;
       // Node-RED reads raw bodies in middleware ahead of every route, so raw wins over upload.
       if (route.mode === 'raw') return 'raw';
       mode = route.mode;
@@ -105,10 +121,45 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     return mode;
   }
 
+  /** Express's `app.get(name)`: with a lone string it reads a setting, otherwise it adds a route. */
+  override get(path: string, ...handlers: RouteHandler[]): any {
+    if (handlers.length === 0) return this.appSettings[path];
+    return super.get(path, ...handlers);
+  }
+
+  set(name: string, value?: unknown): unknown {
+    if (arguments.length === 1) return this.appSettings[name];
+    this.appSettings[name] = value;
+    return this;
+  }
+
+  enabled(name: string): boolean {
+    return Boolean(this.appSettings[name]);
+  }
+
+  disabled(name: string): boolean {
+    return !this.appSettings[name];
+  }
+
+  enable(name: string): this {
+    this.appSettings[name] = true;
+    return this;
+  }
+
+  disable(name: string): this {
+    this.appSettings[name] = false;
+    return this;
+  }
+
+  setApiPaths(isApiPath: (path: string) => boolean): void {
+    this.isApiPath = isApiPath;
+  }
+
   respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void {
-    const url = (req as { originalUrl?: string }).originalUrl ?? req.url;
+    const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     if (err === undefined) {
-      sendJson(res, statusOf('not_found'), { code: 'not_found', message: `No route ${req.method} ${url}` });
+      if (this.expressNotFound && !this.isApiRequest(url)) sendExpressNotFound(req, res, url);
+      else sendJson(res, statusOf('not_found'), { code: 'not_found', message: `No route ${req.method} ${url}` });
       return;
     }
     const { status, code, message } = describeRouteError(err);
@@ -122,6 +173,18 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 }
 
+function mountOf(root: string): string {
+  return root === '/' ? '' : root.replace(/\/+$/, '');
+}
+
+/** Whether `url` lies under the mount path `mount` ('' = everything), as Express matches a mount. */
+function under(mount: string, url: string): boolean {
+  if (mount === '') return true;
+  if (url.length < mount.length || url.slice(0, mount.length).toLowerCase() !== mount.toLowerCase()) return false;
+  const next = url[mount.length];
+  return next === undefined || next === '/' || next === '?';
+}
+
 function sendJson(res: ServerResponse, status: number, body: { code: string; message: string }): void {
   const text = JSON.stringify(body);
   res.statusCode = status;
@@ -133,7 +196,9 @@ function sendJson(res: ServerResponse, status: number, body: { code: string; mes
 
 /** The router behind http-in nodes and RED.httpNode, mounted at httpNodeRoot. */
 export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp {
-  return new MountedRouteApp(settings.httpNodeRoot, log);
+  const adminMount = mountOf(settings.httpAdminRoot);
+  const jsonRoot = adminMount !== '' && adminMount !== mountOf(settings.httpNodeRoot) ? adminMount : undefined;
+  return new MountedRouteApp(settings.httpNodeRoot, log, settings.httpNodeNotFound === 'express', jsonRoot);
 }
 
 /** The router behind RED.httpAdmin, consulted by the admin scope when no admin route matched. */
@@ -174,6 +239,8 @@ export interface HttpNodePluginOptions {
    * as Node-RED mounts its admin app before the node app.
    */
   adminRoutes?: HttpNodeApp;
+  /** Keeps cross-site and rebinding requests away from the RED.httpAdmin routes (they go on to the node routes). */
+  originCheck?: OriginCheck;
   /** The editor's page answers GET / on this root (both roots are the same): leave it that path. */
   editorAtRoot?: boolean;
 }
@@ -183,7 +250,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck }) => {
   const app = services.httpNode;
   // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
   const toNodeRoutes: Fallthrough = (err, req, res) => {
@@ -200,7 +267,7 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
   scope.setErrorHandler(adminErrorHandler);
   const route = (req: IncomingMessage, res: ServerResponse, body: unknown): void => {
     const url = req.url ?? '/';
-    if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url)) {
+    if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url) && !originCheck?.(req.method ?? 'GET', req.headers)) {
       adminRoutes.dispatch(req, res, body, toNodeRoutes);
     } else {
       app.serve(req, res, body);

@@ -1,6 +1,9 @@
 import { IncomingMessage, type ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import type { TLSSocket } from 'node:tls';
+import type { Url } from 'node:url';
+import isFresh from 'fresh';
+import parseurl from 'parseurl';
 import { parseCookies } from './cookie.js';
 import { mimeFor } from './mime.js';
 import type { UploadedFile } from './multipart.js';
@@ -21,6 +24,36 @@ export class ExpressRequest extends IncomingMessage {
   declare files: UploadedFile[] | undefined;
   declare private parsedQuery: Record<string, unknown> | undefined;
   declare private parsedCookies: Record<string, unknown> | undefined;
+  declare private parsedUrl: Url | undefined;
+
+  /**
+   * Express's parsed form of the current `req.url` (parseurl's result, which flows read as
+   * `req._parsedUrl.pathname`), parsed on first read and again once the url changed.
+   */
+  get _parsedUrl(): Url | undefined {
+    const url = this.url;
+    let parsed = this.parsedUrl;
+    if (url === undefined) return undefined;
+    if (parsed === undefined || (parsed as { _raw?: string })._raw !== url) parsed = this.parsedUrl = parseurl({ url } as IncomingMessage);
+    return parsed;
+  }
+  set _parsedUrl(value: Url | undefined) {
+    this.parsedUrl = value;
+  }
+
+  /** Express: a conditional GET/HEAD whose validators match what the response is about to carry. */
+  get fresh(): boolean {
+    const method = this.method;
+    const status = this.res?.statusCode ?? 200;
+    if (method !== 'GET' && method !== 'HEAD') return false;
+    if ((status < 200 || status >= 300) && status !== 304) return false;
+    const res = this.res;
+    return isFresh(this.headers, { etag: res?.getHeader('ETag') as string | undefined, 'last-modified': res?.getHeader('Last-Modified') as string | undefined });
+  }
+
+  get stale(): boolean {
+    return !this.fresh;
+  }
 
   get query(): Record<string, unknown> {
     let q = this.parsedQuery;

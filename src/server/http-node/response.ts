@@ -1,6 +1,9 @@
 import { ServerResponse, STATUS_CODES } from 'node:http';
 import { serializeCookie, type CookieOptions } from './cookie.js';
+import path from 'node:path';
+import contentDisposition from 'content-disposition';
 import { defaultCharset, mimeFor } from './mime.js';
+import { sendFile, type SendFileCallback, type SendFileOptions } from './send-file.js';
 
 type HeaderValue = string | number | readonly string[];
 const CHARSET = /;\s*charset\s*=/i;
@@ -11,7 +14,7 @@ const UNSAFE_URL = /(?:[^\x21\x23-\x3B\x3D\x3F-\x5F\x61-\x7A\x7C\x7E]|%(?:[^0-9A
 /**
  * The Express response API on top of Node's ServerResponse, written against Express 4's
  * behaviour (send's content types, sendStatus's text bodies, redirect bodies, cookie options).
- * ETags and conditional GETs are not generated.
+ * ETags and conditional GETs are generated for files only (sendFile, download).
  */
 export class ExpressResponse extends ServerResponse {
   declare private localsObject: Record<string, unknown> | undefined;
@@ -171,6 +174,44 @@ export class ExpressResponse extends ServerResponse {
   clearCookie(name: string, options: CookieOptions = {}): this {
     const { maxAge: _ignored, ...rest } = options;
     return this.cookie(name, '', { path: '/', ...rest, expires: new Date(1) });
+  }
+
+  sendFile(file: string, options?: SendFileOptions | SendFileCallback, callback?: SendFileCallback): void {
+    sendFile(this.req, this, file, options, callback);
+  }
+
+  /** sendFile with `Content-Disposition: attachment` (Express's argument forms). */
+  download(file: string, filename?: string | SendFileOptions | SendFileCallback, options?: SendFileOptions | SendFileCallback, callback?: SendFileCallback): void {
+    let done = callback;
+    let name: string | undefined;
+    let opts: SendFileOptions | undefined;
+    if (typeof filename === 'function') done = filename;
+    else if (typeof filename === 'object' && filename !== null) {
+      opts = filename;
+      if (typeof options === 'function') done = options;
+    } else {
+      name = filename;
+      if (typeof options === 'function') done = options;
+      else opts = options;
+    }
+    const headers: Record<string, string | number | string[]> = { 'Content-Disposition': contentDisposition(name || file) };
+    for (const [key, value] of Object.entries(opts?.headers ?? {})) if (key.toLowerCase() !== 'content-disposition') headers[key] = value;
+    const full: SendFileOptions = { ...opts, headers };
+    sendFile(this.req, this, full.root ? file : path.resolve(file), full, done);
+  }
+
+  attachment(filename?: string): this {
+    if (filename) this.type(path.extname(filename));
+    this.setHeader('Content-Disposition', contentDisposition(filename));
+    return this;
+  }
+
+  /** There are no view engines: Express's own error when none is configured, to the callback or the route's next. */
+  render(view: string, options?: unknown, callback?: (err: Error) => void): void {
+    const done = typeof options === 'function' ? (options as (err: Error) => void) : callback;
+    const err = new Error(`No default engine was specified and no extension was provided (view "${view}")`);
+    if (done) done(err);
+    else (this.req as { next?: (e: unknown) => void }).next?.(err);
   }
 
   /** A string body: fills in the Content-Type (or its charset) the way Express 4's send does. */

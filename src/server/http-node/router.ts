@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteApp, RouteHandler, RouteLayer } from '../../runtime/http-types.js';
-import { compilePath, decodeParam } from './path-pattern.js';
+import { compilePath, decodeParam, type PathSpec } from './path-pattern.js';
+import type { LinearRegExp } from './linear-regexp.js';
 
 export type NextFunction = (err?: unknown) => void;
 /** Called when a request falls off the end of the stack: with the error nobody handled, or undefined. */
@@ -19,31 +20,44 @@ interface RoutedRequest extends IncomingMessage {
 /** One entry of `_router.stack`, or of a route's own stack. Field names are Express's. */
 export class Layer implements RouteLayer {
   [key: string]: unknown;
-  readonly path: string;
+  readonly path: PathSpec;
   readonly regexp: RegExp;
+  readonly matcher: LinearRegExp;
   readonly keys: (string | number)[];
   readonly matchesAll: boolean;
+  readonly matchesAny: boolean;
   readonly handle: AnyHandler;
   readonly name: string;
   readonly route?: Route;
   /** Set on a route's own layers: the lower-case method it serves, or undefined for `all`. */
   readonly method?: string;
 
-  constructor(path: string, end: boolean, handle: AnyHandler, extra: { route?: Route; method?: string } = {}) {
+  constructor(path: PathSpec, end: boolean, handle: AnyHandler, extra: { route?: Route; method?: string } = {}) {
     const pattern = compilePath(path, end);
     this.path = path;
     this.regexp = pattern.regexp;
+    this.matcher = pattern.matcher;
     this.keys = pattern.keys;
     this.matchesAll = pattern.matchesAll;
+    this.matchesAny = pattern.matchesAny;
     this.handle = handle;
     this.name = handle.name || '<anonymous>';
     this.route = extra.route;
     this.method = extra.method;
   }
 
+  /** Express's Layer.match: a later group of the same name does not erase an earlier value. */
   params(match: RegExpExecArray): Params {
     const params: Params = {};
-    for (let i = 1; i < match.length; i++) params[this.keys[i - 1]] = decodeParam(match[i]);
+    if (this.matchesAny) {
+      params[0] = decodeParam(match.input);
+      return params;
+    }
+    for (let i = 1; i < match.length; i++) {
+      const name = this.keys[i - 1];
+      const value = decodeParam(match[i]);
+      if (value !== undefined || !Object.hasOwn(params, name)) params[name] = value;
+    }
     return params;
   }
 }
@@ -115,10 +129,10 @@ export class ExpressRouter implements RouteApp {
 
   use(...args: unknown[]): this {
     let paths: unknown = '/';
-    if (typeof args[0] === 'string' || Array.isArray(args[0]) && typeof args[0][0] === 'string') paths = args.shift();
+    if (typeof args[0] === 'string' || args[0] instanceof RegExp || Array.isArray(args[0]) && typeof args[0][0] !== 'function') paths = args.shift();
     const handlers = flatten(args, 'use');
     for (const path of Array.isArray(paths) ? paths : [paths]) {
-      for (const fn of handlers) this._router.stack.push(new Layer(String(path), false, fn));
+      for (const fn of handlers) this._router.stack.push(new Layer(path instanceof RegExp ? path : String(path), false, fn));
     }
     return this;
   }
@@ -148,6 +162,11 @@ export class ExpressRouter implements RouteApp {
     this._router.stack.push(new Layer(path, true, dispatchRoute, { route }));
     return this;
   }
+}
+
+/** The match of Express's fast_star route `*`: the whole path, whatever it is. */
+function ANY_MATCH(path: string): RegExpExecArray {
+  return /^[\s\S]*$/.exec(path) as RegExpExecArray;
 }
 
 /** Stand-in `handle` of a route's layer in the main stack; the Cycle runs the route's own stack. */
@@ -193,6 +212,8 @@ class Cycle {
       if (this.route) this.stepRoute(err);
       else this.stepStack(err);
     };
+    // Express's req.next: res.sendFile and res.render hand their failures to it.
+    (req as { next?: NextFunction }).next = this.next;
   }
 
   private stepRoute(err: unknown): void {
@@ -227,7 +248,7 @@ class Cycle {
     const stack = this.stack;
     while (this.index < stack.length) {
       const layer = stack[this.index++];
-      const match = layer.regexp.exec(path);
+      const match = layer.matchesAny ? ANY_MATCH(path) : layer.matcher.exec(path);
       if (match === null) continue;
       const route = layer.route;
       if (route) {

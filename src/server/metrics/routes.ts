@@ -17,7 +17,7 @@ export const metricsRoutes: FastifyPluginAsync<{ services: Services; metrics: Me
       ...(permission === undefined ? {} : { onRequest: needsPermission(services.auth, permission) }),
       schema: {
         summary: 'Prometheus metrics (text exposition format)',
-        response: { 200: { type: 'string', description: 'text/plain; version=0.0.4' }, '4xx': { $ref: 'Error#' } },
+        response: { 200: { description: 'The exposition format (text/plain; version=0.0.4)', content: { 'text/plain': { schema: { type: 'string' } } } }, '4xx': { $ref: 'Error#' } },
       },
     },
     async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text()),

@@ -1,0 +1,246 @@
+/**
+ * `websocket-listener` and `websocket-client`: one config node type in Node-RED, two names. A
+ * listener accepts connections on a path under `httpNodeRoot` through the HTTP server's upgrade
+ * event; a client (a `ws://`/`wss://` path) connects out, pings every `hb` seconds when asked, and
+ * reconnects 3 s after losing the connection. Each connection is a session: messages from it carry
+ * `msg._session = {type: "websocket", id}`, and a reply with that session goes back to it alone.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import WebSocket, { WebSocketServer } from 'ws';
+import type { Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
+import type { TlsConfigNode } from '../tls/tls.js';
+
+export interface SessionEvent {
+  count: number | '';
+  id: string;
+  err?: Error;
+}
+
+export interface WebSocketEndpoint extends NodeInstance {
+  isServer: boolean;
+  wholemsg: boolean;
+  registerInputNode(node: NodeInstance): void;
+  removeInputNode(node: NodeInstance): void;
+  broadcast(data: string | Buffer): void;
+  reply(id: string, data: string | Buffer): void;
+}
+
+/** The client's fixed reconnect delay, as in Node-RED. */
+const RECONNECT_MS = 3000;
+/** How long a closing client connection may take before the node stops anyway. */
+const CLOSE_WAIT_MS = 1000;
+
+/** Listeners by full path, per HTTP server (several runtimes may share a process). */
+const listeners = new WeakMap<Server, Map<string, { wss: WebSocketServer }>>();
+
+function listenersOf(server: Server): Map<string, { wss: WebSocketServer }> {
+  let map = listeners.get(server);
+  if (!map) {
+    const byPath = new Map<string, { wss: WebSocketServer }>();
+    listeners.set(server, (map = byPath));
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+      const listener = byPath.get(pathname);
+      // Another upgrade handler (the editor's comms) may own this path: leave the socket alone.
+      if (!listener) return;
+      listener.wss.handleUpgrade(req, socket, head, (ws) => listener.wss.emit('connection', ws, req));
+    });
+  }
+  return map;
+}
+
+/** `hb` seconds, or 0 for none. */
+const heartbeatMs = (hb: unknown) => (parseInt(String(hb ?? '')) > 0 ? parseInt(String(hb)) * 1000 : 0);
+
+export default function (RED: RedApi) {
+  function Endpoint(this: WebSocketEndpoint, config: NodeConfig) {
+    RED.nodes.createNode(this, config);
+    const node = this;
+    const path = String(config.path ?? '');
+    const subprotocol = typeof config.subprotocol === 'string' && config.subprotocol ? config.subprotocol.split(',').map((v) => v.trim()) : [];
+    node.wholemsg = config.wholemsg === 'true';
+    node.isServer = !/^ws{1,2}:\/\//i.test(path);
+    const inputs: NodeInstance[] = [];
+    const clients = new Map<string, WebSocket>();
+    let closing = false;
+    let client: WebSocket | undefined;
+    let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+    let heartbeatTimer: ReturnType<typeof setInterval> | undefined;
+    const heartbeat = heartbeatMs(config.hb);
+
+    node.registerInputNode = (n) => void inputs.push(n);
+    node.removeInputNode = (n) => {
+      const i = inputs.indexOf(n);
+      if (i >= 0) inputs.splice(i, 1);
+    };
+
+    function deliver(id: string, data: WebSocket.RawData, isBinary: boolean) {
+      // ws 8 hands text frames over as buffers; flows expect strings, as Node-RED's ws 7 gave them.
+      const value = isBinary ? (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer)) : data.toString();
+      let msg: Msg;
+      if (node.wholemsg) {
+        try {
+          const parsed = JSON.parse(value.toString());
+          msg = parsed !== null && typeof parsed === 'object' ? parsed : { payload: parsed };
+        } catch {
+          msg = { payload: value };
+        }
+      } else msg = { payload: value };
+      msg._session = { type: 'websocket', id };
+      for (const input of inputs) {
+        try {
+          input.send(msg);
+        } catch (err) {
+          node.error(`An error occurred while sending:  ${String(err)}`);
+        }
+      }
+    }
+
+    function reconnectLater() {
+      if (closing || node.isServer) return;
+      clearTimeout(reconnectTimer);
+      reconnectTimer = setTimeout(connect, RECONNECT_MS);
+    }
+
+    function track(socket: WebSocket, id: string) {
+      let pendingPong = false;
+      if (node.isServer) {
+        clients.set(id, socket);
+        node.emit('opened', { count: clients.size, id } satisfies SessionEvent);
+      }
+      socket.on('open', () => {
+        if (node.isServer) return;
+        if (heartbeat) {
+          clearInterval(heartbeatTimer);
+          heartbeatTimer = setInterval(() => {
+            if (pendingPong) {
+              socket.terminate();
+              onError(new Error('timeout'));
+              return;
+            }
+            pendingPong = true;
+            try {
+              socket.ping();
+            } catch {
+              // the close event that follows reconnects
+            }
+          }, heartbeat);
+        }
+        node.emit('opened', { count: '', id } satisfies SessionEvent);
+      });
+      socket.on('close', () => {
+        if (!node.isServer) clearInterval(heartbeatTimer);
+        if (node.isServer) {
+          clients.delete(id);
+          node.emit('closed', { count: clients.size, id } satisfies SessionEvent);
+        } else node.emit('closed', { count: '', id } satisfies SessionEvent);
+        reconnectLater();
+      });
+      socket.on('message', (data, isBinary) => deliver(id, data, isBinary));
+      const onError = (err: Error) => {
+        if (!node.isServer) clearInterval(heartbeatTimer);
+        node.emit('erro', { err, id, count: '' } satisfies SessionEvent);
+        reconnectLater();
+      };
+      socket.on('error', onError);
+      socket.on('ping', () => (pendingPong = false));
+      socket.on('pong', () => (pendingPong = false));
+    }
+
+    function upgradeHeaders(): Record<string, string> | undefined {
+      const list = config.headers as { keyType: string; keyValue: string; valueType: string; valueValue: string }[] | undefined;
+      if (!Array.isArray(list) || list.length === 0) return undefined;
+      const headers: Record<string, string> = {};
+      for (const h of list) {
+        const name = h.keyType === 'other' ? h.keyValue : h.keyType;
+        const value = h.valueType === 'other' ? h.valueValue : h.valueType === 'env' ? RED.util.evaluateNodeProperty(h.valueValue, 'env', node, {}) : h.valueType;
+        if (name && value) headers[name] = String(value);
+      }
+      return headers;
+    }
+
+    function connect() {
+      reconnectTimer = undefined;
+      const options: Record<string, unknown> = {};
+      const tlsNode = config.tls ? (RED.nodes.getNode(String(config.tls)) as TlsConfigNode | null) : null;
+      tlsNode?.addTLSOptions(options);
+      const headers = upgradeHeaders();
+      if (headers) options.headers = headers;
+      try {
+        client = new WebSocket(path, subprotocol, options);
+      } catch (err) {
+        node.error(`An error occurred on the ws connection:  ${String(err)}`);
+        return;
+      }
+      client.setMaxListeners(0);
+      track(client, RED.util.generateId());
+    }
+
+    let fullPath = '';
+    let wss: WebSocketServer | undefined;
+    if (node.isServer) {
+      const root = String(RED.settings.httpNodeRoot || '/');
+      fullPath = root + (root.endsWith('/') ? '' : '/') + (path.startsWith('/') ? path.slice(1) : path);
+      const server = RED.server as Server | undefined;
+      const byPath = server ? listenersOf(server) : undefined;
+      if (byPath?.has(fullPath)) {
+        node.error(`Cannot have two WebSocket listeners on the same path: ${path}`);
+      } else {
+        const verifyClient = RED.settings.webSocketNodeVerifyClient;
+        wss = new WebSocketServer({ noServer: true, ...(typeof verifyClient === 'function' ? { verifyClient: verifyClient as never } : {}) });
+        wss.setMaxListeners(0);
+        wss.on('connection', (socket: WebSocket) => track(socket, RED.util.generateId()));
+        byPath?.set(fullPath, { wss });
+      }
+    } else connect();
+
+    node.broadcast = (data) => {
+      const targets = node.isServer ? [...clients.entries()] : client ? [['', client] as const] : [];
+      for (const [id, socket] of targets) {
+        try {
+          socket.send(data);
+        } catch (err) {
+          node.warn(`An error occurred while sending:  ${id ? `${id} ` : ''}${String(err)}`);
+        }
+      }
+    };
+    node.reply = (id, data) => {
+      try {
+        clients.get(id)?.send(data);
+      } catch {
+        // the session went away while the reply was on its way
+      }
+    };
+
+    node.on('close', (done: () => void) => {
+      closing = true;
+      clearInterval(heartbeatTimer);
+      clearTimeout(reconnectTimer);
+      inputs.length = 0;
+      if (node.isServer) {
+        const server = RED.server as Server | undefined;
+        if (server && wss && listenersOf(server).get(fullPath)?.wss === wss) listenersOf(server).delete(fullPath);
+        // ws 8 leaves connections open on close(); Node-RED's ws 7 ended them.
+        for (const socket of clients.values()) socket.terminate();
+        wss?.close();
+        return done();
+      }
+      const socket = client;
+      if (!socket || socket.readyState === WebSocket.CLOSED) return done();
+      const timer = setTimeout(() => {
+        socket.terminate();
+        done();
+      }, CLOSE_WAIT_MS);
+      socket.once('close', () => {
+        clearTimeout(timer);
+        done();
+      });
+      if (socket.readyState === WebSocket.CONNECTING) socket.terminate();
+      else socket.close();
+    });
+  }
+
+  RED.nodes.registerType('websocket-listener', Endpoint as never);
+  RED.nodes.registerType('websocket-client', Endpoint as never);
+}

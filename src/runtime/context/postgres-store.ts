@@ -1,0 +1,154 @@
+/**
+ * The `postgres` context store: flow and global context shared by every instance of a cluster.
+ * Values live in memory, so the synchronous API works as with localfilesystem's cache; each write
+ * is sent to the database at once (writes made together go in one transaction) and the other
+ * instances re-read the keys it touched when the database tells them. Consistency is per top-level
+ * key, last writer wins: `set('a.b', 1)` stores the whole of `a`. A callback passed to `set` runs
+ * once the value is in the database (or with the error that kept it out; the value is then retried
+ * with the next write). Values are stored as JSON, as the localfilesystem store writes them.
+ */
+import type { SharedContext, StorageChange } from '../../storage/types.js';
+import type { ContextCallback } from '../util/types.js';
+import { normalisePropertyExpression } from '../util/expression.js';
+import { stringifyContext } from './context-json.js';
+import { MemoryStore } from './memory-store.js';
+import type { ContextStore, StoreLogger } from './store.js';
+
+export interface PostgresStoreSource {
+  context: SharedContext;
+  onChange(listener: (change: StorageChange) => void): () => void;
+}
+
+export class PostgresStore implements ContextStore {
+  private readonly cache = new MemoryStore();
+  /** scope → top-level keys written here and not yet in the database. */
+  private pending = new Map<string, Set<string>>();
+  private waiting: ContextCallback[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+  private scheduled = false;
+  private unsubscribe: (() => void) | undefined;
+  /** Counts local writes and flushes: a refresh that saw it move re-reads. */
+  private epoch = 0;
+
+  constructor(private readonly source: PostgresStoreSource, private readonly log: StoreLogger) {}
+
+  async open(): Promise<void> {
+    for (const entry of await this.source.context.load()) this.cache.load(entry.scope, { [entry.key]: JSON.parse(entry.value) });
+    this.unsubscribe = this.source.onChange((change) => {
+      if (change.kind === 'context') void this.refresh(change.scope, change.keys);
+      // The database is back: writes that failed meanwhile are sent again.
+      else if (change.kind === 'resync' && this.pending.size > 0) void this.flush();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe?.();
+    await this.flush();
+  }
+
+  get(scope: string, key: string | string[], cb?: ContextCallback): unknown {
+    return this.cache.get(scope, key, cb);
+  }
+
+  set(scope: string, key: string | string[], value: unknown, cb?: ContextCallback): void {
+    try {
+      this.cache.set(scope, key, value);
+      for (const k of Array.isArray(key) ? key : [key]) this.touch(scope, String(normalisePropertyExpression(k)[0]));
+    } catch (err) {
+      if (!cb) throw err;
+      cb(err as Error);
+      return;
+    }
+    if (cb) this.waiting.push(cb);
+    this.schedule();
+  }
+
+  keys(scope: string, cb?: ContextCallback): string[] | undefined {
+    return this.cache.keys(scope, cb);
+  }
+
+  async delete(scope: string): Promise<void> {
+    await this.cache.delete(scope);
+    this.pending.delete(scope);
+    await this.source.context.deleteScope(scope);
+  }
+
+  async clean(activeNodes: string[]): Promise<void> {
+    await this.cache.clean(activeNodes);
+    await this.source.context.clean(activeNodes);
+  }
+
+  private touch(scope: string, key: string): void {
+    this.epoch++;
+    let keys = this.pending.get(scope);
+    if (!keys) this.pending.set(scope, (keys = new Set()));
+    keys.add(key);
+  }
+
+  /** Writes made in the same tick go to the database together. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      this.epoch++;
+      const pending = this.pending;
+      const waiting = this.waiting;
+      this.pending = new Map();
+      this.waiting = [];
+      const changes: Array<{ scope: string; key: string; value: string | undefined }> = [];
+      for (const [scope, keys] of pending) {
+        const data = this.cache.data(scope);
+        for (const key of keys) {
+          const value = data?.[key];
+          changes.push({ scope, key, value: value === undefined ? undefined : stringifyContext(value).json });
+        }
+      }
+      try {
+        await this.source.context.write(changes);
+        for (const cb of waiting) cb(undefined);
+      } catch (err) {
+        // Kept for the next write, unless a newer local change to the key is already pending.
+        for (const [scope, keys] of pending) for (const key of keys) this.touch(scope, key);
+        this.log.warn(`Writing shared context failed: ${(err as Error).message}`);
+        for (const cb of waiting) cb(err as Error);
+      }
+    });
+    return this.flushing;
+  }
+
+  /**
+   * Another instance wrote: take its values. A read that raced a local write (the write was set or
+   * sent while the read ran) may predate it, so it is read again; keys still pending are skipped.
+   */
+  private async refresh(scope: string, keys: string[] | null): Promise<void> {
+    try {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        await this.flushing;
+        const epoch = this.epoch;
+        const rows = await this.source.context.read(scope, keys);
+        if (epoch !== this.epoch) continue;
+        const local = this.pending.get(scope);
+        const stored = new Map(rows.map((r) => [r.key, r.value]));
+        const affected = keys ?? [...new Set([...(this.cache.keys(scope) ?? []), ...stored.keys()])];
+        const data = this.cache.data(scope);
+        for (const key of affected) {
+          if (local?.has(key)) continue;
+          const text = stored.get(key);
+          if (text !== undefined) this.cache.load(scope, { [key]: JSON.parse(text) });
+          else if (data) delete data[key];
+        }
+        return;
+      }
+      this.log.warn(`Shared context scope ${scope} kept changing locally; its remote values are taken at the next change`);
+    } catch (err) {
+      this.log.warn(`Reading shared context failed: ${(err as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from './services.js';
+import { needsPermission } from '../auth/guard.js';
+
+const instance = {
+  type: 'object',
+  required: ['id', 'url', 'version', 'rev', 'state', 'primary', 'lastSeen', 'modules'],
+  properties: {
+    id: { type: 'string' },
+    url: { type: ['string', 'null'] },
+    version: { type: 'string' },
+    rev: { type: 'string' },
+    state: { type: 'string' },
+    primary: { type: 'boolean' },
+    lastSeen: { type: 'string' },
+    modules: { type: 'object', additionalProperties: true },
+  },
+} as const;
+
+/** GET /cluster: the instances sharing this one's database, from their heartbeats. */
+export const clusterRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { runtime, auth } = services;
+  app.get(
+    '/cluster',
+    {
+      onRequest: needsPermission(auth, 'flows.read'),
+      schema: { response: { 200: { type: 'object', required: ['instances'], properties: { instances: { type: 'array', items: instance } } } } },
+    },
+    async () => ({ instances: await runtime.clusterView() }),
+  );
+};

@@ -1,0 +1,121 @@
+import type pg from 'pg';
+import type { Logger } from '../../log.js';
+import type { StorageChange } from '../types.js';
+import { quoteIdent } from './connection.js';
+
+/**
+ * Changes other instances commit, delivered by LISTEN on one dedicated connection. Writers
+ * `pg_notify` inside their transaction, so a notification arrives only once its change is visible.
+ * A lost connection is retried with backoff; when it is back, listeners get `resync`, because
+ * notifications sent meanwhile are gone and only comparing state can tell what changed.
+ */
+
+const RETRY_MIN_MS = 200;
+const RETRY_MAX_MS = 2000;
+
+/** The NOTIFY channel of a schema: one database may hold several clusters. */
+export function channelOf(schema: string): string {
+  return `${schema}_changes`;
+}
+
+export class ChangeFeed {
+  private readonly listeners = new Set<(change: StorageChange) => void>();
+  private client: pg.Client | undefined;
+  private retryMs = RETRY_MIN_MS;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly connect: () => pg.Client,
+    private readonly schema: string,
+    private readonly instanceId: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Connects and listens; throws when the first connection fails (the start reports it). */
+  async start(): Promise<void> {
+    await this.open();
+  }
+
+  onChange(listener: (change: StorageChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async open(): Promise<void> {
+    const client = this.connect();
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client));
+    client.on('notification', (n) => {
+      if (n.channel === channelOf(this.schema) && n.payload) this.deliver(n.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${quoteIdent(channelOf(this.schema))}`);
+    } catch (e) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+      throw e;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+  }
+
+  private lost(client: pg.Client, err?: Error): void {
+    if (this.client !== client || this.closed) return;
+    this.client = undefined;
+    this.log.warn({ err: err?.message }, 'PostgreSQL change feed lost; reconnecting');
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    this.timer = setTimeout(() => {
+      this.open().then(
+        () => {
+          if (this.closed) return;
+          this.retryMs = RETRY_MIN_MS;
+          this.log.info('PostgreSQL change feed back');
+          this.emit({ kind: 'resync' });
+        },
+        () => {
+          this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+          if (!this.closed) this.scheduleReconnect();
+        },
+      );
+    }, this.retryMs);
+    this.timer.unref();
+  }
+
+  private deliver(payload: string): void {
+    let change: StorageChange & { origin?: string };
+    try {
+      change = JSON.parse(payload) as StorageChange & { origin?: string };
+    } catch {
+      this.log.warn({ payload: payload.slice(0, 200) }, 'Unreadable change notification ignored');
+      return;
+    }
+    if (change.origin === this.instanceId) return;
+    this.emit(change);
+  }
+
+  private emit(change: StorageChange): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (err) {
+        this.log.error({ err }, 'change listener failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import type pg from 'pg';
+import type { Logger } from '../../log.js';
+import { revOf } from '../rev.js';
+import { quoteIdent } from './connection.js';
+
+/**
+ * Versioned schema migrations. Each entry moves the schema one version forward; the versions
+ * applied are recorded in `<schema>.migrations`. They run in one transaction under an advisory
+ * lock, so instances starting together apply each migration exactly once and a half-applied
+ * migration cannot exist. A database newer than this code is refused rather than guessed at.
+ */
+
+type Migration = (schema: string) => string;
+
+const MIGRATIONS: Migration[] = [
+  (s) => `
+    CREATE TABLE ${s}.flows (
+      id int PRIMARY KEY CHECK (id = 1),
+      rev text NOT NULL,
+      flows text NOT NULL,
+      credentials text,
+      deployment_type text NOT NULL DEFAULT 'full',
+      origin text,
+      updated_at timestamptz NOT NULL DEFAULT now()
+    );
+    INSERT INTO ${s}.flows (id, rev, flows) VALUES (1, '${revOf([])}', '[]');
+    CREATE TABLE ${s}.sessions (
+      token_hash text PRIMARY KEY,
+      seq bigserial NOT NULL,
+      record text NOT NULL,
+      expires bigint NOT NULL
+    );
+    CREATE TABLE ${s}.runtime_config (
+      id int PRIMARY KEY CHECK (id = 1),
+      config text NOT NULL
+    );
+    INSERT INTO ${s}.runtime_config (id, config) VALUES (1, '{}');
+  `,
+  (s) => `
+    CREATE TABLE ${s}.instances (
+      id text PRIMARY KEY,
+      info text NOT NULL,
+      last_seen timestamptz NOT NULL DEFAULT now()
+    );
+  `,
+  (s) => `
+    CREATE TABLE ${s}.context (
+      scope text NOT NULL,
+      key text NOT NULL,
+      value text NOT NULL,
+      PRIMARY KEY (scope, key)
+    );
+  `,
+  (s) => `
+    CREATE TABLE ${s}.revisions (
+      seq bigserial PRIMARY KEY,
+      rev text NOT NULL,
+      prev_rev text NOT NULL,
+      meta text NOT NULL,
+      flows text NOT NULL,
+      credentials text
+    );
+    CREATE INDEX ON ${s}.revisions (rev, seq DESC);
+    CREATE TABLE ${s}.user_settings (username text PRIMARY KEY, settings text NOT NULL);
+    CREATE TABLE ${s}.library (type text NOT NULL, path text NOT NULL, meta text NOT NULL, body text NOT NULL, PRIMARY KEY (type, path));
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Arbitrary constant: the advisory-lock namespace of Runnel's migrations (second key: the schema). */
+const LOCK_NAMESPACE = 0x52756e;
+
+export async function migrate(pool: pg.Pool, schema: string, log: Logger): Promise<void> {
+  const s = quoteIdent(schema);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE, schema]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.migrations`);
+    const current = rows[0]?.v ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new Error(`the database schema "${schema}" is at version ${current}, newer than this Runnel knows (${SCHEMA_VERSION}): upgrade Runnel`);
+    }
+    for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
+      await client.query(MIGRATIONS[v - 1]!(s));
+      await client.query(`INSERT INTO ${s}.migrations (version) VALUES ($1)`, [v]);
+    }
+    await client.query('COMMIT');
+    if (current < SCHEMA_VERSION) log.info({ schema, from: current, to: SCHEMA_VERSION }, 'PostgreSQL schema migrated');
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}

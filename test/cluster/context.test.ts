@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { killRunnels } from '../helpers/process.js';
+import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
+
+/** The postgres context store: flow and global context shared by every instance. */
+
+const flows = [
+  { id: 't1', type: 'tab', label: 'Context' },
+  { id: 'set', type: 'http in', z: 't1', url: '/set', method: 'get', x: 1, y: 1, wires: [['setfn']] },
+  { id: 'setfn', type: 'function', z: 't1', outputs: 1, x: 1, y: 1, wires: [['out']],
+    func: "global.set('shared.' + msg.req.query.k, msg.req.query.v); flow.set('last', msg.req.query.v); flow.set('n', (flow.get('n') || 0) + 1, 'local'); msg.payload = 'ok'; return msg;" },
+  { id: 'get', type: 'http in', z: 't1', url: '/get', method: 'get', x: 1, y: 1, wires: [['getfn']] },
+  { id: 'getfn', type: 'function', z: 't1', outputs: 1, x: 1, y: 1, wires: [['out']],
+    func: "msg.payload = {shared: global.get('shared') || null, last: flow.get('last') || null, local: flow.get('n', 'local') || 0}; return msg;" },
+  { id: 'cb', type: 'http in', z: 't1', url: '/cb', method: 'get', x: 1, y: 1, wires: [['cbfn']] },
+  { id: 'cbfn', type: 'function', z: 't1', outputs: 1, x: 1, y: 1, wires: [['out']],
+    func: "global.set('cb', msg.req.query.v, (err) => { msg.payload = err ? 'error: ' + err.message : 'stored'; node.send(msg); }); return null;" },
+  { id: 'out', type: 'http response', z: 't1', x: 1, y: 1, wires: [] },
+];
+
+describe('cluster: the postgres context store', { timeout: 120_000 }, () => {
+  let pg: TestPostgres;
+  let cluster: TestCluster;
+  let nodes: ClusterInstance[];
+
+  before(async () => {
+    pg = await startPostgres();
+    cluster = await startCluster(pg.url, 'context', 3, {
+      contextStorage: { default: { module: 'postgres' }, local: { module: 'memory' } },
+    });
+    nodes = cluster.instances;
+    const token = (await request(nodes[0]!.at('auth/token'), {
+      method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD },
+    })).body.access_token;
+    const r = await request(nodes[0]!.at('flows'), { method: 'POST', token, json: flows });
+    assert.equal(r.status, 204, r.text);
+    for (const n of nodes) await eventually(async () => (await request(n.at('get'))).status === 200, 5000);
+  });
+  after(async () => {
+    await cluster?.stop().catch(() => killRunnels());
+    await pg?.dispose();
+  });
+
+  const get = async (n: ClusterInstance) => (await request(n.at('get'))).body as { shared: Record<string, string> | null; last: string | null; local: number };
+
+  it('shares flow and global context written on one instance with the others; memory stores stay local', async () => {
+    assert.equal((await request(nodes[0]!.at('set?k=a&v=1'))).text, 'ok');
+    assert.equal((await request(nodes[1]!.at('set?k=b&v=2'))).text, 'ok');
+    for (const n of nodes) {
+      await eventually(async () => {
+        const v = await get(n);
+        return v.last === '2' && v.shared?.b === '2';
+      }, 2000).catch(async (e) => {
+        throw new Error(`${n.id}: ${JSON.stringify(await get(n))} ${e}`);
+      });
+    }
+    // The memory store named `local` is each instance's own.
+    const seen = await Promise.all(nodes.map(get));
+    assert.deepEqual(seen.map((s) => s.local), [1, 1, 0]);
+  });
+
+  it('answers a set callback once the value is in the database, and a restarted instance reads it', async () => {
+    assert.equal((await request(nodes[2]!.at('cb?v=kept'))).text, 'stored');
+    const fresh = await cluster.add('node9');
+    const r = await request(fresh.at('get'));
+    assert.equal(r.status, 200);
+    assert.equal((r.body as { last: string }).last, '2');
+  });
+});

@@ -1,0 +1,58 @@
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { spawnRunnel, type RunnelProcess } from './process.js';
+import { adminAuth, tempDir } from './server.js';
+
+/**
+ * Several Runnel processes sharing one PostgreSQL schema, each with its own user dir, as an
+ * operator would run a cluster. Real processes: instances must not share memory, and some tests
+ * SIGKILL one.
+ */
+
+export interface ClusterInstance {
+  id: string;
+  url: string;
+  at(p: string): string;
+  process: RunnelProcess;
+}
+
+export interface TestCluster {
+  instances: ClusterInstance[];
+  /** Starts one more instance (or restarts a stopped id) on the same schema. */
+  add(id?: string): Promise<ClusterInstance>;
+  /** SIGTERMs every instance still running and removes the user dirs. */
+  stop(): Promise<void>;
+}
+
+export async function startCluster(url: string, schema: string, size: number, extra: Record<string, unknown> = {}): Promise<TestCluster> {
+  const root = await tempDir('runnel-cluster-');
+  const instances: ClusterInstance[] = [];
+  let next = 0;
+  const add = async (id = `node${next++}`) => {
+    const dir = path.join(root, id);
+    await mkdir(dir, { recursive: true });
+    const process = await spawnRunnel(dir, {
+      storage: { type: 'postgres', url, schema },
+      instanceId: id,
+      credentialSecret: 'cluster-secret',
+      adminAuth: adminAuth(),
+      ...extra,
+    });
+    const instance = { id, url: process.url, at: (p: string) => new URL(p.replace(/^\//, ''), process.url).href, process };
+    instances.push(instance);
+    return instance;
+  };
+  await Promise.all(Array.from({ length: size }, () => add()));
+  instances.sort((a, b) => a.id.localeCompare(b.id));
+  return {
+    instances,
+    add,
+    stop: async () => {
+      await Promise.all(instances.map(async (i) => {
+        if (i.process.child.exitCode === null && i.process.child.signalCode === null) i.process.child.kill('SIGTERM');
+        await i.process.exited;
+      }));
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}

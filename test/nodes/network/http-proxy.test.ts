@@ -1,0 +1,140 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { installCapture, type Capture } from '../../helpers/capture.js';
+import { TLS_DIR } from '../../helpers/mqtt.js';
+import { getProxyForUrl } from '../../../src/nodes/network/proxy/lookup.js';
+import { node, receiver, type Conf } from '../flow.js';
+import { deploy } from '../../helpers/deploy.js';
+
+const tab = { id: 't1', type: 'tab', label: 'proxy' };
+const cap = (id: string) => node(id, 'test-capture');
+
+
+const listen = async <T extends net.Server>(server: T): Promise<number> => {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as net.AddressInfo).port;
+};
+
+/** A forward proxy: absolute-URI requests are relayed, CONNECT opens a tunnel; it records what it saw. */
+function startProxy() {
+  const seen: { method: string; target: string; auth?: string }[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push({ method: req.method!, target: req.url!, auth: req.headers['proxy-authorization'] });
+    const target = new URL(req.url!);
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    const upstream = http.request(target, { method: req.method, headers }, (up) => {
+      res.writeHead(up.statusCode!, { ...up.headers, via: 'test-proxy' });
+      up.pipe(res);
+    });
+    req.pipe(upstream);
+  });
+  server.on('connect', (req, socket: net.Socket, head) => {
+    seen.push({ method: 'CONNECT', target: req.url!, auth: req.headers['proxy-authorization'] });
+    const [host, port] = req.url!.split(':');
+    const upstream = net.connect(Number(port), host, () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  return { server, seen };
+}
+
+describe('http request through proxies', () => {
+  let server: TestServer;
+  let capture: Capture;
+  const receive = receiver(() => server);
+  const proxy = startProxy();
+  let proxyPort = 0;
+  let plainPort = 0;
+  let securePort = 0;
+  const target = http.createServer((req, res) => res.end(`plain ${req.url}`));
+  const secure = https.createServer({ key: readFileSync(path.join(TLS_DIR, 'server.key')), cert: readFileSync(path.join(TLS_DIR, 'server.crt')) }, (req, res) => res.end(`secure ${req.url}`));
+  const saved = { http_proxy: process.env.http_proxy, https_proxy: process.env.https_proxy, no_proxy: process.env.no_proxy };
+
+  before(async () => {
+    proxyPort = await listen(proxy.server);
+    plainPort = await listen(target);
+    securePort = await listen(secure);
+    server = await startServer();
+    capture = installCapture(server);
+  });
+  after(async () => {
+    Object.assign(process.env, saved);
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+    await server.dispose();
+    for (const s of [proxy.server, target, secure]) {
+      s.closeAllConnections?.();
+      s.close();
+    }
+  });
+
+  const flows = (extra: Conf[] = [], reqExtra: Conf = {}) => [
+    tab,
+    { id: 'tls', type: 'tls-config', cert: '', key: '', ca: path.join(TLS_DIR, 'ca.crt'), verifyservercert: true },
+    node('req', 'http request', { method: 'GET', ret: 'txt', url: '', tls: 'tls', ...reqExtra }, [['got']]), cap('got'),
+    ...extra,
+  ];
+
+  test('http_proxy and https_proxy from the environment carry plain requests and CONNECT tunnels; no_proxy bypasses', async () => {
+    process.env.http_proxy = `http://127.0.0.1:${proxyPort}`;
+    process.env.https_proxy = `http://u%40x:p@127.0.0.1:${proxyPort}`;
+    delete process.env.no_proxy;
+    await deploy(server, flows());
+    receive('req', { url: `http://127.0.0.1:${plainPort}/a` });
+    const [plain] = await capture.waitFor('got');
+    assert.equal(plain.payload, 'plain /a');
+    assert.equal(plain.headers.via, 'test-proxy');
+    receive('req', { url: `https://localhost:${securePort}/b` });
+    const [, tunnelled] = await capture.waitFor('got', 2);
+    assert.equal(tunnelled.payload, 'secure /b', 'the tls-config CA verifies the server at the end of the tunnel');
+    assert.deepEqual(proxy.seen.map((s) => [s.method, s.target]), [['GET', `http://127.0.0.1:${plainPort}/a`], ['CONNECT', `localhost:${securePort}`]]);
+    assert.equal(proxy.seen[1].auth, `Basic ${Buffer.from('u@x:p').toString('base64')}`);
+
+    process.env.no_proxy = `localhost,127.0.0.1:${plainPort}`;
+    receive('req', { url: `http://127.0.0.1:${plainPort}/c` });
+    const got = await capture.waitFor('got', 3);
+    assert.equal(got[2].payload, 'plain /c');
+    assert.equal(got[2].headers.via, undefined, 'no_proxy sends it directly');
+    assert.equal(proxy.seen.length, 2);
+  });
+
+  test('an http proxy config node replaces the environment, with its own credentials and bypass list', async () => {
+    delete process.env.http_proxy;
+    delete process.env.https_proxy;
+    delete process.env.no_proxy;
+    proxy.seen.length = 0;
+    capture.messages.clear();
+    await deploy(server, flows([{ id: 'px', type: 'http proxy', url: `http://127.0.0.1:${proxyPort}`, noproxy: ['skip.invalid'], credentials: { username: 'pu', password: 'pp' } }], { proxy: 'px' }));
+    receive('req', { url: `http://127.0.0.1:${plainPort}/d` });
+    const [m] = await capture.waitFor('got');
+    assert.equal(m.payload, 'plain /d');
+    assert.deepEqual(proxy.seen.map((s) => [s.method, s.auth]), [['GET', `Basic ${Buffer.from('pu:pp').toString('base64')}`]]);
+  });
+
+  test('the no_proxy rules: exact hosts, suffixes, ports, wildcard, upper case', () => {
+    const env = { http_proxy: 'http://p:1', HTTPS_PROXY: 'q:2', no_proxy: '.internal, exact.host, *.wild, other:8080' };
+    assert.equal(getProxyForUrl('http://example.com/', { env }), 'http://p:1');
+    assert.equal(getProxyForUrl('https://example.com/', { env }), 'https://q:2');
+    assert.equal(getProxyForUrl('http://a.internal/', { env }), '');
+    assert.equal(getProxyForUrl('http://exact.host/', { env }), '');
+    assert.equal(getProxyForUrl('http://sub.exact.host/', { env }), 'http://p:1');
+    assert.equal(getProxyForUrl('http://x.wild/', { env }), '');
+    assert.equal(getProxyForUrl('http://other:8080/', { env }), '');
+    assert.equal(getProxyForUrl('http://other:9090/', { env }), 'http://p:1');
+    assert.equal(getProxyForUrl('http://any/', { env: { ...env, no_proxy: '*' } }), '');
+    assert.equal(getProxyForUrl('not a url', { env }), '');
+  });
+});

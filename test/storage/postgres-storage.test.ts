@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { resolveSettings } from '../../src/settings.js';
+import { createPostgresStorage } from '../../src/storage/postgres/postgres-storage.js';
+import { SCHEMA_VERSION } from '../../src/storage/postgres/migrations.js';
+import type { Storage, StorageChange } from '../../src/storage/types.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { runCli } from '../helpers/process.js';
+import { eventually, tempDir } from '../helpers/server.js';
+import { FLOWS_A, FLOWS_B, storageContract } from './contract.js';
+import { historyContract } from './history-contract.js';
+import { captureLog, removeDir } from './support.js';
+
+/** One PostgreSQL server for this file; every test gets a schema of its own. */
+let server: TestPostgres | undefined;
+let schemas = 0;
+const database = async () => (server ??= await startPostgres());
+const newSchema = async () => {
+  await database();
+  return `t${process.pid}_${schemas++}`;
+};
+const open = (schema: string, instanceId = `i${schemas}`) =>
+  createPostgresStorage({ url: server!.url, schema, poolSize: 4 }, instanceId, captureLog().log);
+
+storageContract({ name: 'postgres', newPlace: newSchema, create: (schema) => open(schema) });
+historyContract({
+  name: 'postgres',
+  newPlace: newSchema,
+  create: (schema, max) => createPostgresStorage({ url: server!.url, schema, poolSize: 4 }, 'h', captureLog().log, max),
+});
+after(async () => server?.dispose());
+
+describe('postgres storage', { timeout: 60_000 }, () => {
+  const opened: Storage[] = [];
+  const init = async (schema: string, instanceId?: string) => {
+    const s = open(schema, instanceId);
+    opened.push(s);
+    await s.init();
+    return s;
+  };
+
+  before(database);
+  after(async () => {
+    for (const s of opened) await s.close().catch(() => undefined);
+  });
+
+  it('migrates a new schema once when several instances start at the same time', async () => {
+    const schema = await newSchema();
+    await Promise.all([init(schema), init(schema), init(schema)]);
+    const client = new pg.Client(server!.url);
+    await client.connect();
+    try {
+      const { rows } = await client.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
+      assert.deepEqual(rows.map((r) => r.version), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+      await client.query(`INSERT INTO "${schema}".migrations (version) VALUES (${SCHEMA_VERSION + 1})`);
+    } finally {
+      await client.end();
+    }
+    await assert.rejects(init(schema), (e: Error) =>
+      e.message.includes(`the database schema "${schema}" is at version ${SCHEMA_VERSION + 1}, newer than this Runnel knows (${SCHEMA_VERSION}): upgrade Runnel`));
+  });
+
+  it('compares the rev in the database, not the one an instance last saw', async () => {
+    const schema = await newSchema();
+    const a = await init(schema, 'a');
+    const b = await init(schema, 'b');
+    const before = (await b.getFlows()).rev;
+    await a.saveFlows({ flows: FLOWS_A, credentials: { $: 'x' }, expectedRev: before });
+    await assert.rejects(b.saveFlows({ flows: FLOWS_B, credentials: null, expectedRev: before }), { code: 'version_mismatch', status: 409 });
+    assert.deepEqual(await b.getFlows(), await a.getFlows());
+  });
+
+  it('serialises runtime config updates across instances', async () => {
+    const schema = await newSchema();
+    const instances = await Promise.all(['a', 'b', 'c'].map((id) => init(schema, id)));
+    await Promise.all(Array.from({ length: 30 }, (_, i) =>
+      instances[i % 3]!.updateRuntimeConfig((c) => ({ ...c, count: ((c.count as number | undefined) ?? 0) + 1 }))));
+    assert.deepEqual(await instances[0]!.getRuntimeConfig(), { count: 30 });
+  });
+
+  it('tells the other instances (not itself) about a commit, with its rev and deployment type', async () => {
+    const schema = await newSchema();
+    const a = await init(schema, 'a');
+    const b = await init(schema, 'b');
+    const seenA: StorageChange[] = [];
+    const seenB: StorageChange[] = [];
+    a.shared!.onChange((c) => seenA.push(c));
+    b.shared!.onChange((c) => seenB.push(c));
+    const { rev } = await a.saveFlows({ flows: FLOWS_A, credentials: null, type: 'nodes' });
+    await eventually(() => seenB.length === 1);
+    assert.deepEqual(seenB, [{ kind: 'flows', rev, type: 'nodes', origin: 'a' }]);
+    assert.deepEqual(await b.shared!.currentRev(), { rev, type: 'nodes' });
+    await b.saveSessions([{ tokenHash: 'f'.repeat(64), username: 'u', client: 'c', scope: ['*'], expires: Date.now() + 60_000 }]);
+    await eventually(() => seenA.length === 1);
+    assert.deepEqual(seenA, [{ kind: 'sessions', origin: 'b' }]);
+  });
+
+  it('keeps the sessions another instance added when one instance saves its own list', async () => {
+    const schema = await newSchema();
+    const a = await init(schema, 'a');
+    const b = await init(schema, 'b');
+    const expires = Date.now() + 60_000;
+    const session = (c: string) => ({ tokenHash: c.repeat(64), username: 'u', client: 'c', scope: ['*'], expires });
+    await a.getSessions();
+    await b.getSessions();
+    await a.saveSessions([session('a')]);
+    await b.saveSessions([session('b')]);
+    await a.saveSessions([]);
+    assert.deepEqual(await b.getSessions(), [session('b')]);
+  });
+
+  it('catches up after losing the database: the feed reconnects and reports a resync', async () => {
+    const schema = await newSchema();
+    const a = await init(schema, 'a');
+    const seen: StorageChange[] = [];
+    a.shared!.onChange((c) => seen.push(c));
+    await server!.stop();
+    await assert.rejects(a.getFlows());
+    await server!.start();
+    await eventually(() => seen.some((c) => c.kind === 'resync'), 15_000);
+    assert.deepEqual((await a.getFlows()).flows, []);
+  });
+});
+
+describe('postgres storage settings and start-up', { timeout: 60_000 }, () => {
+  it('selects postgres from the settings, with RUNNEL_STORAGE_URL winning', () => {
+    const url = 'postgresql://u:p@127.0.0.1:5432/db';
+    assert.deepEqual(resolveSettings({ storage: { type: 'postgres', url } }, '/', undefined, {}).storage, { type: 'postgres', url, schema: 'runnel', poolSize: 10 });
+    const fromEnv = resolveSettings({ storage: { type: 'postgres', url, schema: 'other', poolSize: 3 } }, '/', undefined, { RUNNEL_STORAGE_URL: 'postgres://e@h/x' });
+    assert.deepEqual(fromEnv.storage, { type: 'postgres', url: 'postgres://e@h/x', schema: 'other', poolSize: 3 });
+    assert.equal(resolveSettings({}, '/', undefined, { RUNNEL_STORAGE_URL: 'postgres://e@h/x' }).storage.type, 'postgres');
+    assert.throws(() => resolveSettings({ storage: { type: 'postgres' } }, '/', undefined, {}), /storage\.url must be a postgresql:\/\//);
+    assert.throws(() => resolveSettings({ storage: { type: 'postgres', url, schema: 'Bad-Name' } }, '/', undefined, {}), /storage.schema must be a schema name/);
+    assert.throws(() => resolveSettings({ storage: { type: 'postgres', url, poolSize: 0 } }, '/', undefined, {}), /storage.poolSize must be an integer/);
+  });
+
+  it('stops with one clear line and exit 1 when the database is unreachable or missing', async () => {
+    const pgServer = await database();
+    const dir = await tempDir();
+    try {
+      const file = path.join(dir, 'settings.json');
+      const start = async (url: string) => {
+        await writeFile(file, JSON.stringify({ uiPort: 0, userDir: path.join(dir, 'u'), storage: { type: 'postgres', url } }));
+        return runCli(['start', '--settings', file], { timeoutMs: 30_000 });
+      };
+      const down = await start('postgresql://runnel:secret-pw@127.0.0.1:1/postgres');
+      assert.equal(down.code, 1);
+      assert.match(down.stderr, /^runnel: cannot use the PostgreSQL database postgresql:\/\/runnel:\*\*\*@127\.0\.0\.1:1\/postgres: .*ECONNREFUSED.*\n$/);
+      assert.doesNotMatch(down.stderr, /secret-pw/);
+      const missing = await start(pgServer.url.replace(/\/postgres$/, '/no_such_db'));
+      assert.equal(missing.code, 1);
+      assert.match(missing.stderr, /^runnel: cannot use the PostgreSQL database .*: database "no_such_db" does not exist\n$/);
+    } finally {
+      await removeDir(dir);
+    }
+  });
+});
