@@ -44,8 +44,10 @@ function parseExposition(text: string): Sample[] {
     }
     const family = m[1].replace(/_(bucket|sum|count|total|created)$/, '');
     assert.ok(types.has(m[1]) || types.has(family) || types.has(`${family}_total`), `sample of an undeclared family: ${line}`);
-    const value = m[3] === '+Inf' ? Infinity : m[3] === '-Inf' ? -Infinity : Number(m[3]);
-    assert.ok(!Number.isNaN(value) || m[3] === 'NaN', line);
+    // Values are Go ParseFloat floats: NaN and Inf in any case (prom-client writes "Nan" for an empty lag histogram).
+    const special = /^([+-]?)(inf|infinity|nan)$/i.exec(m[3]);
+    const value = special ? (special[2].toLowerCase() === 'nan' ? NaN : special[1] === '-' ? -Infinity : Infinity) : Number(m[3]);
+    assert.ok(!Number.isNaN(value) || special, line);
     samples.push({ name: m[1], labels, value });
   }
   return samples;
