@@ -15,7 +15,7 @@ import { DeliveryQueue } from './delivery.js';
 import { Hooks } from './hooks.js';
 import { FlowSet } from './flow-set.js';
 import { parseConfig, type ParsedConfig } from './config.js';
-import { planDeploy } from './deploy-plan.js';
+import { planDeploy, type DeployPlan } from './deploy-plan.js';
 import { summarise } from './history/compare.js';
 import { History } from './history/history.js';
 import { MessageStats } from './stats.js';
@@ -37,6 +37,8 @@ import { primaryOnlyIds, primaryView } from './primary-only.js';
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
+/** Runtime-config key of the flows state set through POST /flows/state (Node-RED's name). */
+const FLOW_STATE = 'runtimeFlowState';
 
 export interface RuntimeDeps {
   settings: Settings;
@@ -179,14 +181,16 @@ export class Runtime {
     );
     this.registerBuiltinNodes();
     await this.modules.loadInstalled();
+    const stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
     await this.mutex.run(async () => {
       // Instances sharing storage must share the key: one that cannot read the credentials would
       // run the flows without them and overwrite them at its first deploy.
       await this.loadFromStorage(this.storage.shared !== undefined);
-      await ensureFlowModules(this, this.active.parsed.all.values());
-      await this.flowSet.apply(this.active.parsed, 'all');
-      this.started = true;
-      this.events.emit('flows:started', { config: { rev: this.active.rev }, type: 'full' });
+      if (stoppedByOperator) {
+        this.log.info('Flows stopped through POST /flows/state: loaded, not started');
+        return;
+      }
+      await this.runFlows();
     });
     const shared = this.storage.shared;
     if (!shared) return;
@@ -264,6 +268,39 @@ export class Runtime {
     this.events.emit('flows:started', { config: { rev: snapshot.rev }, type });
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
     this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
+  }
+
+  /** Node-RED's `runtimeState.enabled`: POST /flows/state exists, and a stop survives restarts. */
+  get runtimeStateEnabled(): boolean {
+    const runtimeState = this.settings.extra.runtimeState as { enabled?: unknown } | undefined;
+    return runtimeState?.enabled === true;
+  }
+
+  /**
+   * POST /flows/state: stops every flow (deploys then save without starting) or starts them again.
+   * The state is kept in the runtime config, so a stop survives a restart.
+   */
+  setFlowsState(state: 'start' | 'stop', who: { user?: string; reqId?: string }): Promise<void> {
+    return this.mutex.run(async () => {
+      if ((state === 'start') !== this.started) {
+        if (state === 'start') await this.runFlows();
+        else {
+          await this.flowSet.stopAll();
+          this.started = false;
+          this.events.emit('flows:stopped', { config: { rev: this.active.rev }, type: 'full' });
+        }
+        this.events.emit('runtime-event', { id: 'runtime-state', payload: { state }, retain: true });
+      }
+      await this.updateRuntimeConfig((config) => ({ ...config, [FLOW_STATE]: state }));
+      this.log.audit({ event: 'flows.state', state, user: who.user, reqId: who.reqId }, `flows ${state === 'start' ? 'started' : 'stopped'}`);
+    });
+  }
+
+  private async runFlows(): Promise<void> {
+    await ensureFlowModules(this, this.active.parsed.all.values());
+    await this.flowSet.apply(this.active.parsed, 'all');
+    this.started = true;
+    this.events.emit('flows:started', { config: { rev: this.active.rev }, type: 'full' });
   }
 
   async stop(): Promise<void> {
@@ -390,7 +427,8 @@ export class Runtime {
       rev: next.rev,
       type: req.type,
       stop: sets.stop,
-      start: sets.start,
+      // Stopped flows (POST /flows/state) stay stopped: a deploy starts nothing.
+      start: this.started ? sets.start : [],
       rewire: [...next.rewired].filter((id) => !stopping.has(id) && this.services.nodes.has(id)),
       unchanged: sets.running,
       missingTypes: [...next.parsed.missingTypes],
@@ -414,14 +452,19 @@ export class Runtime {
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
     this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
-    await ensureFlowModules(this, next.parsed.all.values());
-    const { stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired);
+    // Flows stopped through POST /flows/state: the deploy is saved, not started.
+    const { stopped, started: restarted } = this.started ? await this.applyPlan(next) : { stopped: [], started: [] };
     this.events.emit('flows:stopped', { config: { rev: old.rev }, type: req.type });
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
     this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
     this.events.emit('flows:started', { config: { rev }, type: req.type });
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
     return { rev, restarted, stopped };
+  }
+
+  private async applyPlan(next: Pick<DeployPlan, 'parsed' | 'stop' | 'rewired'>): Promise<{ stopped: string[]; started: string[] }> {
+    await ensureFlowModules(this, next.parsed.all.values());
+    return this.flowSet.apply(next.parsed, next.stop, next.rewired);
   }
 
   private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[]) {
@@ -441,8 +484,7 @@ export class Runtime {
     const before = this.active.flows;
     await this.loadFromStorage();
     await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.active.flows) });
-    await ensureFlowModules(this, this.active.parsed.all.values());
-    const { stopped, started: restarted } = await this.flowSet.apply(this.active.parsed, 'all');
+    const { stopped, started: restarted } = this.started ? await this.applyPlan({ parsed: this.active.parsed, stop: 'all', rewired: [] }) : { stopped: [], started: [] };
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
     return { rev: this.active.rev, restarted, stopped };
   }
@@ -453,6 +495,7 @@ export class Runtime {
    */
   restartNodesOfTypes(types: ReadonlySet<string>): Promise<string[]> {
     return this.mutex.run(async () => {
+      if (!this.started) return [];
       const parsed = this.active.parsed;
       const ids = new Set<string>();
       const templates = new Set<string>();
