@@ -51,6 +51,8 @@ function diffArrays(d: ConfigDiff): Record<string, unknown> {
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
+/** Runtime-config key of the flows state set through POST /flows/state (Node-RED's name). */
+const FLOW_STATE = 'runtimeFlowState';
 
 export interface RuntimeDeps {
   settings: Settings;
@@ -193,15 +195,16 @@ export class Runtime {
     );
     this.registerBuiltinNodes();
     await this.modules.loadInstalled();
+    const stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
     await this.mutex.run(async () => {
       // Instances sharing storage must share the key: one that cannot read the credentials would
       // run the flows without them and overwrite them at its first deploy.
       await this.loadFromStorage(this.storage.shared !== undefined);
-      await ensureFlowModules(this, this.active.parsed.all.values());
-      this.emitFlows('starting', 'full');
-      await this.flowSet.apply(this.active.parsed, 'all');
-      this.started = true;
-      this.emitStarted('full', undefined, false);
+      if (stoppedByOperator) {
+        this.log.info('Flows stopped through POST /flows/state: loaded, not started');
+        return;
+      }
+      await this.runFlows();
     });
     const shared = this.storage.shared;
     if (!shared) return;
@@ -283,6 +286,38 @@ export class Runtime {
     this.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
     this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
+  }
+
+  /** Node-RED's `runtimeState.enabled`: POST /flows/state exists, and a stop survives restarts. */
+  get runtimeStateEnabled(): boolean {
+    const runtimeState = this.settings.extra.runtimeState as { enabled?: unknown } | undefined;
+    return runtimeState?.enabled === true;
+  }
+
+  /**
+   * POST /flows/state: stops every flow (deploys then save without starting) or starts them again.
+   * The state is kept in the runtime config, so a stop survives a restart.
+   */
+  setFlowsState(state: 'start' | 'stop', who: { user?: string; reqId?: string }): Promise<void> {
+    return this.mutex.run(async () => {
+      if (state === 'start' && !this.started) await this.runFlows();
+      else if (state === 'stop' && this.started) {
+        this.started = false;
+        this.emitFlows('stopping', 'full', noDiff);
+        await this.flowSet.stopAll();
+        this.emitStopped('full', noDiff, false);
+      }
+      await this.updateRuntimeConfig((config) => ({ ...config, [FLOW_STATE]: state }));
+      this.log.audit({ event: 'flows.state', state, user: who.user, reqId: who.reqId }, `flows ${state === 'start' ? 'started' : 'stopped'}`);
+    });
+  }
+
+  private async runFlows(): Promise<void> {
+    await ensureFlowModules(this, this.active.parsed.all.values());
+    this.emitFlows('starting', 'full');
+    await this.flowSet.apply(this.active.parsed, 'all');
+    this.started = true;
+    this.emitStarted('full', undefined, false);
   }
 
   async stop(): Promise<void> {
@@ -410,7 +445,8 @@ export class Runtime {
       rev: next.rev,
       type: req.type,
       stop: sets.stop,
-      start: sets.start,
+      // Stopped flows (POST /flows/state) stay stopped: a deploy starts nothing.
+      start: this.started ? sets.start : [],
       rewire: [...next.rewired].filter((id) => !stopping.has(id) && this.services.nodes.has(id)),
       unchanged: sets.running,
       missingTypes: [...next.parsed.missingTypes],
@@ -434,12 +470,17 @@ export class Runtime {
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
     this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
-    await ensureFlowModules(this, next.parsed.all.values());
-    this.emitFlows('stopping', next.type, next.diff);
-    const { stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-      this.emitStopped(next.type, next.diff, true);
-      this.emitFlows('starting', next.type, next.diff);
-    });
+    // Flows stopped through POST /flows/state: the deploy is saved, not started.
+    let stopped: string[] = [];
+    let restarted: string[] = [];
+    if (this.started) {
+      await ensureFlowModules(this, next.parsed.all.values());
+      this.emitFlows('stopping', next.type, next.diff);
+      ({ stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+        this.emitStopped(next.type, next.diff, true);
+        this.emitFlows('starting', next.type, next.diff);
+      }));
+    }
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
     this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
     this.emitStarted(next.type, next.diff, true);
@@ -465,9 +506,13 @@ export class Runtime {
     const before = this.active.flows;
     await this.loadFromStorage();
     await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.active.flows) });
-    await ensureFlowModules(this, this.active.parsed.all.values());
-    this.emitFlows('starting', 'full');
-    const { stopped, started: restarted } = await this.flowSet.apply(this.active.parsed, 'all');
+    let stopped: string[] = [];
+    let restarted: string[] = [];
+    if (this.started) {
+      await ensureFlowModules(this, this.active.parsed.all.values());
+      this.emitFlows('starting', 'full');
+      ({ stopped, started: restarted } = await this.flowSet.apply(this.active.parsed, 'all'));
+    }
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
     this.emitStarted('full', undefined, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.active.rev }, retain: true });
@@ -480,6 +525,7 @@ export class Runtime {
    */
   restartNodesOfTypes(types: ReadonlySet<string>): Promise<string[]> {
     return this.mutex.run(async () => {
+      if (!this.started) return [];
       const parsed = this.active.parsed;
       const ids = new Set<string>();
       const templates = new Set<string>();

@@ -13,6 +13,7 @@ import { historyRoutes } from './history-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { healthRoutes } from './health-routes.js';
 import { tokensRoutes } from './tokens-routes.js';
+import { diagnosticsRoutes } from './diagnostics-routes.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { errorBody } from './schemas.js';
 import swagger from '@fastify/swagger';
@@ -133,6 +134,7 @@ export async function buildApp(services: Services) {
       await admin.register(healthRoutes, { services });
       await admin.register(openApiRoute);
       await admin.register(tokensRoutes, { services });
+      await admin.register(diagnosticsRoutes, { services });
       if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },

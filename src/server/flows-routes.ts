@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
+import { RunnelError } from '../errors.js';
 import { apiVersion, readDeploy } from './deploy-request.js';
 import { anyObject, deployHeaders, flowNode, noContent } from './schemas.js';
 import { sendFlowsBody } from './flows-body.js';
@@ -16,7 +17,7 @@ const flowsBody = {
 const stateBody = {
   type: 'object',
   required: ['state'],
-  properties: { state: { type: 'string' }, missingTypes: { type: 'array', items: { type: 'string' } }, errors: { type: 'array', items: anyObject } },
+  properties: { state: { type: 'string' }, rev: { type: 'string' }, missingTypes: { type: 'array', items: { type: 'string' } }, errors: { type: 'array', items: anyObject } },
 } as const;
 
 /** GET/POST /flows and GET /flows/state (spec §4.4, §9). */
@@ -29,6 +30,27 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
   });
 
   app.get('/flows/state', { onRequest: needsPermission(auth, 'flows.read'), schema: { response: { 200: stateBody } } }, async () => runtime.getState());
+
+  // Node-RED offers it only when runtimeState.enabled; otherwise the route does not exist (404).
+  if (runtime.runtimeStateEnabled) {
+    app.post<{ Body: { state?: unknown } }>(
+      '/flows/state',
+      {
+        onRequest: needsPermission(auth, 'flows.write'),
+        schema: {
+          summary: 'Stops or starts every flow (runtimeState.enabled); a stop survives restarts, deploys meanwhile are saved, not started',
+          body: { type: 'object', properties: { state: { type: 'string' } } },
+          response: { 200: { type: 'object', required: ['state'], properties: { state: { type: 'string', enum: ['start', 'stop'] } } } },
+        },
+      },
+      async (request) => {
+        const { state } = request.body;
+        if (state !== 'start' && state !== 'stop') throw new RunnelError('invalid_run_state', `Cannot change flows runtime state to '${String(state)}'`);
+        await runtime.setFlowsState(state, { user: request.user?.username, reqId: request.id });
+        return { state: runtime.getState().state };
+      },
+    );
+  }
 
   app.post(
     '/flows',

@@ -50,34 +50,38 @@ describe('cluster: the database stops and comes back', { timeout: 120_000 }, () 
       }
     })();
 
-    await pg.stop();
-    for (const n of nodes) {
-      const started = Date.now();
-      const deploy = await request(n.at('flows'), { method: 'POST', token, headers: v2, json: { flows: hello('during') } });
-      assert.equal(deploy.status, 503, deploy.text);
-      assert.equal(deploy.body.code, 'storage_unavailable');
-      assert.equal(deploy.headers.get('retry-after'), '5');
-      assert.ok(Date.now() - started < 10_000, 'a write while the database is down answers instead of hanging');
-      const login = await request(n.at('auth/token'), { method: 'POST', json: loginBody });
-      assert.equal(login.status, 503, login.text);
-      assert.equal(login.body.error, 'temporarily_unavailable');
-      assert.ok(login.headers.get('retry-after'));
-      const read = await request(n.at('flows'), { token, headers: v2 });
-      assert.equal(read.status, 200);
-      assert.deepEqual(read.body.flows, hello('before'), 'nothing was half-applied');
-      assert.equal((await request(n.at('flows/state'), { token })).body.rev, first.body.rev);
-    }
+    try {
+      await pg.stop();
+      for (const n of nodes) {
+        const started = Date.now();
+        const deploy = await request(n.at('flows'), { method: 'POST', token, headers: v2, json: { flows: hello('during') } });
+        assert.equal(deploy.status, 503, deploy.text);
+        assert.equal(deploy.body.code, 'storage_unavailable');
+        assert.equal(deploy.headers.get('retry-after'), '5');
+        assert.ok(Date.now() - started < 10_000, 'a write while the database is down answers instead of hanging');
+        const login = await request(n.at('auth/token'), { method: 'POST', json: loginBody });
+        assert.equal(login.status, 503, login.text);
+        assert.equal(login.body.error, 'temporarily_unavailable');
+        assert.ok(login.headers.get('retry-after'));
+        const read = await request(n.at('flows'), { token, headers: v2 });
+        assert.equal(read.status, 200);
+        assert.deepEqual(read.body.flows, hello('before'), 'nothing was half-applied');
+        assert.equal((await request(n.at('flows/state'), { token })).body.rev, first.body.rev);
+      }
 
-    await pg.start();
-    // A second tab: a 'flows' deploy leaves the /hello tab running on every instance.
-    const next = [...hello('before'), { id: 't2', type: 'tab', label: 'Other' }, { id: 'c', type: 'comment', z: 't2', x: 1, y: 1, wires: [] }];
-    const resumed = await eventually(async () => {
-      const r = await request(nodes[1]!.at('flows'), { method: 'POST', token, headers: { ...v2, 'Runtime-Deployment-Type': 'flows' }, json: { flows: next } });
-      return r.status === 200 ? r : undefined;
-    }, 20_000, 200);
-    for (const n of nodes) await eventually(async () => (await request(n.at('flows/state'), { token })).body.rev === resumed!.body.rev, 10_000);
-    stopLoad = true;
-    await load;
+      await pg.start();
+      // A second tab: a 'flows' deploy leaves the /hello tab running on every instance.
+      const next = [...hello('before'), { id: 't2', type: 'tab', label: 'Other' }, { id: 'c', type: 'comment', z: 't2', x: 1, y: 1, wires: [] }];
+      const resumed = await eventually(async () => {
+        const r = await request(nodes[1]!.at('flows'), { method: 'POST', token, headers: { ...v2, 'Runtime-Deployment-Type': 'flows' }, json: { flows: next } });
+        return r.status === 200 ? r : undefined;
+      }, 20_000, 200);
+      for (const n of nodes) await eventually(async () => (await request(n.at('flows/state'), { token })).body.rev === resumed!.body.rev, 10_000);
+    } finally {
+      // Also when an assertion failed: the load loop must end or the test file never does.
+      stopLoad = true;
+      await load;
+    }
     assert.deepEqual(outcomes.failed, [], 'no http-in request failed while the database was down and came back');
     assert.ok(outcomes.ok > 0);
   });

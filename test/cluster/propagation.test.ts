@@ -118,7 +118,7 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
     assert.equal(r.status, 200, r.text);
     for (const n of nodes) {
       await eventually(async () => (await rev(n)) === r.body.rev, 5000);
-      const c = await request(n.at('credentials/http request/req'), { token });
+      const c = await request(n.at('credentials/http-request/req'), { token });
       assert.deepEqual(c.body, { user: 'bob', has_password: true }, n.id);
     }
   });

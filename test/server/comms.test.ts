@@ -181,6 +181,23 @@ describe('/comms with adminAuth', { timeout: 60_000 }, () => {
   });
 });
 
+describe('/comms when the session expires', { timeout: 60_000 }, () => {
+  it('tells the editor its auth failed once the token expires', async () => {
+    const server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) });
+    const e = new Editor(server.url);
+    try {
+      await e.send({ auth: await login(server) });
+      await eventually(() => e.frames.length >= 1);
+      assert.deepEqual(e.frames[0], { auth: 'ok' });
+      await eventually(() => e.closed, 10_000);
+      assert.deepEqual(e.frames.at(-1), { auth: 'fail' });
+    } finally {
+      e.close();
+      await server.dispose();
+    }
+  });
+});
+
 describe('/comms without adminAuth', { timeout: 60_000 }, () => {
   let server: TestServer;
   before(async () => {

@@ -4,6 +4,7 @@ import { needsPermission } from '../../auth/guard.js';
 import { RunnelError } from '../../errors.js';
 import type { ContextScope } from '../../runtime/context.js';
 import { encodeObject } from '../../runtime/util/encode.js';
+import { noContentAnswer, objectAnswer } from './schemas.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 1024 } as const;
 const params = { type: 'object', properties: { id: name, key: name } } as const;
@@ -61,8 +62,8 @@ export const contextRoutes: FastifyPluginAsync<{ services: Services }> = async (
     return reply.code(204).send();
   };
 
-  const readOpts = { onRequest: needsPermission(auth, 'context.read'), schema: { params, querystring: query } };
-  const writeOpts = { onRequest: needsPermission(auth, 'context.write'), schema: { params, querystring: query } };
+  const readOpts = { onRequest: needsPermission(auth, 'context.read'), schema: { params, querystring: query, response: objectAnswer } };
+  const writeOpts = { onRequest: needsPermission(auth, 'context.write'), schema: { params, querystring: query, response: noContentAnswer } };
   app.get<{ Params: Params; Querystring: Query }>('/context/global', readOpts, read('global'));
   app.get<{ Params: Params; Querystring: Query }>('/context/global/:key', readOpts, read('global'));
   app.delete<{ Params: Params; Querystring: Query }>('/context/global/:key', writeOpts, remove('global'));

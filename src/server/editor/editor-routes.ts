@@ -11,6 +11,7 @@ import { StaticFiles } from './static-files.js';
 import type { Theme } from './theme.js';
 import { CORE_MODULE, type NodeResources } from './node-resources.js';
 import { requestLang } from './lang.js';
+import { fileAnswer, objectAnswer } from './schemas.js';
 import { sendCompressed } from './compress.js';
 
 const require = createRequire(import.meta.url);
@@ -48,7 +49,7 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
     if (request.headers['if-none-match'] === pageEtag) return reply.code(304).send();
     return reply.send(page);
   };
-  app.get('/', sendPage);
+  app.get('/', { schema: { response: fileAnswer } }, sendPage);
 
   const serveFrom = (prefix: string) => async (request: FastifyRequest<{ Params: { '*': string }; Querystring: { v?: string } }>, reply: FastifyReply) => {
     const immutable = request.query.v === cacheBuster;
@@ -58,14 +59,14 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
   for (const prefix of ['red', 'vendor', 'types']) {
     app.get(`/${prefix}/*`, { schema: { params: wildcard, querystring: versionQuery } }, serveFrom(prefix));
   }
-  app.get('/favicon.ico', async (request, reply) => {
+  app.get('/favicon.ico', { schema: { response: fileAnswer } }, async (request, reply) => {
     if (!(await files.serve(request, reply, 'favicon.ico'))) throw new RunnelError('not_found', 'No such file');
     return reply;
   });
 
-  app.get('/theme', async () => theme.context);
+  app.get('/theme', { schema: { response: objectAnswer } }, async () => theme.context);
   const themeFiles = new Map<string, StaticFiles>();
-  app.get<{ Params: { kind: string; name: string } }>('/theme/:kind/:name', { schema: { params: themeFileParams } }, async (request, reply) => {
+  app.get<{ Params: { kind: string; name: string } }>('/theme/:kind/:name', { schema: { params: themeFileParams, response: fileAnswer } }, async (request, reply) => {
     const file = theme.files.get(`theme/${request.params.kind}/${encodeURIComponent(request.params.name)}`);
     if (!file) throw new RunnelError('not_found', 'No such theme file');
     const dir = path.dirname(file);

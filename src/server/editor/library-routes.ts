@@ -4,6 +4,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { needsPermission } from '../../auth/guard.js';
 import { RunnelError } from '../../errors.js';
+import { noContentAnswer, textOrArray } from './schemas.js';
 
 const params = {
   type: 'object',
@@ -60,12 +61,12 @@ export const libraryRoutes: FastifyPluginAsync<{ services: Services }> = async (
     }
     throw new RunnelError('not_found', `No library ${library}`);
   };
-  const readOnly = { onRequest: needsPermission(auth, 'library.read'), schema: { params: { ...params, required: ['library', 'type'] } } };
+  const readOnly = { onRequest: needsPermission(auth, 'library.read'), schema: { params: { ...params, required: ['library', 'type'] }, response: textOrArray } };
   app.get<{ Params: Params }>('/library/:library/:type/*', readOnly, read);
   // A folder's URL ends in `/`, which the router drops before matching.
   app.get<{ Params: Params }>('/library/:library/:type', readOnly, read);
 
-  app.post<{ Params: Params; Body: unknown }>('/library/:library/:type/*', { onRequest: needsPermission(auth, 'library.write'), schema: { params } }, async (request: FastifyRequest<{ Params: Params; Body: unknown }>, reply) => {
+  app.post<{ Params: Params; Body: unknown }>('/library/:library/:type/*', { onRequest: needsPermission(auth, 'library.write'), schema: { params, response: noContentAnswer } }, async (request: FastifyRequest<{ Params: Params; Body: unknown }>, reply) => {
     const { library, type } = request.params;
     if (library !== 'local') throw new RunnelError('forbidden', `The ${library} library is read-only`);
     const body = request.body;
