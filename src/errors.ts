@@ -39,6 +39,7 @@ export const ERRORS = {
   cross_site_request: [403, 'a state-changing admin request came from a web page of another origin'],
   host_not_allowed: [403, 'the Host header names a host the unauthenticated admin API does not answer to (DNS rebinding)'],
   diagnostics_disabled: [403, 'GET /diagnostics is turned off by diagnostics.enabled: false'],
+  dependency_not_allowed: [403, 'a dependency of an uploaded or local module is not from the registry (file:, link:, git or URL)'],
   install_not_allowed: [403, 'installing modules (or this module) is disabled by the settings'],
   upload_not_allowed: [403, 'installing modules from uploaded tarballs is disabled by the settings'],
   local_path_not_allowed: [403, 'installing modules from a local path is disabled by the settings'],
@@ -53,6 +54,7 @@ export const ERRORS = {
   internal_error: [500, 'an unexpected server error (logged in full; the answer carries no internals)'],
   credentials_undecryptable: [500, 'the stored credentials do not decrypt with the configured key'],
   storage_unavailable: [503, 'the shared database cannot be reached; nothing was changed: retry after the Retry-After header'],
+  server_busy: [503, 'the server holds as many request bodies as httpServerLimits.bodyBufferTotal allows; retry after Retry-After'],
   flow_restarted: [503, 'the flow handling an http-in request was redeployed while it was handled; retry'],
   install_timeout: [504, 'npm did not finish installing or removing the module in time'],
 } as const satisfies Record<string, readonly [number, string]>;

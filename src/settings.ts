@@ -15,6 +15,8 @@ export interface AdminAuthConfig {
   users: UserConfig[];
   /** Token lifetime in seconds. */
   sessionExpiryTime: number;
+  /** Live sessions kept in all; beyond it the oldest expires (audited). */
+  maxSessions: number;
   /** Node-RED's `adminAuth.tokens`: resolves a bearer token Runnel did not issue to a user, or null. */
   tokens?: (token: string) => Promise<{ username: string; permissions: string | string[] } | null | undefined> | { username: string; permissions: string | string[] } | null | undefined;
   /** Node-RED's `adminAuth.default`: what a request without a token may do. */
@@ -26,6 +28,8 @@ export interface PaletteSettings {
   allowUpload: boolean;
   allowInstallScripts: boolean;
   allowLocalPaths: boolean;
+  /** Let uploaded and local modules depend on file:, link:, git or URL specs. */
+  allowNonRegistryDependencies: boolean;
   allowList: string[];
   denyList: string[];
   /** Bytes. */
@@ -82,6 +86,14 @@ export interface Settings {
   loginThrottle: { maxFailures: number; windowMs: number };
   /** CORS for the admin API; off when undefined. */
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
+  /**
+   * Node-RED's `httpServerOptions['trust proxy']` (Express's values: true, a hop count, addresses,
+   * CIDRs or loopback/linklocal/uniquelocal): which proxies' X-Forwarded-For names the client
+   * address (login throttling, audit lines). false (default): the socket's address.
+   */
+  trustProxy: boolean | number | string | string[];
+  /** Bounds on connections and the bodies being received (see src/server/request-limits.ts). */
+  httpServerLimits: { bodyBufferTotal: number; headersTimeout: number; requestTimeout: number; keepAliveTimeout: number; maxConnections: number };
   /** Host names (or `*.domain`) an unauthenticated admin API answers to besides IP literals, localhost and uiHost. */
   httpAdminAllowedHosts: string[];
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
@@ -137,7 +149,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
+  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
   'instanceId', 'instanceUrl',
 ]);
 
@@ -209,10 +221,12 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
   if (dflt !== undefined && !(isObject(dflt) && (isNonEmptyString(dflt.permissions) || (isStringList(dflt.permissions) && (dflt.permissions as string[]).length > 0)))) {
     throw new SettingsError('adminAuth.default must be {permissions: "read" | [..]}');
   }
+  const maxSessions = pick(v, 'maxSessions', isInt(1, 10_000_000), 'a positive integer', 10_000);
   return {
     type: 'credentials',
     users,
     sessionExpiryTime,
+    maxSessions,
     ...(v.tokens === undefined ? {} : { tokens: v.tokens as AdminAuthConfig['tokens'] }),
     ...(dflt === undefined ? {} : { default: { permissions: (dflt as Raw).permissions as string | string[] } }),
   };
@@ -258,6 +272,7 @@ function parseExternalModules(v: unknown): Settings['externalModules'] {
       allowUpload: pal.bool('allowUpload', true),
       allowInstallScripts: pal.bool('allowInstallScripts', false),
       allowLocalPaths: pal.bool('allowLocalPaths', true),
+      allowNonRegistryDependencies: pal.bool('allowNonRegistryDependencies', false),
       allowList: pal.list('allowList'),
       denyList: pal.list('denyList'),
       maxUploadSize: pal.raw.maxUploadSize === undefined ? 20 * 1024 * 1024 : parseSize(pal.raw.maxUploadSize, pal.k('maxUploadSize')),
@@ -358,6 +373,31 @@ function parseMetrics(m: Raw): Settings['metrics'] {
   };
 }
 
+function parseServerLimits(v: unknown): Settings['httpServerLimits'] {
+  const raw = v === undefined ? {} : v;
+  if (!isObject(raw)) throw new SettingsError('httpServerLimits must be an object');
+  const ms = (key: string, dflt: number) => pick(raw, key, isInt(1, 3_600_000), `milliseconds (httpServerLimits.${key})`, dflt);
+  const headersTimeout = ms('headersTimeout', 20_000);
+  const requestTimeout = ms('requestTimeout', 120_000);
+  if (headersTimeout > requestTimeout) throw new SettingsError('httpServerLimits.headersTimeout may not exceed requestTimeout');
+  return {
+    bodyBufferTotal: raw.bodyBufferTotal === undefined ? 256 * 1024 * 1024 : parseSize(raw.bodyBufferTotal, 'httpServerLimits.bodyBufferTotal'),
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout: ms('keepAliveTimeout', 5_000),
+    maxConnections: pick(raw, 'maxConnections', isInt(1, 1_000_000), 'a positive integer (httpServerLimits.maxConnections)', 900),
+  };
+}
+
+function parseTrustProxy(options: unknown): Settings['trustProxy'] {
+  if (options === undefined || options === null) return false;
+  if (!isObject(options)) throw new SettingsError('httpServerOptions must be an object');
+  const v = options['trust proxy'];
+  if (v === undefined) return false;
+  if (typeof v === 'boolean' || isInt(0, 100)(v) || isNonEmptyString(v) || (isStringList(v) && (v as string[]).length > 0)) return v as Settings['trustProxy'];
+  throw new SettingsError('httpServerOptions["trust proxy"] must be true/false, a hop count, or addresses/CIDRs (a string or an array)');
+}
+
 /** Validates a raw settings object and fills the defaults. Throws SettingsError with a one-line reason. */
 export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?: string, env: NodeJS.ProcessEnv = process.env): Settings {
   if (!isObject(raw)) throw new SettingsError('settings must be an object');
@@ -419,6 +459,8 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
+    trustProxy: parseTrustProxy(raw.httpServerOptions),
+    httpServerLimits: parseServerLimits(raw.httpServerLimits),
     httpAdminAllowedHosts: (raw.httpAdminAllowedHosts as string[] | undefined) ?? [],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
     storage: parseStorage(raw.storage, env.RUNNEL_STORAGE_URL),

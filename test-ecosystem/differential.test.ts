@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cases, corpusFlows, PROCESS_ENV } from './differential/index.js';
 import { ask, deployTo, startPeer, systemEnv, type Answer, type Peer } from './differential/peers.js';
+import { startNetworkPeers, type NetworkPeers } from './differential/network-peers.js';
 
 /** Installing the peer can take a couple of minutes the first time. */
 const SETUP_TIMEOUT_MS = 600_000;
@@ -18,18 +19,24 @@ function show(a: Answer): string {
 describe('differential: Node-RED and Runnel answer the same flows alike', { timeout: 900_000 }, () => {
   let red: Peer | undefined;
   let runnel: Peer | undefined;
+  let network: NetworkPeers | undefined;
 
   before(async () => {
     // Children inherit the environment; ${VAR} substitution and env-typed values read these.
     Object.assign(process.env, PROCESS_ENV);
+    network = await startNetworkPeers();
+    Object.assign(process.env, network.env);
     const env = await systemEnv((line) => console.log(line));
     [red, runnel] = await Promise.all([startPeer('node-red', env), startPeer('runnel', env)]);
     const flows = corpusFlows();
     await Promise.all([deployTo(red, flows), deployTo(runnel, flows)]);
+    const count = (type: string) => 2 * flows.filter((n) => n.type === type).length;
+    await network.ready({ subscriptions: count('mqtt in'), webSockets: count('websocket-client') });
   }, { timeout: SETUP_TIMEOUT_MS });
 
   after(async () => {
     await Promise.all([red?.system.stop(), runnel?.system.stop()]);
+    await network?.stop();
   });
 
   for (const c of cases) {

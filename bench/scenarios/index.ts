@@ -4,6 +4,7 @@ import { getFlowsScenario } from './get-flows.js';
 import { httpChainScenario } from './http-chain.js';
 import { loginRateScenario } from './login-rate.js';
 import { msgThroughputScenario } from './msg-throughput.js';
+import { mqttPipelineScenario, websocketEchoScenario } from './network.js';
 import { rssScenario } from './rss.js';
 import { startupScenario } from './startup.js';
 import { scaleScenario, SCALE_SIZES } from './scale.js';
@@ -18,6 +19,8 @@ export function allScenarios(opts: Options): Scenario[] {
     httpChainScenario(1),
     httpChainScenario(10),
     msgThroughputScenario,
+    mqttPipelineScenario,
+    websocketEchoScenario,
     getFlowsScenario,
     loginRateScenario,
     rssScenario,

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 import { costOf, hash, hashSync, verify } from './bcrypt.js';
 import type { UserConfig } from '../settings.js';
 
@@ -20,13 +22,22 @@ export interface PasswordChecker {
 export async function createPasswordChecker(users: readonly UserConfig[]): Promise<PasswordChecker> {
   const byName = new Map(users.map((u) => [u.username, u]));
   const cost = Math.max(4, ...users.map((u) => costOf(u.password) ?? 4));
+  const costs = new Set(users.map((u) => costOf(u.password) ?? 4));
   // On this thread, once at start: waking the bcrypt workers for it would keep them resident while idle.
+  const started = performance.now();
   const dummy = hashSync(randomBytes(18).toString('base64'), cost);
+  // With users of different costs, a cheap user's wrong password would answer sooner than an
+  // unknown name (checked at the highest cost): failures are held to the highest cost's time.
+  const floorMs = costs.size > 1 ? performance.now() - started : 0;
   return {
     async check(username, password) {
+      const begun = performance.now();
       const user = byName.get(username);
       const ok = await verifySafely(password, user?.password ?? dummy);
-      return ok && user ? user : null;
+      if (ok && user) return user;
+      const left = floorMs - (performance.now() - begun);
+      if (left > 1) await delay(left);
+      return null;
     },
   };
 }

@@ -2,21 +2,23 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from '../log.js';
 import type { AdminAuthConfig, Settings, UserConfig } from '../settings.js';
 import type { Storage } from '../storage/types.js';
-import type { AuthService, AutomationToken, Principal, TokenGrant } from './types.js';
+import type { AuthService, AutomationToken, Principal, SessionInfo, TokenGrant } from './types.js';
 import { OAuthError } from './oauth-error.js';
 import { createPasswordChecker, type PasswordChecker } from './passwords.js';
 import { hasPermission, permissionList, resolveScope } from './permissions.js';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { RunnelError } from '../errors.js';
 import type { SessionRecord } from '../storage/types.js';
-import { LoginThrottle } from './throttle.js';
+import { LoginThrottle, normaliseAddress } from './throttle.js';
 import { hashToken, TokenStore } from './tokens.js';
 import { WorkQueue } from './queue.js';
 
 export { OAuthError } from './oauth-error.js';
 
-const MAX_SESSIONS_PER_USER = 100;
 const PRUNE_INTERVAL_MS = 60_000;
+/** Logins of one user waiting their turn while its guessing is slowed; beyond it 503. */
+const MAX_WAITING_PER_USER = 100;
 /** Logins waiting for a bcrypt slot before new ones get 503. */
 const MAX_QUEUED_LOGINS = 1000;
 /** Tokens we issue are 43 characters; anything far longer is not worth hashing. */
@@ -33,11 +35,20 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   const config = deps.settings.adminAuth;
   if (!config) return disabledAuth;
   const checker = await createPasswordChecker(config.users);
-  const tokens = await TokenStore.open(deps.storage, deps.log, {
+  const log = deps.log;
+  const tokens = await TokenStore.open(deps.storage, log, {
     lifetime: config.sessionExpiryTime,
-    maxPerUser: MAX_SESSIONS_PER_USER,
+    maxSessions: config.maxSessions,
+    onEvict: (s) => log.audit({ event: 'auth.session.evicted', username: s.username, client: s.client, maxSessions: config.maxSessions }, 'oldest session expired: adminAuth.maxSessions reached'),
   });
-  const auth = new CredentialsAuth(config, deps.settings.loginThrottle, deps.log, checker, tokens);
+  // Sessions of removed users, or from before a password change, end here rather than lingering.
+  const users = new Map(config.users.map((u) => [u.username, u]));
+  const ended = await tokens.retain((s) => {
+    const user = users.get(s.username);
+    return user !== undefined && (s.stamp === undefined || s.stamp === passwordStamp(user));
+  });
+  for (const s of ended) log.audit({ event: 'auth.session.ended', username: s.username, client: s.client, reason: users.has(s.username) ? 'password_changed' : 'user_removed' }, 'session ended at start');
+  const auth = new CredentialsAuth(config, deps.settings.loginThrottle, log, checker, tokens);
   const unsubscribe = deps.storage.shared?.onChange((change) => {
     if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
   });
@@ -54,6 +65,8 @@ const disabledAuth: AuthService = {
     throw new OAuthError(404, 'not_found', 'Admin authentication is not enabled');
   },
   revoke: async () => undefined,
+  sessions: () => [],
+  revokeUser: async () => 0,
   createAutomationToken: async () => {
     throw authOff();
   },
@@ -65,6 +78,22 @@ const disabledAuth: AuthService = {
   },
   close: async () => undefined,
 };
+
+/** A short fingerprint of a user's bcrypt hash, kept with each session (never the hash itself). */
+function passwordStamp(user: UserConfig): string {
+  return createHash('sha256').update(user.password).digest('hex').slice(0, 16);
+}
+
+/**
+ * What a token may do now: its scope, narrowed to the user's current permissions. A `*` token
+ * of a user since demoted to `read` can read; one whose user lost everything can do nothing.
+ */
+function effectiveScope(tokenScope: readonly string[], permissions: string | readonly string[]): string[] {
+  const own = permissionList(permissions);
+  const kept = tokenScope.filter((s) => hasPermission(own, s));
+  for (const p of own) if (!kept.includes(p) && hasPermission(tokenScope, p)) kept.push(p);
+  return kept;
+}
 
 type Attempt = { throttled: number } | { user: UserConfig | null };
 
@@ -81,6 +110,8 @@ class CredentialsAuth implements AuthService {
     MAX_QUEUED_LOGINS,
   );
   private readonly timer: NodeJS.Timeout;
+  private readonly userTurns = new Map<string, Promise<void>>();
+  private readonly waitingFor = new Map<string, number>();
   private readonly closers: Array<() => void> = [];
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
@@ -107,9 +138,12 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ event: 'auth.token.use', id, name }, 'automation token used');
       return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
     }
-    // Removing a user from the settings ends their sessions; their scope stays frozen otherwise.
-    if (session && this.users.has(session.username)) return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
-    return session ? null : this.external(token);
+    if (!session) return this.external(token);
+    // Removing a user ends their sessions, a password change those from before it; the token's
+    // scope is narrowed to what the user may do now.
+    const user = this.users.get(session.username);
+    if (!user || (session.stamp !== undefined && session.stamp !== passwordStamp(user))) return null;
+    return { username: session.username, scope: effectiveScope(session.scope, user.permissions), tokenHash: session.tokenHash };
   }
 
   /** Node-RED's adminAuth.tokens: the settings' own function vouches for tokens Runnel did not issue. */
@@ -147,7 +181,8 @@ class CredentialsAuth implements AuthService {
     return true;
   }
 
-  async login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
+  async login(raw: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
+    const req = { ...raw, ip: normaliseAddress(raw.ip) };
     const who = { username: req.username.slice(0, 256), ip: req.ip, client: req.client, reqId: req.reqId };
     const throttled = (wait: number) => {
       this.log.audit({ event: 'auth.login.fail', reason: 'throttled', ...who }, 'login refused: too many failures');
@@ -160,14 +195,17 @@ class CredentialsAuth implements AuthService {
     }
     // The throttle is checked again once a slot is free: failures that finished while this
     // attempt waited count, so a burst of parallel guesses cannot outrun the limit.
-    const attempt = await this.bcryptQueue.run<Attempt>(async () => {
-      const wait = this.throttle.retryAfter(req.ip, req.username);
-      return wait > 0 ? { throttled: wait } : { user: await this.checker.check(req.username, req.password) };
-    });
+    const attempt = await this.userTurn(req.username, () =>
+      this.bcryptQueue.run<Attempt>(async () => {
+        const wait = this.throttle.retryAfter(req.ip, req.username);
+        if (wait > 0) return { throttled: wait };
+        this.throttle.failed(req.ip, req.username);
+        return { user: await this.checker.check(req.username, req.password) };
+      }),
+    );
     if ('throttled' in attempt) throw throttled(attempt.throttled);
     const user = attempt.user;
     if (!user) {
-      this.throttle.failed(req.ip, req.username);
       this.log.audit({ event: 'auth.login.fail', reason: 'credentials', ...who }, 'login failed: bad username or password');
       throw new OAuthError(400, 'invalid_grant', 'Invalid username or password');
     }
@@ -179,9 +217,38 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ event: 'auth.login.fail', reason: 'scope', scope: req.scope, ...who }, 'login failed: scope not permitted');
       throw e;
     }
-    const { token } = await this.tokens.create(user.username, req.client, scope);
+    const { token } = await this.tokens.create(user.username, req.client, scope, undefined, passwordStamp(user));
     this.log.audit({ event: 'auth.login', scope, ...who }, 'login succeeded');
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
+  }
+
+  /**
+   * Once a username collected maxFailures failures from all addresses, its logins run one at a
+   * time, each after the throttle's (exponential) delay: many addresses cannot multiply the
+   * guesses, and the real user is slowed, never locked out.
+   */
+  private async userTurn<T>(username: string, fn: () => Promise<T>): Promise<T> {
+    const key = username.slice(0, 256);
+    if (this.throttle.userDelay(username) === 0 && !this.userTurns.has(key)) return fn();
+    const waiting = (this.waitingFor.get(key) ?? 0) + 1;
+    if (waiting > MAX_WAITING_PER_USER) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins for this user in progress; retry shortly', 5);
+    this.waitingFor.set(key, waiting);
+    const previous = this.userTurns.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
+    this.userTurns.set(key, mine);
+    try {
+      await previous;
+      const pause = this.throttle.userDelay(username);
+      if (pause > 0) await delay(pause);
+      return await fn();
+    } finally {
+      release();
+      const left = (this.waitingFor.get(key) ?? 1) - 1;
+      if (left === 0) this.waitingFor.delete(key);
+      else this.waitingFor.set(key, left);
+      if (this.userTurns.get(key) === mine) this.userTurns.delete(key);
+    }
   }
 
   async revoke(caller: Principal, token: string, reqId?: string): Promise<void> {
@@ -199,6 +266,16 @@ class CredentialsAuth implements AuthService {
     }
     await this.tokens.remove(tokenHash);
     this.log.audit({ ...who, owner: session.username, outcome: 'revoked', self: tokenHash === caller.tokenHash }, 'token revoked');
+  }
+
+  sessions(): SessionInfo[] {
+    return this.tokens.list().map((s) => ({ id: s.tokenHash.slice(0, 16), username: s.username, client: s.client, scope: [...s.scope], expires: new Date(s.expires).toISOString() }));
+  }
+
+  async revokeUser(caller: Principal, username: string, reqId?: string): Promise<number> {
+    const ended = await this.tokens.retain((s) => s.username !== username);
+    this.log.audit({ event: 'auth.revoke.user', username: caller.username, owner: username.slice(0, 256), count: ended.length, reqId }, 'sessions of a user revoked');
+    return ended.length;
   }
 
   /** Re-reads the shared sessions; calls during a reload share one more reload after it. */

@@ -15,8 +15,9 @@ function newToken(): string {
 export interface TokenStoreOptions {
   /** Token lifetime in seconds. */
   lifetime: number;
-  /** Live sessions kept per user; creating one more drops that user's oldest. */
-  maxPerUser: number;
+  /** Live sessions kept in all; creating one more expires the oldest, reported to onEvict. */
+  maxSessions: number;
+  onEvict?: (evicted: SessionRecord) => void;
   now?: () => number;
 }
 
@@ -83,8 +84,8 @@ export class TokenStore {
     return this.sessions.size;
   }
 
-  /** A session; with `automation`, an automation token living `lifetime` seconds (default: until revoked). */
-  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; lifetime?: number }): Promise<{ token: string; record: SessionRecord }> {
+  /** A session; with `automation`, an automation token living `lifetime` seconds (default: until revoked). `stamp`: see SessionRecord. */
+  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; lifetime?: number }, stamp?: string): Promise<{ token: string; record: SessionRecord }> {
     const token = newToken();
     const lifetime = automation ? automation.lifetime : this.options.lifetime;
     const record: SessionRecord = {
@@ -94,8 +95,9 @@ export class TokenStore {
       scope,
       expires: lifetime === undefined ? Number.MAX_SAFE_INTEGER : this.now() + lifetime * 1000,
       ...(automation ? { automation: automation.info } : {}),
+      ...(stamp === undefined ? {} : { stamp }),
     };
-    if (!automation) this.dropOldestBeyondCap(username);
+    if (!automation) this.dropOldestBeyondCap();
     this.sessions.set(record.tokenHash, record);
     try {
       await this.persist();
@@ -149,18 +151,44 @@ export class TokenStore {
     await this.saving.catch(() => undefined);
   }
 
+  /** Live login sessions (not automation tokens), oldest first. */
+  list(): SessionRecord[] {
+    const now = this.now();
+    return [...this.sessions.values()].filter((s) => s.automation === undefined && s.expires > now);
+  }
+
+  /** Ends every login session `keep` refuses (automation tokens stay); saves when any went. */
+  async retain(keep: (s: SessionRecord) => boolean): Promise<SessionRecord[]> {
+    const removed: SessionRecord[] = [];
+    for (const [h, s] of this.sessions) {
+      if (s.automation !== undefined || keep(s)) continue;
+      this.sessions.delete(h);
+      this.forget(h);
+      removed.push(s);
+    }
+    if (removed.length > 0) await this.persist();
+    return removed;
+  }
+
   /** Only shared storage is read again, so only then does a removal need remembering. */
   private forget(tokenHash: string): void {
     if (this.storage.shared) this.removedHere.add(tokenHash);
   }
 
-  private dropOldestBeyondCap(username: string): void {
-    const mine = [...this.sessions.values()].filter((s) => s.username === username && s.automation === undefined);
-    if (mine.length < this.options.maxPerUser) return;
-    mine.sort((a, b) => a.expires - b.expires);
-    for (const s of mine.slice(0, mine.length - this.options.maxPerUser + 1)) {
+  /**
+   * Memory stays bounded without logging anyone out early: only beyond the (large) cap does the
+   * oldest login session go (automation tokens never). The map keeps insertion order.
+   */
+  private dropOldestBeyondCap(): void {
+    let logins = 0;
+    for (const s of this.sessions.values()) if (s.automation === undefined) logins++;
+    for (const s of this.sessions.values()) {
+      if (logins < this.options.maxSessions) break;
+      if (s.automation !== undefined) continue;
       this.sessions.delete(s.tokenHash);
       this.forget(s.tokenHash);
+      this.options.onEvict?.(s);
+      logins--;
     }
   }
 
@@ -194,6 +222,7 @@ function isSessionRecord(v: unknown): v is SessionRecord {
     typeof s.tokenHash === 'string' && /^[0-9a-f]{64}$/.test(s.tokenHash) &&
     typeof s.username === 'string' && typeof s.client === 'string' &&
     Array.isArray(s.scope) && s.scope.every((x) => typeof x === 'string') &&
-    typeof s.expires === 'number'
+    typeof s.expires === 'number' &&
+    (s.stamp === undefined || typeof s.stamp === 'string')
   );
 }

@@ -35,6 +35,10 @@ export interface AuthService {
   login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant>;
   /** Revokes `token` if it belongs to `caller` or the caller has `*`; silently ignores anything else (RFC 7009). */
   revoke(caller: Principal, token: string, reqId?: string): Promise<void>;
+  /** Every live session, for an admin to see (GET /auth/sessions). */
+  sessions(): SessionInfo[];
+  /** Ends every session of `username` (DELETE /auth/sessions/:user); the count ended. */
+  revokeUser(caller: Principal, username: string, reqId?: string): Promise<number>;
   /**
    * Issues an automation token for CI/CD: scope within the creator's, optional lifetime in seconds.
    * The token is returned once; only its hash is kept. Throws RunnelError forbidden / not_found.
@@ -45,4 +49,14 @@ export interface AuthService {
   revokeAutomationToken(caller: Principal, id: string, reqId?: string): Promise<boolean>;
   /** Flushes sessions and stops timers. */
   close(): Promise<void>;
+}
+
+/** A session as an admin sees it: never the token or its hash, only a short id. */
+export interface SessionInfo {
+  id: string;
+  username: string;
+  client: string;
+  scope: string[];
+  /** ISO 8601. */
+  expires: string;
 }

@@ -8,7 +8,7 @@ const semver = lazy<typeof Semver>('semver');
 import type { Logger } from '../log.js';
 import type { PaletteSettings } from '../settings.js';
 import { RunnelError } from '../errors.js';
-import { isValidPackageName } from './package.js';
+import { isValidPackageName, type NodeModulePackage } from './package.js';
 import { runNpm, ensureUserPackage } from './npm.js';
 
 /** Names npm's own validator refuses although they match the character rules. */
@@ -32,6 +32,39 @@ export function parseInstallTarget(module: string, version: string | undefined):
     throw new RunnelError('invalid_request', `Invalid version: ${version}`);
   }
   return { kind: 'registry', name: module, version };
+}
+
+/**
+ * Checks what an uploaded or local module's package.json would make npm do, before npm runs: the
+ * version must be valid semver (it becomes part of a file name: `1.0.0/../../x` once wrote
+ * outside the user dir), and every dependency must come from the registry — a `file:`/`link:`
+ * path, git repository or URL dependency (`file:/etc` installed a symlink to /etc) is refused
+ * unless `externalModules.palette.allowNonRegistryDependencies` is set.
+ */
+export function assertInstallableManifest(pkg: NodeModulePackage, palette: PaletteSettings): void {
+  if (semver().valid(pkg.version) !== pkg.version) {
+    throw new RunnelError('invalid_module', `The module's version ${JSON.stringify(pkg.version).slice(0, 80)} is not a valid semver version`);
+  }
+  if (palette.allowNonRegistryDependencies) return;
+  for (const [name, spec] of pkg.npmDependencies) {
+    if (!isRegistrySpec(spec)) {
+      throw new RunnelError(
+        'dependency_not_allowed',
+        `Dependency ${name.slice(0, 100)}@${String(spec).slice(0, 100)} is not from the registry (file:, link:, git or URL dependencies are refused unless externalModules.palette.allowNonRegistryDependencies is true)`,
+      );
+    }
+  }
+}
+
+/** A semver range, a dist-tag, or an `npm:` alias of one: the forms npm resolves through the registry. */
+function isRegistrySpec(spec: unknown): boolean {
+  if (typeof spec !== 'string') return false;
+  const aliased = /^npm:((?:@[^/@\s]+\/)?[^/@\s]+)(?:@(.*))?$/.exec(spec);
+  if (aliased) return isValidPackageName(aliased[1]) && isRegistrySpec(aliased[2] ?? '');
+  const s = spec.trim();
+  if (s === '' || s === '*' || semver().validRange(s) !== null) return true;
+  // A dist-tag (`latest`, `next`): a plain word, never a path, URL or `user/repo` shorthand.
+  return /^[A-Za-z][A-Za-z0-9._-]*$/.test(s);
 }
 
 /** `*` matches any run of characters; everything else is literal. */

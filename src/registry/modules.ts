@@ -7,7 +7,7 @@ import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
 import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
-import { InstallQueue, InstallSnapshot, assertAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
+import { InstallQueue, InstallSnapshot, assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 
 /**
  * How a module came to be loaded; only npm-installed ones (`npm`, `local`, `tarball`) can be
@@ -121,6 +121,7 @@ export class ModuleManager {
       return this.queue.run(async () => {
         const pkg = await readNodeModulePackage(target.dir);
         assertAllowed(pkg.name, palette);
+        assertInstallableManifest(pkg, palette);
         this.assertInstallable(pkg.name, pkg.version);
         return this.installSpec(pkg.name, target.dir, 'local');
       });
@@ -140,6 +141,7 @@ export class ModuleManager {
     return this.queue.run(async () => {
       const pkg = await inspectTarball(file);
       assertAllowed(pkg.name, palette);
+      assertInstallableManifest(pkg, palette);
       this.assertInstallable(pkg.name, pkg.version);
       const nodesDir = path.join(this.ctx.userDir, 'nodes');
       await mkdir(nodesDir, { recursive: true });
@@ -283,7 +285,11 @@ export class ModuleManager {
 
   /** Where an uploaded tarball is kept while its module is installed (npm records it as `file:nodes/…`). */
   private keptTarball(name: string, version: string): string {
-    return path.join(this.ctx.userDir, 'nodes', `${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`);
+    const dir = path.join(this.ctx.userDir, 'nodes');
+    const file = path.join(dir, `${name.replace(/^@/, '').replace(/\//g, '-')}-${version}.tgz`);
+    // Name and version are validated before an install; a record edited by hand must not reach outside either.
+    if (path.dirname(file) !== dir) throw new RunnelError('invalid_module', `Module ${name}@${version} cannot be kept as a file`);
+    return file;
   }
 
   private persist(): Promise<void> {

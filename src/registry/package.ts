@@ -16,6 +16,8 @@ export interface NodeModulePackage {
   range?: string;
   /** `node-red.dependencies`: Node-RED modules that must load first. */
   dependencies: string[];
+  /** What npm would install for it: name → spec from dependencies, optionalDependencies and peerDependencies. */
+  npmDependencies: [string, unknown][];
 }
 
 /** npm's rules for a package name (lower case, optional scope, URL-safe characters). */
@@ -44,6 +46,10 @@ export function parseNodeModulePackage(pkg: unknown, where: string): NodeModuleP
     plugins,
     range: typeof nr.version === 'string' ? nr.version : undefined,
     dependencies: Array.isArray(deps) ? deps.filter((d): d is string => typeof d === 'string') : [],
+    npmDependencies: ['dependencies', 'optionalDependencies', 'peerDependencies'].flatMap((key) => {
+      const section = p[key];
+      return section && typeof section === 'object' && !Array.isArray(section) ? Object.entries(section) : [];
+    }),
   };
 }
 

@@ -21,6 +21,8 @@ import { openApiOptions, openApiRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
+import { AdminPaths } from './admin-paths.js';
+import { applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
@@ -49,7 +51,7 @@ export async function buildApp(services: Services) {
   const { settings } = services;
   const app = Fastify({
     // Request/response objects with the Express API built in, so http-in flows pay nothing per request for it.
-    serverFactory: httpServerFactory,
+    serverFactory: (handler) => httpServerFactory(handler, { checkEveryMs: checkInterval(settings) }),
     loggerInstance: services.log,
     // Per-request logging would cost more than a whole flow hop; errors are logged with the request id.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
@@ -58,6 +60,8 @@ export async function buildApp(services: Services) {
     childLoggerFactory: (logger) => logger,
     bodyLimit: settings.apiMaxLength,
     genReqId: () => randomUUID(),
+    // Fastify takes Express's forms (a hop count too, which its types omit).
+    trustProxy: (typeof settings.trustProxy === 'string' ? settings.trustProxy.split(',').map((s) => s.trim()) : settings.trustProxy) as boolean | string[],
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
@@ -83,6 +87,8 @@ export async function buildApp(services: Services) {
     });
   }
 
+  applyServerLimits(app.server, settings);
+  app.addHook('onRequest', bodyBudget(settings));
   app.addHook('onRequest', corsPreflight(settings));
   // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
   // an unserved http-in path (Express's page) even when both share a root.
@@ -92,8 +98,11 @@ export async function buildApp(services: Services) {
   app.addSchema(errorBody);
   // At the root, so it sees every route of every scope.
   await app.register(swagger, openApiOptions(settings));
+  const sharedRoot = settings.httpAdminRoot === settings.httpNodeRoot;
+  const adminPaths = sharedRoot ? new AdminPaths() : undefined;
   await app.register(
     async (admin) => {
+      if (adminPaths) admin.addHook('onRoute', (route) => adminPaths.add(route.method, route.url));
       admin.addHook('onRoute', ({ url }) => {
         if (!seen.has(url)) apiPaths.on('GET', url, () => {});
         seen.add(url);
@@ -135,6 +144,7 @@ export async function buildApp(services: Services) {
     services,
     adminRoutes: services.httpAdmin,
     originCheck,
+    adminPaths,
     editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });

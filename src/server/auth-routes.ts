@@ -95,6 +95,28 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
       return reply.code(200).send();
     },
   );
+
+  // An admin sees every live session and can end all of a user's (a lost laptop, a leaver).
+  const sessionSchema = {
+    type: 'object',
+    properties: { id: { type: 'string' }, username: { type: 'string' }, client: { type: 'string' }, scope: { type: 'array', items: { type: 'string' } }, expires: { type: 'string' } },
+  } as const;
+  app.get(
+    '/auth/sessions',
+    { onRequest: needsPermission(auth, '*'), schema: { response: { 200: { type: 'object', properties: { sessions: { type: 'array', items: sessionSchema } } } } } },
+    async () => ({ sessions: auth.sessions() }),
+  );
+  app.delete<{ Params: { user: string } }>(
+    '/auth/sessions/:user',
+    {
+      onRequest: needsPermission(auth, '*'),
+      schema: {
+        params: { type: 'object', properties: { user: { type: 'string', minLength: 1, maxLength: 256 } }, required: ['user'] },
+        response: { 200: { type: 'object', properties: { revoked: { type: 'integer' } } } },
+      },
+    },
+    async (request) => ({ revoked: request.user ? await auth.revokeUser(request.user, request.params.user, request.id) : 0 }),
+  );
 };
 
 type LoginRequest = Parameters<Services['auth']['login']>[0];

@@ -88,6 +88,8 @@ export interface SessionRecord {
   scope: string[];
   /** Epoch milliseconds. */
   expires: number;
+  /** Fingerprint of the user's password hash at login: a changed password ends the session. */
+  stamp?: string;
   /** Set for an automation token (POST /auth/tokens) rather than a login session. */
   automation?: AutomationTokenInfo;
 }

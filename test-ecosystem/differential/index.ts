@@ -9,6 +9,7 @@ import { ioCases } from './cases-io.js';
 import { csvModeCases, htmlDocCases, rangeEdgeCases } from './cases-csv-html.js';
 import { uploadCases } from './cases-upload.js';
 import { batchTimingCases, delayTimingCases, joinTimingCases, triggerCases } from './cases-timing.js';
+import { networkCases } from './cases-network.js';
 import { caseFlows, readyFlow, type DiffCase } from './harness.js';
 
 export const cases: DiffCase[] = [
@@ -19,6 +20,7 @@ export const cases: DiffCase[] = [
   ...csvModeCases, ...htmlDocCases, ...rangeEdgeCases,
   ...uploadCases,
   ...triggerCases, ...delayTimingCases, ...batchTimingCases, ...joinTimingCases,
+  ...networkCases,
 ];
 
 /** Process environment both systems start with (whole-value ${VAR} and env-typed values read it). */

@@ -27,6 +27,7 @@ test('a success clears the pair counter', () => {
   const c = clock();
   const t = new LoginThrottle({ maxFailures: 2, windowMs: 60_000, now: c.now });
   t.failed('a', 'admin');
+  t.failed('a', 'admin');
   t.succeeded('a', 'admin');
   t.failed('a', 'admin');
   assert.equal(t.retryAfter('a', 'admin'), 0);
@@ -42,7 +43,9 @@ test('one address spraying usernames is throttled for every username', () => {
   t.failed('a', 'user7');
   assert.equal(t.retryAfter('a', 'fresh'), 10);
   assert.equal(t.retryAfter('b', 'fresh'), 0);
-  // A success does not reset the per-address count: a sprayer with one valid account gains nothing.
+  // Attempts are counted before the check; a success takes back only its own count, so a
+  // sprayer with one valid account gains nothing.
+  t.failed('a', 'user7');
   t.succeeded('a', 'user7');
   assert.equal(t.retryAfter('a', 'fresh'), 10);
 });

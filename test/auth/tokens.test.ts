@@ -4,11 +4,11 @@ import { hashToken, TokenStore } from '../../src/auth/tokens.js';
 import { MemorySessions } from './support.js';
 import { captureLog } from '../helpers/log.js';
 
-function setup(lifetime = 60, maxPerUser = 100) {
+function setup(lifetime = 60, maxSessions = 10_000, onEvict?: (s: { username: string }) => void) {
   const storage = new MemorySessions();
   const c = { t: 5_000_000 };
   const { log } = captureLog('info');
-  const open = () => TokenStore.open(storage, log, { lifetime, maxPerUser, now: () => c.t });
+  const open = () => TokenStore.open(storage, log, { lifetime, maxSessions, onEvict, now: () => c.t });
   return { storage, c, open };
 }
 
@@ -64,8 +64,9 @@ test('malformed stored records are dropped at load', async () => {
   assert.equal(storage.sessions[0].tokenHash, 'b'.repeat(64));
 });
 
-test('sessions per user are capped, dropping the oldest', async () => {
-  const { c, open } = setup(3600, 3);
+test('sessions are capped in all, the oldest expiring and reported', async () => {
+  const evicted: string[] = [];
+  const { c, open } = setup(3600, 4, (s) => evicted.push(s.username));
   const store = await open();
   const tokens: string[] = [];
   for (let i = 0; i < 5; i++) {
@@ -76,6 +77,7 @@ test('sessions per user are capped, dropping the oldest', async () => {
   assert.deepEqual(tokens.map((t) => Boolean(store.get(t))), [false, false, true, true, true]);
   assert.ok(store.get(other));
   assert.equal(store.size, 4);
+  assert.deepEqual(evicted, ['admin', 'admin']);
 });
 
 test('concurrent creates are all persisted with few writes', async () => {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { npmPack } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
 
 /** test/fixtures/shapes: modules shaped like the popular ones that tripped (issue 14). */
 const SHAPES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/shapes');
@@ -34,11 +35,6 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
   let server: TestServer;
   let work: string;
   const api = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
-  const deploy = async (nodes: unknown[], type = 'full') => {
-    const res = await api('flows', { method: 'POST', json: { flows: [{ id: TAB, type: 'tab', label: 'shapes' }, ...nodes] }, headers: { 'node-red-deployment-type': type, 'node-red-api-version': 'v2' } });
-    assert.equal(res.status, 200, res.text);
-    return res.body.rev as string;
-  };
   const install = async (name: string) => {
     const res = await api('nodes', { method: 'POST', json: { module: await copyShape(name, work) } });
     assert.equal(res.status, 200, res.text);
@@ -57,13 +53,13 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
   });
 
   it('sets _wireCount, _wire, g and z on node instances as Node-RED does, and hands constructors a config without symbols', async () => {
-    await deploy([
+    await deploy(server, [
       ...served('one', '/probe/one', 'shape-probe'),
       node('two-in', 'http in', [['two']], { url: '/probe/two', method: 'get' }),
       node('two', 'shape-probe', [['two-out', 'two-debug']]),
       node('two-out', 'http response'),
       node('two-debug', 'debug', [], { active: false }),
-    ]);
+    ], { api: 'v2', tab: TAB });
     const one = await api('probe/one');
     assert.equal(one.status, 200, one.text);
     assert.deepEqual(one.body, {
@@ -75,40 +71,40 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
   });
 
   it('loads a module\'s sets in one module scope: state in a file two sets require is shared', async () => {
-    await deploy([...served('set', '/store/set', 'shape-store-set'), ...served('get', '/store/get', 'shape-store-get')]);
+    await deploy(server, [...served('set', '/store/set', 'shape-store-set'), ...served('get', '/store/get', 'shape-store-get')], { api: 'v2', tab: TAB });
     assert.deepEqual((await api('store/set?v=kept')).body, { v: 'kept' });
     assert.deepEqual((await api('store/get')).body, { last: { v: 'kept' }, util: true });
   });
 
   it('GET /flows/state lists construction errors of the running configuration only', async () => {
     const failing = node('bad', 'shape-fail', [], { fail: true });
-    await deploy([failing]);
+    await deploy(server, [failing], { api: 'v2', tab: TAB });
     let state = await api('flows/state');
     assert.deepEqual(state.body.errors, [{ id: 'bad', type: 'shape-fail', z: TAB, error: 'shape-fail bad refused to start' }]);
-    await deploy([{ ...failing, fail: false }], 'nodes');
+    await deploy(server, [{ ...failing, fail: false }], { api: 'v2', tab: TAB, type: 'nodes' });
     state = await api('flows/state');
     assert.equal(state.body.errors, undefined, 'redeployed fixed: its error is gone');
-    await deploy([failing], 'flows');
+    await deploy(server, [failing], { api: 'v2', tab: TAB, type: 'flows' });
     assert.equal((await api('flows/state')).body.errors.length, 1);
-    await deploy([node('other', 'shape-fail')], 'nodes');
+    await deploy(server, [node('other', 'shape-fail')], { api: 'v2', tab: TAB, type: 'nodes' });
     assert.equal((await api('flows/state')).body.errors, undefined, 'removed: its error is gone');
-    await deploy([failing]);
-    await deploy([{ ...failing, d: true }], 'full');
+    await deploy(server, [failing], { api: 'v2', tab: TAB });
+    await deploy(server, [{ ...failing, d: true }], { api: 'v2', tab: TAB, type: 'full' });
     assert.equal((await api('flows/state')).body.errors, undefined, 'disabled: its error is gone');
   });
 
   it('logs a close handler that throws or reports failure at debug level only', async () => {
-    await deploy([node('closer', 'shape-close-throws')]);
-    await deploy([]);
+    await deploy(server, [node('closer', 'shape-close-throws')], { api: 'v2', tab: TAB });
+    await deploy(server, [], { api: 'v2', tab: TAB });
     const lines = server.logs.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => /close handler (exploded|reported failure)/.test(l.msg));
     assert.equal(lines.length, 2, 'both failures are logged');
     assert.ok(lines.every((l) => l.level === 20), `logged at debug (20): ${JSON.stringify(lines)}`);
   });
 
   it('emits flows:* and runtime events with Node-RED\'s payloads around a deploy', async () => {
-    await deploy([node('keep', 'shape-probe'), node('change', 'shape-probe', [], { name: 'a' })]);
+    await deploy(server, [node('keep', 'shape-probe'), node('change', 'shape-probe', [], { name: 'a' })], { api: 'v2', tab: TAB });
     assert.equal((await api('shape-probe/events', { method: 'DELETE' })).status, 204);
-    const rev = await deploy([node('keep', 'shape-probe'), node('change', 'shape-probe', [], { name: 'b' }), node('added', 'shape-probe')], 'nodes');
+    const rev = await deploy(server, [node('keep', 'shape-probe'), node('change', 'shape-probe', [], { name: 'b' }), node('added', 'shape-probe')], { api: 'v2', tab: TAB, type: 'nodes' });
     const events = (await api('shape-probe/events')).body as Record<string, unknown>[];
     assert.deepEqual(
       events.map((e) => (e.name === 'runtime-event' ? `${e.id}:${e.state ?? ''}` : e.name)),
@@ -138,7 +134,7 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
   });
 
   it('res.sendFile serves module assets with send: root, headers, ETag, ranges, conditional GETs, traversal refused', async () => {
-    await deploy([]);
+    await deploy(server, [], { api: 'v2', tab: TAB });
     const file = await fetch(server.at('shape-probe/file/hello.txt'));
     assert.equal(file.status, 200);
     assert.equal(await file.text(), 'hello from a module asset\n');
@@ -154,7 +150,9 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
     const cached = await fetch(server.at('shape-probe/file/hello.txt'), { headers: { 'if-none-match': etag, 'cache-control': 'max-age=0' } });
     assert.equal(cached.status, 304);
     assert.equal((await fetch(server.at('shape-probe/file/..%2f..%2fpackage.json'))).status, 403);
-    assert.equal((await fetch(server.at('shape-probe/file/nope.txt'))).status, 404, 'a missing file without callback goes to next: 404');
+    const nope = await api('shape-probe/file/nope.txt');
+    assert.equal(nope.status, 404, 'a missing file without callback goes to next: 404');
+    assert.equal(nope.body.message, 'Not Found', 'without the file system path');
     assert.equal(await (await fetch(server.at('shape-probe/absolute'))).text(), 'hello from a module asset\n');
     const relative = await api('shape-probe/relative');
     assert.equal(relative.text, 'path must be absolute or specify root to res.sendFile');
@@ -184,13 +182,13 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
         plugins: [], editor: true, runtime: false, version: '2.0.0',
       },
     ]);
-    await deploy([...served('uses', '/plugin', 'shape-uses-plugin')]);
+    await deploy(server, [...served('uses', '/plugin', 'shape-uses-plugin')], { api: 'v2', tab: TAB });
     const res = await api('plugin?name=x');
     assert.deepEqual(res.body, { greeting: 'hello [object Object]', added: 1, byType: ['shape-plugin'], module: 'node-red-contrib-shape-plugin' });
   });
 
   it('removing a module forgets its plugins', async () => {
-    await deploy([]);
+    await deploy(server, [], { api: 'v2', tab: TAB });
     assert.equal((await api('nodes/node-red-contrib-shape-plugin', { method: 'DELETE' })).status, 204);
     const plugins = await api('plugins', { headers: { accept: 'application/json' } });
     assert.deepEqual(plugins.body.filter((p: { module: string }) => p.module === 'node-red-contrib-shape-plugin'), []);

@@ -126,8 +126,8 @@ test('§8.5 revoke needs ownership, or *', async () => {
   assert.equal((await request(server.at('settings'), { token: reader })).status, 200);
 });
 
-test('§8.6 tokens are stored hashed and capped per user', { timeout: 60_000 }, async () => {
-  const own = await startServer({ adminAuth: adminAuth() });
+test('§8.6 tokens are stored hashed and capped (adminAuth.maxSessions)', { timeout: 60_000 }, async () => {
+  const own = await startServer({ adminAuth: adminAuth({ maxSessions: 100 }) });
   try {
     const first = await login(own);
     const tokens = [first];

@@ -1,7 +1,8 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { spawnRunnel, type RunnelProcess } from './process.js';
-import { adminAuth, tempDir } from './server.js';
+import { adminAuth } from './users.js';
+import { removeDir, tempDir } from './dirs.js';
 
 /**
  * Several Runnel processes sharing one PostgreSQL schema, each with its own user dir, as an
@@ -52,7 +53,7 @@ export async function startCluster(url: string, schema: string, size: number, ex
         if (i.process.child.exitCode === null && i.process.child.signalCode === null) i.process.child.kill('SIGTERM');
         await i.process.exited;
       }));
-      await rm(root, { recursive: true, force: true });
+      await removeDir(root);
     },
   };
 }

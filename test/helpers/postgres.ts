@@ -1,9 +1,9 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { chown, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { chown, readdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { removeDir, tempDir } from './dirs.js';
 
 /**
  * A throwaway PostgreSQL server for tests: Debian's `postgresql` package binaries (installed by
@@ -65,7 +65,7 @@ function serverUser(): { name: string; uid: number; gid: number } | undefined {
 export async function startPostgres(): Promise<TestPostgres> {
   const bin = await binDir();
   const user = serverUser();
-  const root = await mkdtemp(path.join(os.tmpdir(), 'runnel-pg-'));
+  const root = await tempDir('runnel-pg-');
   if (user) await chown(root, user.uid, user.gid);
   const data = path.join(root, 'data');
   const logFile = path.join(root, 'server.log');
@@ -111,7 +111,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     dispose: async () => {
       await stop();
       process.removeListener('exit', onExit);
-      await rm(root, { recursive: true, force: true });
+      await removeDir(root);
     },
   };
 }

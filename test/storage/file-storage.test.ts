@@ -5,13 +5,15 @@ import { after, before, describe, it } from 'node:test';
 import { createFileStorage } from '../../src/storage/file-storage.js';
 import { revOf } from '../../src/storage/rev.js';
 import { EMPTY_REV, FLOWS_A, FLOWS_B, storageContract } from './contract.js';
-import { captureLog, makeTempDir, readJsonFile, removeDir, settingsFor, tempFilesIn } from './support.js';
+import { readJsonFile, settingsFor, tempFilesIn } from './support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { captureLog } from '../helpers/log.js';
 
 let contractRoot: string | undefined;
 let places = 0;
 storageContract({
   name: 'file',
-  newPlace: async () => path.join((contractRoot ??= await makeTempDir()), `u${places++}`),
+  newPlace: async () => path.join((contractRoot ??= await tempDir()), `u${places++}`),
   create: (dir) => createFileStorage(settingsFor(dir), captureLog().log),
   dispose: async () => {
     if (contractRoot) await removeDir(contractRoot);
@@ -31,7 +33,7 @@ describe('file storage', { timeout: 30_000 }, () => {
   };
 
   before(async () => {
-    root = await makeTempDir();
+    root = await tempDir();
   });
   after(async () => {
     await removeDir(root);

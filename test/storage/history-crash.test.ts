@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { tempDir, request } from '../helpers/server.js';
 import { spawnRunnel, killRunnels } from '../helpers/process.js';
+import { removeDir } from '../helpers/dirs.js';
 
 /**
  * Kills Runnel with SIGKILL at random instants while deploys stream in (each one a flows save and a
@@ -69,6 +69,6 @@ test(`SIGKILL between a deploy and its revision leaves history and flows consist
     }
   } finally {
     killRunnels();
-    await rm(dir, { recursive: true, force: true });
+    await removeDir(dir);
   }
 });

@@ -3,8 +3,10 @@ import { copyFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createFileStorage } from '../../src/storage/file-storage.js';
-import { captureLog, makeTempDir, removeDir, settingsFor } from './support.js';
+import { settingsFor } from './support.js';
 import { flowsOf, historyContract, meta } from './history-contract.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { captureLog } from '../helpers/log.js';
 
 describe('file storage: revision history', { timeout: 30_000 }, () => {
   let root: string;
@@ -18,7 +20,7 @@ describe('file storage: revision history', { timeout: 30_000 }, () => {
   };
 
   before(async () => {
-    root = await makeTempDir();
+    root = await tempDir();
   });
   after(async () => {
     await removeDir(root);

@@ -12,7 +12,8 @@ import { runCli } from '../helpers/process.js';
 import { eventually, tempDir } from '../helpers/server.js';
 import { FLOWS_A, FLOWS_B, storageContract } from './contract.js';
 import { historyContract } from './history-contract.js';
-import { captureLog, removeDir } from './support.js';
+import { removeDir } from '../helpers/dirs.js';
+import { captureLog } from '../helpers/log.js';
 
 /** One PostgreSQL server for this file; every test gets a schema of its own. */
 let server: TestPostgres | undefined;

@@ -6,7 +6,9 @@ import { createFileStorage } from '../../src/storage/file-storage.js';
 import { credsFileText } from '../../src/storage/flow-pair.js';
 import { revOf } from '../../src/storage/rev.js';
 import type { FlowNodeConfig, FlowsSnapshot } from '../../src/storage/types.js';
-import { captureLog, makeTempDir, readJsonFile, removeDir, settingsFor, tempFilesIn } from './support.js';
+import { readJsonFile, settingsFor, tempFilesIn } from './support.js';
+import { tempDir, removeDir } from '../helpers/dirs.js';
+import { captureLog } from '../helpers/log.js';
 
 /**
  * A save is: credentials temp written, credentials backup copied, credentials renamed, flows temp
@@ -27,7 +29,7 @@ describe('crash recovery of the flows/credentials pair', { timeout: 30_000 }, ()
   let n = 0;
 
   before(async () => {
-    root = await makeTempDir();
+    root = await tempDir();
   });
   after(async () => {
     await removeDir(root);

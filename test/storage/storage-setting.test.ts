@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { resolveSettings, SettingsError } from '../../src/settings.js';
 import { runCli } from '../helpers/process.js';
 import { tempDir } from '../helpers/server.js';
-import { removeDir } from './support.js';
+import { removeDir } from '../helpers/dirs.js';
 
 describe('the storage setting', () => {
   it('defaults to the file backend', () => {

@@ -4,8 +4,8 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import tls from 'node:tls';
-import type { Duplex } from 'node:stream';
+import type tls from 'node:tls';
+import { tunnelConnection, type Proxy } from '../network/proxy/tunnel.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -37,11 +37,6 @@ export interface Outgoing {
   tls?: tls.ConnectionOptions;
 }
 
-export interface Proxy {
-  url: URL;
-  /** `Proxy-Authorization` header value. */
-  authorization?: string;
-}
 
 export interface Incoming {
   statusCode: number;
@@ -136,30 +131,6 @@ export async function perform(out: Outgoing): Promise<Incoming> {
   }
 }
 
-/**
- * Opens a tunnel through the proxy with CONNECT and hands back the TLS socket over it, as
- * `createConnection` of an https request wants it.
- */
-function tunnel(proxy: Proxy, target: URL, tlsOptions: tls.ConnectionOptions | undefined) {
-  return (_opts: unknown, done: (err: Error | null, socket?: Duplex) => void): undefined => {
-    const authority = `${target.hostname}:${target.port || 443}`;
-    const headers: Record<string, string> = { host: authority };
-    if (proxy.authorization) headers['proxy-authorization'] = proxy.authorization;
-    const connect = http.request({ host: proxy.url.hostname, port: proxy.url.port || 80, method: 'CONNECT', path: authority, headers });
-    connect.on('connect', (res, socket) => {
-      if (res.statusCode !== 200) {
-        socket.destroy();
-        return done(Object.assign(new Error(`Proxy CONNECT answered ${res.statusCode}`), { code: 'ERR_PROXY_CONNECT' }));
-      }
-      const servername = target.hostname.startsWith('[') ? undefined : target.hostname;
-      done(null, tls.connect({ ...tlsOptions, socket, servername }));
-    });
-    connect.on('error', (err) => done(err));
-    connect.end();
-    return undefined;
-  };
-}
-
 function exchange(method: string, url: string, headers: Headers, body: Buffer | undefined, deadline: number, timeout: number, proxy?: Proxy, tlsOptions?: tls.ConnectionOptions) {
   return new Promise<Omit<Incoming, 'url' | 'redirectList'>>((resolve, reject) => {
     const target = new URL(url);
@@ -169,7 +140,7 @@ function exchange(method: string, url: string, headers: Headers, body: Buffer | 
     if (target.protocol === 'https:') {
       const options: https.RequestOptions = { method, headers: outgoing, ...tlsOptions };
       // Without an agent the request takes its socket from createConnection: the tunnel.
-      if (proxy) Object.assign(options, { createConnection: tunnel(proxy, target, tlsOptions) });
+      if (proxy) Object.assign(options, { createConnection: tunnelConnection(proxy, target, tlsOptions) });
       req = https.request(target, options);
     } else if (proxy) {
       // A forward proxy takes the absolute URL as the request target.

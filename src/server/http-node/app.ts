@@ -4,7 +4,7 @@ import type { Settings } from '../../settings.js';
 import type { Logger } from '../../log.js';
 import type { RouteApp, RouteHandler } from '../../runtime/http-types.js';
 import type { Services } from '../services.js';
-import { statusOf } from '../../errors.js';
+import { RunnelError, statusOf } from '../../errors.js';
 import { adminErrorHandler, describeRouteError } from '../errors.js';
 import { ExpressRouter, type Fallthrough } from './router.js';
 import { decorate, ExpressRequest, expressServerOptions } from './compat.js';
@@ -13,6 +13,7 @@ import { parseMultipart } from './multipart.js';
 import { compilePath } from './path-pattern.js';
 import type { LinearRegExp } from './linear-regexp.js';
 import type { OriginCheck } from '../request-origin.js';
+import type { AdminPaths } from '../admin-paths.js';
 import { sendExpressNotFound } from './not-found.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
@@ -32,6 +33,8 @@ export interface HttpNodeApp extends RouteApp {
    * skipBodyParsing and upload options); the returned function undoes it.
    */
   setBodyMode(method: string, path: string, mode: BodyMode): () => void;
+  /** Whether any route or middleware could take a request for `path` (relative to mountPath). */
+  mayHandle(path: string): boolean;
   /** The body mode for a request, undefined for the usual parsing. */
   bodyModeOf(method: string, url: string): BodyMode | undefined;
   /** Paths of the admin API sharing this root: an unserved request there is the API's, answered in JSON. */
@@ -211,9 +214,11 @@ export function createAdminRouteApp(settings: Settings, log: Logger): HttpNodeAp
  * Express API. Swapping prototypes per request instead invalidates V8's inline caches for the
  * whole request/stream prototype chain and costs most of the throughput (measured ~4x).
  */
-export function httpServerFactory(handler: RequestListener): Server {
+export function httpServerFactory(handler: RequestListener, options: { checkEveryMs?: number } = {}): Server {
   // The subclasses are still IncomingMessage/ServerResponse, which is all Fastify's types need.
-  return createServer(expressServerOptions as ServerOptions, handler);
+  // Header and request timeouts are only enforced when connections are checked (Node: every 30 s).
+  const checks = options.checkEveryMs === undefined ? {} : { connectionsCheckingInterval: options.checkEveryMs };
+  return createServer({ ...expressServerOptions, ...checks } as ServerOptions, handler);
 }
 
 /**
@@ -241,6 +246,8 @@ export interface HttpNodePluginOptions {
   adminRoutes?: HttpNodeApp;
   /** Keeps cross-site and rebinding requests away from the RED.httpAdmin routes (they go on to the node routes). */
   originCheck?: OriginCheck;
+  /** On a root shared with the admin API: its routes, which http-in routes may not answer in another case. */
+  adminPaths?: AdminPaths;
   /** The editor's page answers GET / on this root (both roots are the same): leave it that path. */
   editorAtRoot?: boolean;
 }
@@ -250,7 +257,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck, adminPaths }) => {
   const app = services.httpNode;
   // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
   const toNodeRoutes: Fallthrough = (err, req, res) => {
@@ -273,6 +280,28 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
       app.serve(req, res, body);
     }
   };
+  // A body for a path no route or middleware can take is refused before it is read.
+  scope.addHook('onRequest', async (request, reply) => {
+    const headers = request.headers;
+    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return;
+    if (headers['content-length'] === '0') return;
+    const url = request.raw.url ?? '/';
+    if (!app.covers(url)) return;
+    const q = url.indexOf('?');
+    const full = q === -1 ? url : url.slice(0, q);
+    if (app.mayHandle(full.slice(app.mountPath.length) || '/')) return;
+    if (adminRoutes !== undefined && adminRoutes.covers(url) && adminRoutes.mayHandle(full.slice(adminRoutes.mountPath.length) || '/')) return;
+    reply.hijack();
+    reply.raw.setHeader('Connection', 'close');
+    app.respondUnhandled(undefined, request.raw, reply.raw);
+  });
+  if (adminPaths) {
+    scope.addHook('onRequest', async (request) => {
+      if (adminPaths.covers(request.method, request.url)) {
+        throw new RunnelError('not_found', `${request.method} ${request.url.split('?')[0].slice(0, 200)} is an admin API path in another case; admin paths are case-sensitive`);
+      }
+    });
+  }
   const handler: RouteHandlerMethod = (request, reply) => {
     reply.hijack();
     const req = request.raw;

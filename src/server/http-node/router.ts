@@ -137,6 +137,12 @@ export class ExpressRouter implements RouteApp {
     return this;
   }
 
+  /** Whether any layer could take a request for `path` (a `use('/')` middleware takes every path). */
+  mayHandle(path: string): boolean {
+    for (const layer of this._router.stack) if (layer.matchesAll || layer.matchesAny || layer.matcher.exec(path) !== null) return true;
+    return false;
+  }
+
   removeRoute(method: string, path: string): void {
     const key = method.toLowerCase() === 'all' ? '_all' : method.toLowerCase();
     const stack = this._router.stack;

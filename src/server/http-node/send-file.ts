@@ -1,6 +1,6 @@
 import { finished } from 'node:stream';
 import path from 'node:path';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import send from 'send';
 
 export type SendFileOptions = send.SendOptions & { headers?: Record<string, string | number | string[]> };
@@ -26,8 +26,17 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, file: string
     if (done) return done(err);
     if (!next) return;
     if (err?.code === 'EISDIR') return next();
-    if (err && err.code !== 'ECONNABORTED' && err.syscall !== 'write') next(err);
+    if (err && err.code !== 'ECONNABORTED' && err.syscall !== 'write') next(publicError(err));
   });
+}
+
+/**
+ * send's errors carry the file system's message (`ENOENT: … stat '/abs/path'`); the route's error
+ * answer says only what went wrong, not where the module keeps its files.
+ */
+function publicError(err: Error & { status?: number; statusCode?: number }): Error {
+  const status = err.status ?? err.statusCode ?? 500;
+  return Object.assign(new Error(STATUS_CODES[status] ?? 'Error'), { status, code: (err as { code?: string }).code });
 }
 
 /** Express's `sendfile`: settles the callback once, whether the file ended, failed or the client left. */

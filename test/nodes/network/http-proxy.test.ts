@@ -4,6 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { once } from 'node:events';
+import { WebSocketServer } from 'ws';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer, type TestServer } from '../../helpers/server.js';
@@ -122,6 +123,33 @@ describe('http request through proxies', () => {
     const [m] = await capture.waitFor('got');
     assert.equal(m.payload, 'plain /d');
     assert.deepEqual(proxy.seen.map((s) => [s.method, s.auth]), [['GET', `Basic ${Buffer.from('pu:pp').toString('base64')}`]]);
+  });
+
+  test('a websocket-client goes through http_proxy with a CONNECT tunnel', async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await once(wss, 'listening');
+    wss.on('connection', (ws) => ws.on('message', (d) => ws.send(`echo:${d}`)));
+    const wsPort = (wss.address() as net.AddressInfo).port;
+    process.env.http_proxy = `http://127.0.0.1:${proxyPort}`;
+    delete process.env.no_proxy;
+    proxy.seen.length = 0;
+    capture.messages.clear();
+    await deploy(server, [
+      tab,
+      { id: 'wc', type: 'websocket-client', path: `ws://127.0.0.1:${wsPort}/x`, tls: '', wholemsg: 'false', hb: '0', subprotocol: '', headers: [] },
+      node('wsin', 'websocket in', { server: '', client: 'wc' }, [['got']]), cap('got'),
+      node('wsout', 'websocket out', { server: '', client: 'wc' }, []),
+    ]);
+    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; capture.of('got').length === 0 && i < 100; i++) {
+      receive('wsout', { payload: 'through' });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(capture.of('got')[0].payload, 'echo:through');
+    assert.deepEqual(proxy.seen.map((s) => [s.method, s.target]), [['CONNECT', `127.0.0.1:${wsPort}`]]);
+    await deploy(server, [tab]);
+    for (const c of wss.clients) c.terminate();
+    await new Promise((r) => wss.close(r));
   });
 
   test('the no_proxy rules: exact hosts, suffixes, ports, wildcard, upper case', () => {

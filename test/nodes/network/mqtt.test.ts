@@ -195,6 +195,24 @@ describe('mqtt nodes against an aedes broker', () => {
     await outside.endAsync();
   });
 
+  test('a burst of QoS 0 messages is all published and every message completes', async () => {
+    const outside = await peer(broker.port);
+    const seen = collect(outside);
+    await outside.subscribeAsync('burst', { qos: 0 });
+    await deploy(server, [
+      tab, brokerNode(broker.port), mqttOut('bo', { topic: 'burst', qos: '0' }),
+      node('bdone', 'complete', { scope: ['bo'], uncaught: false }, [['bcompleted']]), cap('bcompleted'),
+      node('bst', 'status', { scope: ['bo'] }, [['bo-status']]), cap('bo-status'),
+    ]);
+    await eventually(() => capture.of('bo-status').some((m) => m.status.text === 'node-red:common.status.connected'));
+    const N = 5000;
+    const big = 'x'.repeat(2000);
+    for (let i = 0; i < N; i++) receive('bo', { payload: `${i}:${big}` });
+    await capture.waitFor('bcompleted', N, 20_000);
+    await eventually(() => seen.all.length === N, 20_000);
+    await outside.endAsync();
+  });
+
   test('a missing broker configuration and an invalid topic are reported', async () => {
     await deploy(server, [tab, node('lost', 'mqtt in', { topic: 'x', broker: 'nowhere' }, []), node('bad', 'mqtt in', { topic: 'a/#/b', broker: 'b1' }, []), brokerNode(broker.port)]);
     await eventually(() => server.logs.some((l) => l.includes('missing broker configuration')));

@@ -199,6 +199,8 @@ export default function (RED: RedApi) {
         statusAll(STATUS.disconnected);
       });
       client.on('close', () => {
+        // A stream that closed will not drain: what waited on it was written as far as it goes.
+        releaseDrained();
         if (client !== node.client) return;
         if (node.connected) {
           node.connected = false;
@@ -212,6 +214,7 @@ export default function (RED: RedApi) {
 
     node.disconnect = (callback?: () => void) => {
       const finish = () => {
+        releaseDrained();
         if (node.connected || node.connecting) statusAll(STATUS.disconnected);
         node.connected = false;
         node.connecting = false;
@@ -288,6 +291,14 @@ export default function (RED: RedApi) {
       if (node.connected) node.client?.unsubscribe(topic);
     };
 
+    /** Completions of QoS 0 publishes written while the socket was backed up. */
+    let awaitingDrain: ((err?: unknown) => void)[] = [];
+    const releaseDrained = () => {
+      const waiting = awaitingDrain;
+      awaitingDrain = [];
+      for (const done of waiting) done();
+    };
+
     node.publish = (msg: Bag, done?: (err?: unknown) => void) => {
       const client = node.client;
       if (!client || node.closing) {
@@ -328,6 +339,15 @@ export default function (RED: RedApi) {
         const error = Object.assign(new Error('Invalid topic specified'), { warn: true });
         if (done) done(error);
         else node.warn(error.message);
+        return;
+      }
+      if (options.qos === 0 && done) {
+        // MQTT.js would add a 'drain' listener per QoS 0 publish while the socket is backed up,
+        // and removing thousands of them costs more than the publishing: one listener completes all.
+        client.publish(msg.topic, msg.payload, options);
+        const stream = client.stream as NodeJS.WritableStream & { writableNeedDrain?: boolean };
+        if (!stream?.writableNeedDrain) return done();
+        if (awaitingDrain.push(done) === 1) stream.once('drain', releaseDrained);
         return;
       }
       client.publish(msg.topic, msg.payload, options, (err) => {

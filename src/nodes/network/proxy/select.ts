@@ -3,12 +3,12 @@
  * (that node's URL and bypass list replace the environment altogether, as in Node-RED), otherwise
  * `http_proxy` / `https_proxy` / `no_proxy` with `RED.settings.proxyOptions`.
  */
-import type { NodeConfig, RedApi } from '../../../runtime/red-api-types.js';
-import type { Proxy } from '../../lib/http-client.js';
+import type { RedApi } from '../../../runtime/red-api-types.js';
+import type { Proxy } from './tunnel.js';
 import { getProxyForUrl, type ProxyOptions } from './lookup.js';
 import type { HttpProxyNode } from './proxy.js';
 
-export function proxySelector(RED: RedApi, config: NodeConfig): (url: string) => Proxy | undefined {
+export function proxySelector(RED: RedApi, config: { proxy?: unknown; [key: string]: unknown }): (url: string) => Proxy | undefined {
   const options: ProxyOptions = { ...(RED.settings.proxyOptions as ProxyOptions | undefined) };
   let node: HttpProxyNode | null = null;
   if (config.proxy) {

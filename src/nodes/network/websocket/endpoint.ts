@@ -6,10 +6,13 @@
  * `msg._session = {type: "websocket", id}`, and a reply with that session goes back to it alone.
  */
 import type { IncomingMessage, Server } from 'node:http';
+import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
 import type { TlsConfigNode } from '../tls/tls.js';
+import { proxySelector } from '../proxy/select.js';
+import { tunnelAgent } from '../proxy/tunnel.js';
 
 export interface SessionEvent {
   count: number | '';
@@ -31,6 +34,28 @@ const RECONNECT_MS = 3000;
 /** How long a closing client connection may take before the node stops anyway. */
 const CLOSE_WAIT_MS = 1000;
 
+/** The TCP socket under each accepted connection, to batch the frames one turn of the event loop sends. */
+const rawSockets = new WeakMap<WebSocket, net.Socket>();
+const corked = new Set<net.Socket>();
+const uncorkAll = () => {
+  for (const s of corked) s.uncork();
+  corked.clear();
+};
+
+/**
+ * Sends one frame; frames sent to a connection in the same tick (a batch of replies delivered
+ * together) leave in one write instead of one system call each.
+ */
+function sendFrame(ws: WebSocket, data: string | Buffer): void {
+  const raw = rawSockets.get(ws);
+  if (raw && !corked.has(raw)) {
+    raw.cork();
+    if (corked.size === 0) process.nextTick(uncorkAll);
+    corked.add(raw);
+  }
+  ws.send(data);
+}
+
 /** Listeners by full path, per HTTP server (several runtimes may share a process). */
 const listeners = new WeakMap<Server, Map<string, { wss: WebSocketServer }>>();
 
@@ -44,7 +69,10 @@ function listenersOf(server: Server): Map<string, { wss: WebSocketServer }> {
       const listener = byPath.get(pathname);
       // Another upgrade handler (the editor's comms) may own this path: leave the socket alone.
       if (!listener) return;
-      listener.wss.handleUpgrade(req, socket, head, (ws) => listener.wss.emit('connection', ws, req));
+      listener.wss.handleUpgrade(req, socket, head, (ws) => {
+        if (socket instanceof net.Socket) rawSockets.set(ws, socket);
+        listener.wss.emit('connection', ws, req);
+      });
     });
   }
   return map;
@@ -68,6 +96,9 @@ export default function (RED: RedApi) {
     let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
     let heartbeatTimer: ReturnType<typeof setInterval> | undefined;
     const heartbeat = heartbeatMs(config.hb);
+    // Node-RED's client follows http_proxy/https_proxy/no_proxy (ws:// as http, wss:// as https).
+    const selectProxy = proxySelector(RED, {});
+    const proxyFor = (url: string) => selectProxy(url.replace(/^ws/i, 'http'));
 
     node.registerInputNode = (n) => void inputs.push(n);
     node.removeInputNode = (n) => {
@@ -167,6 +198,8 @@ export default function (RED: RedApi) {
       tlsNode?.addTLSOptions(options);
       const headers = upgradeHeaders();
       if (headers) options.headers = headers;
+      const proxy = proxyFor(path);
+      if (proxy) options.agent = tunnelAgent(proxy, new URL(path), options as never);
       try {
         client = new WebSocket(path, subprotocol, options);
       } catch (err) {
@@ -199,7 +232,7 @@ export default function (RED: RedApi) {
       const targets = node.isServer ? [...clients.entries()] : client ? [['', client] as const] : [];
       for (const [id, socket] of targets) {
         try {
-          socket.send(data);
+          sendFrame(socket, data);
         } catch (err) {
           node.warn(`An error occurred while sending:  ${id ? `${id} ` : ''}${String(err)}`);
         }
@@ -207,7 +240,8 @@ export default function (RED: RedApi) {
     };
     node.reply = (id, data) => {
       try {
-        clients.get(id)?.send(data);
+        const socket = clients.get(id);
+        if (socket) sendFrame(socket, data);
       } catch {
         // the session went away while the reply was on its way
       }

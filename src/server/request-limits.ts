@@ -1,0 +1,44 @@
+import type { Server } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Settings } from '../settings.js';
+import { RunnelError } from '../errors.js';
+
+/**
+ * Bounds on what clients can make the server hold. Bodies are buffered before routes see them,
+ * so stalled uploads each pinned up to apiMaxLength (1,500 took 7 GB): the bytes announced by the
+ * requests in flight are counted against one budget, and a request that would pass it is refused
+ * with 503 before its body is read. A chunked body without a length is counted at apiMaxLength.
+ */
+export function bodyBudget(settings: Settings) {
+  const limit = settings.httpServerLimits.bodyBufferTotal;
+  let held = 0;
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const headers = request.headers;
+    const length = headers['content-length'];
+    const size = length !== undefined ? Math.min(Number(length) || 0, settings.apiMaxLength) : headers['transfer-encoding'] !== undefined ? settings.apiMaxLength : 0;
+    if (size === 0) return;
+    if (held + size > limit) {
+      void reply.header('Retry-After', '5').header('Connection', 'close');
+      throw new RunnelError('server_busy', 'The server is receiving as many request bodies as it may hold; retry shortly');
+    }
+    held += size;
+    reply.raw.once('close', () => {
+      held -= size;
+    });
+  };
+}
+
+/** Slow-header and slow-body clients, idle keep-alive sockets and connection floods end in bounded time. */
+export function applyServerLimits(server: Server, settings: Settings): void {
+  const limits = settings.httpServerLimits;
+  server.headersTimeout = limits.headersTimeout;
+  server.requestTimeout = limits.requestTimeout;
+  server.keepAliveTimeout = limits.keepAliveTimeout;
+  server.maxConnections = limits.maxConnections;
+}
+
+/** How often the server checks for timed-out requests: a quarter of the shortest timeout, at most 30 s (Node's default). */
+export function checkInterval(settings: Settings): number {
+  const { headersTimeout, requestTimeout } = settings.httpServerLimits;
+  return Math.max(100, Math.min(30_000, Math.floor(Math.min(headersTimeout, requestTimeout) / 4)));
+}

@@ -1,0 +1,116 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { hashSync } from '../../src/auth/bcrypt.js';
+import { LoginThrottle, normaliseAddress } from '../../src/auth/throttle.js';
+import { ADMIN_PASSWORD, adminAuth, startServer, type TestServer } from '../helpers/server.js';
+import { median, send } from './support.js';
+
+/**
+ * Findings 8 and 9 of issue 12: behind a reverse proxy 20 failures locked every admin out; many
+ * addresses multiplied the guesses; ::ffff:127.0.0.1 and 127.0.0.1 had two budgets; a concurrent
+ * burst got one extra guess; and with users of different bcrypt costs an unknown name answered
+ * slower (237 ms) than a known name's wrong password (16 ms).
+ */
+const login = (server: TestServer, password: string, forwarded?: string, username = 'admin') =>
+  send(server.at('auth/token'), {
+    method: 'POST',
+    body: new URLSearchParams({ client_id: 'node-red-admin', grant_type: 'password', username, password }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(forwarded ? { 'x-forwarded-for': forwarded } : {}) },
+  });
+
+describe('behind a trusted proxy', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ adminAuth: adminAuth(), httpServerOptions: { 'trust proxy': 'loopback' }, loginThrottle: { maxFailures: 3, windowMs: 60_000 } });
+  });
+  after(() => server.dispose());
+
+  test("one client's failures lock only that client; the admin behind the same proxy logs in", async () => {
+    for (let i = 0; i < 12; i++) await login(server, 'wrong', '203.0.113.5');
+    assert.equal((await login(server, ADMIN_PASSWORD, '203.0.113.5')).status, 429);
+    const admin = await login(server, ADMIN_PASSWORD, '198.51.100.7');
+    assert.equal(admin.status, 200, admin.text);
+  });
+
+  test('guesses spread over many addresses are slowed for that user, never refused to its owner', async () => {
+    for (let i = 0; i < 6; i++) assert.equal((await login(server, 'wrong', `192.0.2.${i}`, 'reader')).status, 400);
+    const owner = await login(server, 'reader-password-1', '192.0.2.200', 'reader');
+    assert.equal(owner.status, 200, owner.text);
+  });
+});
+
+test('without trust proxy, X-Forwarded-For is ignored', async () => {
+  const server = await startServer({ adminAuth: adminAuth(), loginThrottle: { maxFailures: 2, windowMs: 60_000 } });
+  try {
+    for (let i = 0; i < 3; i++) await login(server, 'wrong', `203.0.113.${i}`);
+    assert.equal((await login(server, 'wrong', '203.0.113.99')).status, 429);
+  } finally {
+    await server.dispose();
+  }
+});
+
+test('a concurrent burst gets no extra guess', async () => {
+  const server = await startServer({ adminAuth: adminAuth(), loginThrottle: { maxFailures: 3, windowMs: 60_000 } });
+  try {
+    const answers = await Promise.all(Array.from({ length: 12 }, () => login(server, 'wrong')));
+    const checked = answers.filter((a) => a.status === 400).length;
+    assert.equal(checked, 3, `statuses ${answers.map((a) => a.status).join(',')}`);
+  } finally {
+    await server.dispose();
+  }
+});
+
+test('IPv4-mapped addresses share the IPv4 budget; per-user delays grow exponentially and are capped', () => {
+  assert.equal(normaliseAddress('::ffff:127.0.0.1'), '127.0.0.1');
+  assert.equal(normaliseAddress('::1'), '::1');
+  const c = { t: 1_000_000 };
+  const t = new LoginThrottle({ maxFailures: 2, windowMs: 60_000, userDelayMs: 100, maxUserDelayMs: 1000, now: () => c.t });
+  const delays = [];
+  for (let i = 0; i < 7; i++) {
+    delays.push(t.userDelay('admin'));
+    t.failed(`10.0.0.${i}`, 'admin');
+  }
+  assert.deepEqual(delays, [0, 0, 100, 200, 400, 800, 1000]);
+  c.t += 60_001;
+  assert.equal(t.userDelay('admin'), 0);
+});
+
+describe('users of different bcrypt costs', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({
+      adminAuth: {
+        type: 'credentials',
+        users: [
+          { username: 'cheap', password: hashSync('cheap-password', 4), permissions: '*' },
+          { username: 'dear', password: hashSync('dear-password', 11), permissions: '*' },
+        ],
+      },
+      loginThrottle: { maxFailures: 100_000 },
+    });
+  });
+  after(() => server.dispose());
+
+  test('an unknown name and a cheap user\'s wrong password take, within noise, the same time', { timeout: 120_000 }, async () => {
+    const timeOne = async (username: string) => {
+      const t0 = performance.now();
+      const r = await login(server, 'wrong-password', undefined, username);
+      assert.equal(r.status, 400);
+      return performance.now() - t0;
+    };
+    const sample = async () => {
+      const known: number[] = [];
+      const unknown: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        known.push(await timeOne('cheap'));
+        unknown.push(await timeOne(`nobody-${i}`));
+      }
+      return { known: median(known), unknown: median(unknown) };
+    };
+    let m = await sample();
+    const close = () => m.known >= 0.5 * m.unknown;
+    if (!close()) m = await sample();
+    assert.ok(close(), `median ${m.known.toFixed(1)} ms for the cheap user's wrong password, ${m.unknown.toFixed(1)} ms for an unknown user`);
+  });
+});
