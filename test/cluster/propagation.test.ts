@@ -8,6 +8,8 @@ import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 /** Three instances on one database: deploys, revs, credentials and tokens are the cluster's, not an instance's. */
 
 const v2 = { 'Runtime-API-Version': 'v2' };
+/** A liveness bound, not the propagation goal (1 s, measured by the bench's cluster section): generous for loaded CI machines. */
+const PROPAGATED_WITHIN_MS = 15_000;
 
 async function login(instance: ClusterInstance): Promise<string> {
   const r = await request(instance.at('auth/token'), {
@@ -71,8 +73,8 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
     const r = await deploy(nodes[0]!, helloFlows('one'));
     assert.equal(r.status, 200, r.text);
     for (const n of nodes) {
-      await eventually(async () => (await hello(n))?.text === 'one', 5000);
-      await eventually(async () => (await rev(n)) === r.body.rev, 5000);
+      await eventually(async () => (await hello(n))?.text === 'one', PROPAGATED_WITHIN_MS);
+      await eventually(async () => (await rev(n)) === r.body.rev, PROPAGATED_WITHIN_MS);
     }
   });
 
@@ -82,7 +84,7 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
     const r = await deploy(nodes[1]!, helloFlows('one', 'A2'), { rev: current, type: 'nodes' });
     assert.equal(r.status, 200, r.text);
     for (const [i, n] of nodes.entries()) {
-      await eventually(async () => (await rev(n)) === r.body.rev, 5000);
+      await eventually(async () => (await rev(n)) === r.body.rev, PROPAGATED_WITHIN_MS);
       const after = (await hello(n))!;
       assert.equal(after.a, before[i]!.a + 1, `${n.id}: the changed node restarted once`);
       assert.equal(after.b, before[i]!.b, `${n.id}: the unchanged node kept running`);
@@ -94,7 +96,7 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
     const r = await deploy(nodes[2]!, helloFlows('two', 'A2'), { rev: await rev(nodes[2]!) });
     assert.equal(r.status, 200, r.text);
     for (const [i, n] of nodes.entries()) {
-      await eventually(async () => (await hello(n))?.text === 'two', 5000);
+      await eventually(async () => (await hello(n))?.text === 'two', PROPAGATED_WITHIN_MS);
       const after = (await hello(n))!;
       assert.equal(after.b, before[i]!.b + 1, n.id);
     }
@@ -109,7 +111,7 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
       assert.equal(r.status, 409, `${n.id}: ${r.text}`);
       assert.equal(r.body.code, 'version_mismatch');
     }
-    for (const n of nodes) await eventually(async () => (await hello(n))?.text === 'three', 5000);
+    for (const n of nodes) await eventually(async () => (await hello(n))?.text === 'three', PROPAGATED_WITHIN_MS);
   });
 
   it('shares credentials: deployed on one instance, visible (as has_) on the others', async () => {
@@ -117,7 +119,7 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
     const r = await deploy(nodes[1]!, flows, { credentials: { req: { user: 'bob', password: 'pw' } } });
     assert.equal(r.status, 200, r.text);
     for (const n of nodes) {
-      await eventually(async () => (await rev(n)) === r.body.rev, 5000);
+      await eventually(async () => (await rev(n)) === r.body.rev, PROPAGATED_WITHIN_MS);
       const c = await request(n.at('credentials/http-request/req'), { token });
       assert.deepEqual(c.body, { user: 'bob', has_password: true }, n.id);
     }
@@ -125,7 +127,7 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
 
   it('lets exactly one of 200 concurrent deploys with the same rev win, and every instance converges on it', async () => {
     const base = await rev(nodes[0]!);
-    await Promise.all(nodes.map((n) => eventually(async () => (await rev(n)) === base, 5000)));
+    await Promise.all(nodes.map((n) => eventually(async () => (await rev(n)) === base, PROPAGATED_WITHIN_MS)));
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) =>
       deploy(nodes[i % 3]!, helloFlows(`race ${i}`), { rev: base, type: 'flows' })));
     const winners = results.filter((r) => r.status === 200);
@@ -133,7 +135,7 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
     assert.ok(results.every((r) => r.status === 200 || (r.status === 409 && r.body.code === 'version_mismatch')));
     const text = `race ${results.indexOf(winners[0]!)}`;
     for (const n of nodes) {
-      await eventually(async () => (await rev(n)) === winners[0]!.body.rev, 5000);
+      await eventually(async () => (await rev(n)) === winners[0]!.body.rev, PROPAGATED_WITHIN_MS);
       assert.equal((await hello(n))?.text, text, n.id);
     }
   });
@@ -142,7 +144,7 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
     const results = [];
     for (let i = 0; i < 6; i++) results.push(await deploy(nodes[i % 3]!, helloFlows(`norev ${i}`)));
     assert.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
-    for (const n of nodes) await eventually(async () => (await hello(n))?.text === 'norev 5', 5000);
+    for (const n of nodes) await eventually(async () => (await hello(n))?.text === 'norev 5', PROPAGATED_WITHIN_MS);
   });
 
   it('revokes a token everywhere within a second', async () => {

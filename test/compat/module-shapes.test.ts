@@ -199,6 +199,9 @@ describe('Node-RED modules npm installs as dependencies are loaded, at install a
   let work: string;
   let userDir: string;
   let widgetTgz: string;
+  // The dependency stands in for a registry package as a local tarball (no registry here), which
+  // uploaded modules may name only when the setting allows it.
+  const LOCAL_DEPENDENCIES = { externalModules: { palette: { allowNonRegistryDependencies: true } } };
 
   before(async () => {
     work = await tempDir('runnel-deps-');
@@ -221,7 +224,7 @@ describe('Node-RED modules npm installs as dependencies are loaded, at install a
     await mkdir(widgetPacks);
     widgetTgz = await npmPack(widget, widgetPacks);
 
-    let server = await startServer({}, userDir);
+    let server = await startServer(LOCAL_DEPENDENCIES, userDir);
     try {
       const form = new FormData();
       form.append('tarball', new Blob([await readFile(widgetTgz)], { type: 'application/x-compressed-tar' }), 'widget.tgz');
@@ -244,7 +247,7 @@ describe('Node-RED modules npm installs as dependencies are loaded, at install a
       await server.stop();
     }
 
-    server = await startServer({}, userDir);
+    server = await startServer(LOCAL_DEPENDENCIES, userDir);
     try {
       assert.equal((await request(server.at('nodes/node-red-contrib-shape-base'))).status, 200, 'found in node_modules at start');
       assert.equal((await request(server.at('flows/state'))).body.state, 'start');
@@ -260,7 +263,7 @@ describe('Node-RED modules npm installs as dependencies are loaded, at install a
   });
 
   it('installs by name a module already loaded as a dependency, which then stays when the module that needed it goes', async () => {
-    const server = await startServer({}, userDir);
+    const server = await startServer(LOCAL_DEPENDENCIES, userDir);
     try {
       const form = new FormData();
       form.append('tarball', new Blob([await readFile(widgetTgz)], { type: 'application/x-compressed-tar' }), 'widget.tgz');
