@@ -8,6 +8,7 @@
 import type * as Cheerio from 'cheerio';
 import { lazy } from '../lazy.js';
 import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import { onPropertyInput } from './lib/property-input.js';
 
 const cheerio = lazy<typeof Cheerio>('cheerio');
 
@@ -41,13 +42,7 @@ export default function (RED: RedApi) {
       this.multi = config.as === 'multi';
       this.pick = Object.hasOwn(PICKERS, (config.ret as string) || 'html') ? PICKERS[(config.ret as string) || 'html'] : NOTHING;
       this.chr = (config.chr as string) || '_';
-      this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
-        const value = RED.util.getMessageProperty(msg, this.property);
-        if (value === undefined) {
-          send(msg);
-          done();
-          return;
-        }
+      onPropertyInput(RED, this, this.property, (value: any, msg: Msg, send: SendFn, done: DoneFn) => {
         try {
           this.select(msg, String(value), send);
           done();

@@ -11,6 +11,7 @@ import type * as FastXml from 'fast-xml-parser';
 import { lazy } from '../lazy.js';
 import { buildOptions, parseOptions, type BuildOptions, type ParseOptions, type RenderOptions } from './lib/xml-options.js';
 import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import { onPropertyInput } from './lib/property-input.js';
 
 /** fast-xml-parser's ordered form: `{name: children, ':@': attributes}` or `{'#text': text}`. */
 type Ordered = Record<string, unknown>;
@@ -279,13 +280,7 @@ export default function (RED: RedApi) {
       this.charkey = (config.chr as string) || '';
       this.parseDefaults = parseOptions({ attrkey: this.attrkey || '$', charkey: this.charkey || '_' });
       this.property = (config.property as string) || 'payload';
-      this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
-        const value = RED.util.getMessageProperty(msg, this.property);
-        if (value === undefined) {
-          send(msg);
-          done();
-          return;
-        }
+      onPropertyInput(RED, this, this.property, (value: any, msg: Msg, send: SendFn, done: DoneFn) => {
         if (value === null || (typeof value !== 'object' && typeof value !== 'string')) {
           this.warn('This node only handles xml strings or js objects.');
           done();

@@ -1,6 +1,7 @@
 /** The yaml node: a YAML string on `property` becomes a value, and an object becomes YAML. */
 import yaml from 'js-yaml';
 import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import { onPropertyInput } from './lib/property-input.js';
 
 export default function (RED: RedApi) {
   class YamlNode extends RED.nodes.Node {
@@ -11,13 +12,7 @@ export default function (RED: RedApi) {
       super(config);
       this.property = (config.property as string) || 'payload';
       this.propertyOut = (config.propertyOut as string) || this.property;
-      this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
-        const value = RED.util.getMessageProperty(msg, this.property);
-        if (value === undefined) {
-          send(msg);
-          done();
-          return;
-        }
+      onPropertyInput(RED, this, this.property, (value: any, msg: Msg, send: SendFn, done: DoneFn) => {
         let out: unknown;
         if (typeof value === 'string') {
           try {

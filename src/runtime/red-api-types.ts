@@ -6,7 +6,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
-import type { CredentialDefinition, NodeConstructor } from '../registry/registry.js';
+import type { CredentialDefinition, NodeConstructor, NodeSetInfo } from '../registry/registry.js';
 import type { Hooks } from './hooks.js';
 import type { RouteApp, RouteHandler } from './http-types.js';
 import type { NodeSettingDefinition } from './settings-view.js';
@@ -45,14 +45,7 @@ export interface NodeConfig {
 }
 
 /** The node set providing a node's type (Node-RED's hidden `_module`). */
-export interface NodeModuleInfo {
-  id: string;
-  name: string;
-  module: string;
-  version: string;
-  types: string[];
-  enabled: boolean;
-}
+export type NodeModuleInfo = Pick<NodeSetInfo, 'id' | 'name' | 'module' | 'version' | 'types' | 'enabled'>;
 
 /** The flow a node runs in, as far as nodes may look (Node-RED's hidden `_flow`); RED.util reads env through it. */
 export interface NodeFlowView extends FlowSettings {

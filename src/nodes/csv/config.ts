@@ -49,3 +49,21 @@ export function readCsvConfig(n: NodeConfig, defaultRet: string): CsvConfig {
     includeNull: !!n.include_null_values,
   };
 }
+
+export const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
+
+/** Where a message to parse stands in its sequence (msg.parts), as both of Node-RED's parsers read it. */
+export interface SequencePosition {
+  parts: any;
+  /** Header and skipped lines are read only from the first parts (those up to `skip`). */
+  first: boolean;
+  last: boolean;
+  /** Lines already seen before this message. */
+  lineCount: number;
+}
+
+export function sequencePosition(msg: Msg, skip: number): SequencePosition {
+  const parts = has(msg, 'parts') ? msg.parts : undefined;
+  if (parts === undefined) return { parts, first: true, last: false, lineCount: 0 };
+  return { parts, first: !(parts.index > skip), last: has(parts, 'count') && parts.index + 1 >= parts.count, lineCount: parts.index };
+}

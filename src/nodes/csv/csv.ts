@@ -6,12 +6,11 @@
  * in parsing, quoting, defaults and errors. Both take rows arriving one per message with
  * `msg.parts` (as a file-in node reading lines sends them) as one document.
  */
-import { readCsvConfig, type CsvHost } from './config.js';
+import { has, readCsvConfig, type CsvHost } from './config.js';
 import { LegacyCsv } from './legacy.js';
 import { RfcCsv } from './rfc.js';
 import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../../runtime/red-api-types.js';
 
-const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const BAD_TEMPLATE = 'Malformed columns template.';
 
 export default function (RED: RedApi) {

@@ -6,11 +6,10 @@
  * strict pattern, and the column template (with the separator it was last split by) is node
  * state shared by both directions.
  */
-import type { CsvConfig, CsvHost } from './config.js';
+import { has, sequencePosition, type CsvConfig, type CsvHost } from './config.js';
 import { countBreaks, sendRows } from './rfc.js';
 import type { DoneFn, Msg, SendFn } from '../../runtime/red-api-types.js';
 
-const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const NUMBER = /^[-]?(?!E)(?!0\d)\d*\.?\d*(E-?\+?)?\d+$/i;
 const QUOTE = '"';
 
@@ -141,15 +140,9 @@ export class LegacyCsv {
 
   private fromCsv(msg: Msg, line: string, send: SendFn): void {
     const c = this.c;
-    const parts = has(msg, 'parts') ? msg.parts : undefined;
-    let first = true;
-    let last = false;
-    let lineCount = 0;
-    if (parts !== undefined) {
-      lineCount = parts.index;
-      if (parts.index > c.skip) first = false;
-      if (has(parts, 'count') && parts.index + 1 >= parts.count) last = true;
-    }
+    const position = sequencePosition(msg, c.skip);
+    const { parts, last } = position;
+    let { first, lineCount } = position;
     const breaks = countBreaks(line, 0);
     if (parts !== undefined && c.multi === 'mult' && breaks > 1) first = true;
     let outside = true;

@@ -6,10 +6,9 @@
  * as in Node-RED.
  */
 import { columnsString, generatedHeaders, parseRows, quoteCell, rowsToObjects, type Cell } from './text.js';
-import type { CsvConfig, CsvHost } from './config.js';
+import { has, sequencePosition, type CsvConfig, type CsvHost } from './config.js';
 import type { DoneFn, Msg, SendFn } from '../../runtime/red-api-types.js';
 
-const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const hasTemplate = (t: Cell[] | null): t is Cell[] => !!t && t.length > 0 && !(t.length === 1 && t[0] === '');
 
 /** A column template: exactly one strictly parsed record, else null. */
@@ -125,15 +124,9 @@ export class RfcCsv {
   /** False when the whole message was skipped lines: Node-RED then never calls done. */
   private fromCsv(msg: Msg, text: string, send: SendFn): boolean {
     const c = this.c;
-    const parts = has(msg, 'parts') ? msg.parts : undefined;
-    let firstLine = true;
-    let last = false;
-    let lineCount = 0;
-    if (parts !== undefined) {
-      lineCount = parts.index;
-      if (parts.index > c.skip) firstLine = false;
-      if (has(parts, 'count') && parts.index + 1 >= parts.count) last = true;
-    }
+    const position = sequencePosition(msg, c.skip);
+    const { parts, last } = position;
+    let { first: firstLine, lineCount } = position;
     let cursor = 0;
     if (c.skip > 0 && lineCount < c.skip) {
       // Every CR and every LF counts as a line here, as in Node-RED.
