@@ -6,7 +6,8 @@
  */
 import type net from 'node:net';
 import type { Msg, NodeConfig, NodeInstance } from '../../../runtime/red-api-types.js';
-import { connectTo, connectionsText, createServerFor, tlsNodeOf, unescapeNewline, type TcpContext } from './shared.js';
+import { keepConnected } from './client.js';
+import { connectionsText, createServerFor, tlsNodeOf, unescapeNewline, type TcpContext } from './shared.js';
 
 type Chunk = string | Buffer;
 
@@ -57,45 +58,27 @@ export default function (ctx: TcpContext) {
     let closing = false;
 
     if (!isServer) {
-      let client: net.Socket | undefined;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let connected = false;
-      let onClosed: (() => void) | undefined;
-      const connect = () => {
-        node.log(`connecting to ${host}:${port}`);
-        node.status({ fill: 'grey', shape: 'dot', text: 'common.status.connecting' });
+      keepConnected(node, host, port, tlsNode, (socket) => {
         const id = RED.util.generateId();
         const session = () => ({ _session: { type: 'tcp', id } });
         const frames = framer(node, opts, session);
         let gotSomething = false;
-        const socket = connectTo(port, host, tlsNode, () => {
-          connected = true;
-          node.log(`connected to ${host}:${port}`);
-          node.status({ fill: 'green', shape: 'dot', text: 'common.status.connected', _session: { type: 'tcp', id } } as never);
-        });
-        client = socket;
-        socket.setKeepAlive(true, 120000);
         pool.set(id, socket);
         socket.on('data', (d: Buffer) => frames.data(d));
         socket.on('end', () => (gotSomething = frames.end()));
-        socket.on('close', () => {
-          pool.delete(id);
-          connected = false;
-          node.status({ fill: 'red', shape: 'ring', text: 'common.status.disconnected', _session: { type: 'tcp', id } } as never);
-          if (closing) return onClosed?.();
-          if (!gotSomething) node.log(`connection lost to ${host}:${port}`);
-          // A peer that closed after sending something gets asked again at once, as in Node-RED.
-          timer = setTimeout(connect, gotSomething ? 20 : ctx.reconnectTime);
-        });
         socket.on('error', (err) => node.log(String(err)));
-      };
-      connect();
-      node.on('close', (done: () => void) => {
-        closing = true;
-        clearTimeout(timer);
-        if (!connected || !client) return done();
-        onClosed = done;
-        client.destroy();
+        return {
+          connected: () => node.status({ fill: 'green', shape: 'dot', text: 'common.status.connected', _session: { type: 'tcp', id } } as never),
+          closed: () => {
+            pool.delete(id);
+            node.status({ fill: 'red', shape: 'ring', text: 'common.status.disconnected', _session: { type: 'tcp', id } } as never);
+          },
+          reconnectAfter: () => {
+            if (!gotSomething) node.log(`connection lost to ${host}:${port}`);
+            // A peer that closed after sending something gets asked again at once, as in Node-RED.
+            return gotSomething ? 20 : ctx.reconnectTime;
+          },
+        };
       });
       return;
     }

@@ -5,7 +5,8 @@
  */
 import type net from 'node:net';
 import type { DoneFn, Msg, NodeConfig, NodeInstance } from '../../../runtime/red-api-types.js';
-import { connectTo, connectionsText, createServerFor, tlsNodeOf, toBytes, type TcpContext } from './shared.js';
+import { keepConnected } from './client.js';
+import { connectionsText, createServerFor, tlsNodeOf, toBytes, type TcpContext } from './shared.js';
 
 export default function (ctx: TcpContext) {
   const { RED, pool } = ctx;
@@ -32,40 +33,35 @@ export default function (ctx: TcpContext) {
     }
 
     if (mode === 'client') {
-      let client: net.Socket | undefined;
-      let connected = false;
-      let closing = false;
+      let writable = false;
       let endedByUs = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let onClosed: (() => void) | undefined;
-      const connect = () => {
-        node.log(`connecting to ${host}:${port}`);
-        node.status({ fill: 'grey', shape: 'dot', text: 'common.status.connecting' });
-        const socket = connectTo(port, host, tlsNode, () => {
-          connected = true;
-          node.log(`connected to ${host}:${port}`);
-          node.status({ fill: 'green', shape: 'dot', text: 'common.status.connected' });
-        });
-        client = socket;
-        socket.setKeepAlive(true, 120000);
+      const kept = keepConnected(node, host, port, tlsNode, (socket) => {
         socket.on('error', (err) => node.log(`error: ${String(err)}`));
         socket.on('end', () => {
           node.status({});
-          connected = false;
+          writable = false;
         });
-        socket.on('close', () => {
-          node.status({ fill: 'red', shape: 'ring', text: 'common.status.disconnected' });
-          connected = false;
-          socket.destroy();
-          if (closing) return onClosed?.();
-          if (!endedByUs) node.log(`connection lost to ${host}:${port}`);
-          timer = setTimeout(connect, endedByUs ? 20 : ctx.reconnectTime);
-          endedByUs = false;
-        });
-      };
-      connect();
+        return {
+          connected: () => {
+            writable = true;
+            node.status({ fill: 'green', shape: 'dot', text: 'common.status.connected' });
+          },
+          closed: () => {
+            writable = false;
+            node.status({ fill: 'red', shape: 'ring', text: 'common.status.disconnected' });
+            socket.destroy();
+          },
+          reconnectAfter: () => {
+            if (!endedByUs) node.log(`connection lost to ${host}:${port}`);
+            const delay = endedByUs ? 20 : ctx.reconnectTime;
+            endedByUs = false;
+            return delay;
+          },
+        };
+      });
       node.on('input', (msg: Msg, _send: unknown, done: DoneFn) => {
-        if (connected && client && msg.payload != null) {
+        const client = kept.socket();
+        if (writable && client && msg.payload != null) {
           client.write(toBytes(msg.payload, base64));
           if (doEnd) {
             endedByUs = true;
@@ -74,13 +70,6 @@ export default function (ctx: TcpContext) {
           }
         }
         done();
-      });
-      node.on('close', (done: () => void) => {
-        closing = true;
-        clearTimeout(timer);
-        if (!connected || !client) return done();
-        onClosed = done;
-        client.destroy();
       });
       return;
     }
