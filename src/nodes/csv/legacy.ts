@@ -7,7 +7,7 @@
  * state shared by both directions.
  */
 import { has, sequencePosition, type CsvConfig, type CsvHost } from './config.js';
-import { countBreaks, sendRows } from './rfc.js';
+import { countBreaks, sendAllRows, sendRows, type RowStore } from './rfc.js';
 import type { DoneFn, Msg, SendFn } from '../../runtime/red-api-types.js';
 
 const NUMBER = /^[-]?(?!E)(?!0\d)\d*\.?\d*(E-?\+?)?\d+$/i;
@@ -30,7 +30,7 @@ export class LegacyCsv {
   private goodtmpl = true;
   private hdrSent = false;
   private warnedNoTemplate = false;
-  private store: Record<string, unknown>[] = [];
+  private readonly rowStore: RowStore = { rows: [] };
 
   constructor(private readonly c: CsvConfig, private readonly host: CsvHost) {
     this.split = splitter(',');
@@ -202,20 +202,7 @@ export class LegacyCsv {
     if (Object.keys(o).length) rows.push(o);
     const columns = columnsOf(this.template).filter((v) => v).join(',');
     if (c.multi !== 'one') {
-      msg.payload = rows;
-      if (parts !== undefined && breaks <= 1) {
-        if (Object.keys(o).length) this.store.push(o);
-        if (parts.index + 1 === parts.count) {
-          msg.payload = this.store;
-          msg.columns = columns;
-          delete msg.parts;
-          send(msg);
-          this.store = [];
-        }
-      } else {
-        msg.columns = columns;
-        send(msg);
-      }
+      sendAllRows(this.rowStore, msg, rows, Object.keys(o).length ? [o] : [], columns, parts, breaks, send);
       return;
     }
     sendRows(this.host, msg, rows, columns, c, parts !== undefined, last, send);

@@ -24,7 +24,7 @@ export class RfcCsv {
   private template: Cell[] | null;
   private hdrSent = false;
   private warnedNoTemplate = false;
-  private store: Record<string, unknown>[] = [];
+  private readonly rowStore: RowStore = { rows: [] };
 
   /** Throws a CsvParseError for a malformed columns template. */
   constructor(private readonly c: CsvConfig, private readonly host: CsvHost) {
@@ -156,20 +156,7 @@ export class RfcCsv {
     const data = rowsToObjects(rows, headers, c);
     const columns = columnsString(headers);
     if (c.multi !== 'one') {
-      if (parts !== undefined && breaks <= 1) {
-        this.store.push(...data);
-        if (parts.index + 1 === parts.count) {
-          msg.payload = this.store;
-          msg.columns = columns;
-          delete msg.parts;
-          send(msg);
-          this.store = [];
-        }
-      } else {
-        msg.columns = columns;
-        msg.payload = data;
-        send(msg);
-      }
+      sendAllRows(this.rowStore, msg, data, data, columns, parts, breaks, send);
       return true;
     }
     sendRows(this.host, msg, data, columns, c, parts !== undefined, last, send);
@@ -187,6 +174,27 @@ export function countBreaks(text: string, from: number): number {
 }
 
 /** Multi "one": a message per row; rows of a sequence keep its parts, shifted past skipped and header lines. */
+/** Rows kept across a sequence of single-line messages until its last part. */
+export interface RowStore {
+  rows: Record<string, unknown>[];
+}
+
+/**
+ * Output as one message of all rows: at once, or for a sequence of single-line messages the rows
+ * kept (`keep`) from every part, sent when the last part arrives.
+ */
+export function sendAllRows(store: RowStore, msg: Msg, rows: Record<string, unknown>[], keep: Record<string, unknown>[], columns: string, parts: any, breaks: number, send: SendFn): void {
+  if (parts !== undefined && breaks <= 1) {
+    store.rows.push(...keep);
+    if (parts.index + 1 !== parts.count) return;
+    msg.payload = store.rows;
+    store.rows = [];
+    delete msg.parts;
+  } else msg.payload = rows;
+  msg.columns = columns;
+  send(msg);
+}
+
 export function sendRows(host: CsvHost, msg: Msg, data: Record<string, unknown>[], columns: string, c: CsvConfig, inSequence: boolean, last: boolean, send: SendFn): void {
   for (let row = 0; row < data.length; row++) {
     const m = host.clone(msg);
