@@ -10,10 +10,12 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import mqtt from 'mqtt';
+import type { Page } from 'playwright-core';
 import { request, startServer, tempDir, type TestServer } from '../test/helpers/server.js';
 import { installCapture, type Capture } from '../test/helpers/capture.js';
 import { removeDir } from '../test/helpers/dirs.js';
 import { deploy } from '../test/helpers/deploy.js';
+import { launchBrowser, watchedPage } from '../test/helpers/browser.js';
 import { captureNode, flowNode, inject, table, TAB, type ModuleResult } from './support.js';
 
 const INSTALL_TIMEOUT = 300_000;
@@ -37,6 +39,26 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
   const results: ModuleResult[] = [];
   const api = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
   const onTab = (nodes: Record<string, unknown>[]) => deploy(server, nodes, { tab: TAB });
+  /**
+   * Opens a dashboard page in Chromium and waits until `rendered` sees the widgets: the page works
+   * (its scripts, styles and live connection to the server), not just its HTML. Console errors are
+   * the dashboards' own client code meeting these minimal widget settings, so only failed requests
+   * count against the server.
+   */
+  const inBrowser = async (url: string, name: string, rendered: (page: Page) => Promise<unknown>) => {
+    const browser = await launchBrowser();
+    try {
+      const w = await watchedPage(browser, name);
+      await w.page.goto(server.at(url));
+      await rendered(w.page);
+      await w.shot('rendered');
+      // node-red-dashboard asks for an optional loading.html that users may add; Node-RED answers 404 too.
+      const failed = w.requests.filter((r) => /\s[45]\d\d$/.test(r) && !r.endsWith('/loading.html 404'));
+      assert.deepEqual(failed, [], `every request of ${url} was answered`);
+    } finally {
+      await browser.close();
+    }
+  };
 
   before(async () => {
     work = await tempDir('runnel-popular-');
@@ -132,6 +154,7 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
     const [msg] = await capture.waitFor('switch', 1, 5000);
     assert.equal(msg.payload, true);
     assert.equal((await api('flows/state')).body.errors, undefined);
+    await inBrowser('ui/', 'dashboard-ui', (page) => page.waitForSelector('text=Home', { timeout: 30_000 }));
   });
 
   moduleTest('node-red-contrib-os', '0.2.1', 'OS and Memory report this machine', async () => {
@@ -260,5 +283,6 @@ describe('popular modules from the npm registry', { timeout: 40 * 60_000 }, () =
       assert.equal(res.status, 200, page);
       assert.match(res.headers.get('content-type') ?? '', /text\/html/);
     }
+    await inBrowser('dashboard/page1', 'flowfuse-dashboard', (page) => page.waitForSelector('h1:has-text("hi")', { timeout: 30_000 }));
   });
 });
