@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { killRunnels } from '../helpers/process.js';
+import { before, describe, it } from 'node:test';
+import { clusterSuite, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 
 /** The postgres context store: flow and global context shared by every instance. */
@@ -22,26 +20,20 @@ const flows = [
 ];
 
 describe('cluster: the postgres context store', { timeout: 120_000 }, () => {
-  let pg: TestPostgres;
   let cluster: TestCluster;
   let nodes: ClusterInstance[];
 
+  const suite = clusterSuite('context', 3, {
+    contextStorage: { default: { module: 'postgres' }, local: { module: 'memory' } },
+  });
   before(async () => {
-    pg = await startPostgres();
-    cluster = await startCluster(pg.url, 'context', 3, {
-      contextStorage: { default: { module: 'postgres' }, local: { module: 'memory' } },
-    });
-    nodes = cluster.instances;
+    ({ cluster, nodes } = suite);
     const token = (await request(nodes[0]!.at('auth/token'), {
       method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD },
     })).body.access_token;
     const r = await request(nodes[0]!.at('flows'), { method: 'POST', token, json: flows });
     assert.equal(r.status, 204, r.text);
     for (const n of nodes) await eventually(async () => (await request(n.at('get'))).status === 200, 5000);
-  });
-  after(async () => {
-    await cluster?.stop().catch(() => killRunnels());
-    await pg?.dispose();
   });
 
   const get = async (n: ClusterInstance) => (await request(n.at('get'))).body as { shared: Record<string, string> | null; last: string | null; local: number };

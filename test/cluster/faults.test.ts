@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { killRunnels } from '../helpers/process.js';
+import { before, describe, it } from 'node:test';
+import { clusterSuite, type ClusterInstance } from '../helpers/cluster.js';
+import { type TestPostgres } from '../helpers/postgres.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 
 /** The database going away: flows keep serving, reads answer from memory, writes say 503 and change nothing. */
@@ -18,19 +17,13 @@ const loginBody = { client_id: 'runtime-admin', grant_type: 'password', scope: '
 
 describe('cluster: the database stops and comes back', { timeout: 120_000 }, () => {
   let pg: TestPostgres;
-  let cluster: TestCluster;
   let nodes: ClusterInstance[];
   let token: string;
 
+  const suite = clusterSuite('faults', 2);
   before(async () => {
-    pg = await startPostgres();
-    cluster = await startCluster(pg.url, 'faults', 2);
-    nodes = cluster.instances;
+    ({ pg, nodes } = suite);
     token = (await request(nodes[0]!.at('auth/token'), { method: 'POST', json: loginBody })).body.access_token;
-  });
-  after(async () => {
-    await cluster?.stop().catch(() => killRunnels());
-    await pg?.dispose();
   });
 
   it('keeps serving http-in, answers reads, refuses writes with 503 + Retry-After, and resumes by itself', async () => {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import pg from 'pg';
 import { revOf } from '../../src/storage/rev.js';
-import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { killRunnels } from '../helpers/process.js';
+import { clusterSuite, type ClusterInstance } from '../helpers/cluster.js';
+import { type TestPostgres } from '../helpers/postgres.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 
 /** An instance SIGKILLed in the middle of deploys: the database holds the old or the new rev, never a mix. */
@@ -19,17 +18,11 @@ const hello = (text: string, extra = 0) => [
 
 describe('cluster: SIGKILL during a deploy', { timeout: 120_000 }, () => {
   let server: TestPostgres;
-  let cluster: TestCluster;
   let nodes: ClusterInstance[];
 
-  before(async () => {
-    server = await startPostgres();
-    cluster = await startCluster(server.url, 'killed', 2);
-    nodes = cluster.instances;
-  });
-  after(async () => {
-    await cluster?.stop().catch(() => killRunnels());
-    await server?.dispose();
+  const suite = clusterSuite('killed', 2);
+  before(() => {
+    ({ pg: server, nodes } = suite);
   });
 
   it('leaves the old or the new configuration whole, and the survivor serves it', async () => {

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { killRunnels } from '../helpers/process.js';
+import { clusterSuite, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
 import { ADMIN_PASSWORD, request } from '../helpers/server.js';
 import { copyFixture } from '../registry/support.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
@@ -12,22 +10,16 @@ import { removeDir, tempDir } from '../helpers/dirs.js';
  * yet): an install on one instance neither shows up on another nor is lost when another saves its list.
  */
 describe('cluster: node modules stay per instance', { timeout: 120_000 }, () => {
-  let pg: TestPostgres;
   let cluster: TestCluster;
   let nodes: ClusterInstance[];
   let work: string;
 
+  const suite = clusterSuite('modules', 2);
   before(async () => {
-    pg = await startPostgres();
-    cluster = await startCluster(pg.url, 'modules', 2);
-    nodes = cluster.instances;
+    ({ cluster, nodes } = suite);
     work = await tempDir();
   });
-  after(async () => {
-    await cluster?.stop().catch(() => killRunnels());
-    await pg?.dispose();
-    await removeDir(work);
-  });
+  after(() => removeDir(work));
 
   const tokenFor = async (n: ClusterInstance) => (await request(n.at('auth/token'), {
     method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD },

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { killRunnels } from '../helpers/process.js';
+import { before, describe, it } from 'node:test';
+import { clusterSuite, type ClusterInstance } from '../helpers/cluster.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 
 /** Primary election, primary-only tabs and the cluster view, with the primary SIGKILLed. */
@@ -20,23 +18,16 @@ const flows = [
 ];
 
 describe('cluster: primary-only tabs and GET /cluster', { timeout: 120_000 }, () => {
-  let pg: TestPostgres;
-  let cluster: TestCluster;
   let nodes: ClusterInstance[];
   let token: string;
 
+  const suite = clusterSuite('primary', 3, { instanceUrl: 'http://127.0.0.1:9/' });
   before(async () => {
-    pg = await startPostgres();
-    cluster = await startCluster(pg.url, 'primary', 3, { instanceUrl: 'http://127.0.0.1:9/' });
-    nodes = cluster.instances;
+    ({ nodes } = suite);
     const r = await request(nodes[0]!.at('auth/token'), {
       method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', scope: 'read', username: 'admin', password: ADMIN_PASSWORD },
     });
     token = r.body.access_token;
-  });
-  after(async () => {
-    await cluster?.stop().catch(() => killRunnels());
-    await pg?.dispose();
   });
 
   const view = async (n: ClusterInstance) => (await request(n.at('cluster'), { token })).body.instances as Array<Record<string, unknown>>;

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { killRunnels } from '../helpers/process.js';
+import { before, describe, it } from 'node:test';
+import { clusterSuite, type ClusterInstance } from '../helpers/cluster.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 
 /** Three instances on one database: deploys, revs, credentials and tokens are the cluster's, not an instance's. */
@@ -37,20 +35,13 @@ function helloFlows(text: string, a = 'A', b = 'B') {
 }
 
 describe('cluster: three instances on one database', { timeout: 120_000 }, () => {
-  let pg: TestPostgres;
-  let cluster: TestCluster;
   let nodes: ClusterInstance[];
   let token: string;
 
+  const suite = clusterSuite('propagation', 3);
   before(async () => {
-    pg = await startPostgres();
-    cluster = await startCluster(pg.url, 'propagation', 3);
-    nodes = cluster.instances;
+    ({ nodes } = suite);
     token = await login(nodes[0]!);
-  });
-  after(async () => {
-    await cluster?.stop().catch(() => killRunnels());
-    await pg?.dispose();
   });
 
   const rev = async (n: ClusterInstance) => (await request(n.at('flows/state'), { token })).body.rev as string;

@@ -1,6 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { spawnRunnel, type RunnelProcess } from './process.js';
+import { after, before } from 'node:test';
+import { killRunnels, spawnRunnel, type RunnelProcess } from './process.js';
+import { startPostgres, type TestPostgres } from './postgres.js';
 import { adminAuth } from './users.js';
 import { removeDir, tempDir } from './dirs.js';
 
@@ -54,6 +56,41 @@ export async function startCluster(url: string, schema: string, size: number, ex
         await i.process.exited;
       }));
       await removeDir(root);
+    },
+  };
+}
+
+export interface ClusterSuite {
+  readonly pg: TestPostgres;
+  readonly cluster: TestCluster;
+  readonly nodes: ClusterInstance[];
+}
+
+/**
+ * The common set-up of a cluster test file: a throwaway PostgreSQL and `size` instances on one
+ * schema before the tests, everything stopped after them (killed if a stop fails, so no process
+ * outlives the file). Call it inside `describe`, before the file's own hooks.
+ */
+export function clusterSuite(schema: string, size: number, extra: Record<string, unknown> = {}): ClusterSuite {
+  let pg: TestPostgres | undefined;
+  let cluster: TestCluster | undefined;
+  before(async () => {
+    pg = await startPostgres();
+    cluster = await startCluster(pg.url, schema, size, extra);
+  });
+  after(async () => {
+    await cluster?.stop().catch(() => killRunnels());
+    await pg?.dispose();
+  });
+  return {
+    get pg() {
+      return pg!;
+    },
+    get cluster() {
+      return cluster!;
+    },
+    get nodes() {
+      return cluster!.instances;
     },
   };
 }
