@@ -270,3 +270,20 @@ describe('mqtt-broker with user credentials and TLS through tls-config', () => {
     await eventually(() => server.logs.some((l) => l.includes('No certificate/key file provided')));
   });
 });
+
+describe('tls-config with tlsConfigDisableLocalFiles', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ tlsConfigDisableLocalFiles: true });
+  });
+  after(() => server.dispose());
+
+  test('refuses certificate files named in a flow and still takes pasted ones', async () => {
+    await deploy(server, [tab, { id: 'tls3', type: 'tls-config', cert: '', key: '', ca: path.join(TLS_DIR, 'ca.crt') }]);
+    await eventually(() => server.logs.some((l) => l.includes('Certificate files are disabled by tlsConfigDisableLocalFiles')));
+    const before = server.logs.length;
+    await deploy(server, [tab, { id: 'tls4', type: 'tls-config', cert: '', key: '', ca: '', credentials: { cadata: readFileSync(path.join(TLS_DIR, 'ca.crt'), 'utf8') } }]);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(!server.logs.slice(before).some((l) => l.includes('tlsConfigDisableLocalFiles')), JSON.stringify(server.logs.slice(before)));
+  });
+});

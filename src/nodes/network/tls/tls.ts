@@ -24,6 +24,7 @@ export interface TlsConfigNode extends NodeInstance {
 }
 
 const MISSING_FILE = 'No certificate/key file provided';
+const LOCAL_FILES_DISABLED = 'Certificate files are disabled by tlsConfigDisableLocalFiles: paste the certificate, key and CA into the node instead';
 
 export default function (RED: RedApi) {
   function TlsConfig(this: TlsConfigNode, config: NodeConfig) {
@@ -37,7 +38,12 @@ export default function (RED: RedApi) {
     const paths = { cert: String(config.cert ?? '').trim(), key: String(config.key ?? '').trim(), ca: String(config.ca ?? '').trim() };
     const creds = (this.credentials ?? {}) as Record<string, string | undefined>;
     if (paths.cert || paths.key || paths.ca) {
-      if (!paths.cert !== !paths.key) {
+      // Node-RED only hides the file fields in the editor; a flow could still name any file on
+      // the server. With the setting, Runnel also refuses to read them.
+      if (RED.settings.tlsConfigDisableLocalFiles === true) {
+        this.valid = false;
+        this.error(LOCAL_FILES_DISABLED);
+      } else if (!paths.cert !== !paths.key) {
         this.valid = false;
         this.error(MISSING_FILE);
       } else {
