@@ -107,13 +107,22 @@ describe('/comms with adminAuth', { timeout: 60_000 }, () => {
     assert.deepEqual(early.frames, [{ auth: 'fail' }]);
   });
 
-  it('tells an editor whose session was revoked that its auth failed', async () => {
+  it('stops sending to an editor whose session was revoked at once, then tells it its auth failed', async () => {
     const mine = await login(server);
     const e = editor();
     await e.send({ auth: mine });
     await eventually(() => e.frames.length === 1);
+    await e.send({ subscribe: 'debug' });
+    await deploy(server, debugFlow, { token });
     assert.equal((await request(server.at('auth/revoke'), { method: 'POST', json: { token: mine }, token: mine })).status, 200);
-    await eventually(() => e.closed);
+    // The check runs each second; after it the editor gets nothing more, though it is still open.
+    await new Promise((r) => setTimeout(r, 1500));
+    const before = e.frames.length;
+    assert.equal((await request(server.at('inject/inj'), { method: 'POST', json: {}, token })).status, 200);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(e.frames.length, before);
+    assert.equal(e.closed, false);
+    await eventually(() => e.closed, 10_000);
     assert.deepEqual(e.frames.at(-1), { auth: 'fail' });
   });
 

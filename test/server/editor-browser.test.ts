@@ -131,7 +131,12 @@ describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
     const token = await login(server);
     const current = await storedFlows(server, token);
     const changed = current.map((n) => (n.id === 'fn1' ? { ...n, name: 'changed by a script' } : n));
+    // For 300 ms after its own deploy the editor ignores deploy notices (they would be its own echo).
+    await page.waitForSelector('.red-ui-deploy-button-spinner', { state: 'hidden' });
     assert.equal((await request(server.at('flows'), { method: 'POST', json: changed, token })).status, 204);
+    // The editor learns of the deploy over /comms; its merge button expects that notice to exist.
+    await page.waitForSelector('.red-ui-notification:has-text("updated")', { timeout: 10_000 });
+    await w.shot('05b-background-update');
     await page.dblclick('#inj1 .red-ui-flow-node');
     await page.waitForSelector('#node-input-name', { state: 'visible' });
     await page.fill('#node-input-name', 'pressed again');

@@ -27,6 +27,12 @@ const BATCH_MS = 50;
 const MAX_BUFFERED = 1024 * 1024;
 /** How often the tokens of connected editors are checked (revocation and expiry end the session). */
 const AUTH_CHECK_MS = 1000;
+/**
+ * A revoked session stops receiving messages at once, but is told `auth:fail` only after this
+ * grace: the editor that logged itself out reloads the page meanwhile, and an `auth:fail` arriving
+ * during that reload makes it open a login dialog it then tears down half-built (a page error).
+ */
+const REVOKED_GRACE_MS = 3000;
 /** Client messages are small: subscriptions and the auth token. */
 const MAX_PAYLOAD = 64 * 1024;
 
@@ -39,6 +45,7 @@ class Client {
   dropped = 0;
   lastSent = Date.now();
   timer: ReturnType<typeof setTimeout> | undefined;
+  revokedTimer: ReturnType<typeof setTimeout> | undefined;
   /** Messages from the client are handled one at a time (the auth check is asynchronous). */
   chain: Promise<void> = Promise.resolve();
 
@@ -118,6 +125,7 @@ export class CommsServer {
     this.server.off('upgrade', this.onUpgrade);
     for (const client of this.clients) {
       clearTimeout(client.timer);
+      clearTimeout(client.revokedTimer);
       client.ws.terminate();
     }
     this.clients.clear();
@@ -146,6 +154,7 @@ export class CommsServer {
     });
     ws.on('close', () => {
       clearTimeout(client.timer);
+      clearTimeout(client.revokedTimer);
       this.clients.delete(client);
     });
     ws.on('error', (err) => this.opts.log.debug({ err: err.message }, 'comms connection error'));
@@ -218,7 +227,11 @@ export class CommsServer {
       if (!client.active) continue;
       if (client.token !== undefined) {
         void this.opts.auth.authenticate(client.token).then((p) => {
-          if (!p && client.active) this.fail(client);
+          if (p || !client.active) return;
+          client.active = false;
+          client.queue = [];
+          client.revokedTimer = setTimeout(() => this.fail(client), REVOKED_GRACE_MS);
+          client.revokedTimer.unref();
         });
       }
       if (now - client.lastSent >= this.heartbeatMs && client.queue.length === 0) this.sendRaw(client, `[{"topic":"hb","data":${now}}]`);
