@@ -11,6 +11,8 @@ import type { Storage } from './storage/types.js';
 import type { Server } from 'node:http';
 import { Metrics } from './server/metrics/metrics.js';
 import { startMetricsListener } from './server/metrics/routes.js';
+import { refreshTls, resolveTls } from './server/http-security/tls.js';
+import type { Server as HttpsServer } from 'node:https';
 
 export interface RunnelOptions {
   /** Log destination (tests capture logs to scan them). Defaults to stdout. */
@@ -34,6 +36,7 @@ export interface RunnelInstance {
 /** The composition root: builds every layer and starts listening. */
 export async function startRunnel(settings: Settings, options: RunnelOptions = {}): Promise<RunnelInstance> {
   const log = createLogger(settings.logging.level, options.logDestination);
+  const tls = await resolveTls(settings);
   const storage = options.storage ?? (await createStorage(settings, log));
   await storage.init();
   const auth = await createAuthService({ settings, storage, log });
@@ -41,7 +44,9 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const httpAdmin = createAdminRouteApp(settings, log);
   const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES });
   const metrics = settings.metrics.enabled ? new Metrics(runtime) : undefined;
-  const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin, metrics });
+  if (settings.unsupported.length > 0) log.warn(`Settings Runnel does not support (ignored): ${settings.unsupported.join(', ')}`);
+  const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin, metrics }, { tls });
+  const stopTlsRefresh = tls ? refreshTls(app.server as unknown as HttpsServer, settings, tls, log) : () => {};
   runtime.attachServer(app.server);
   await runtime.start();
   let metricsServer: Server | undefined;
@@ -49,6 +54,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
     await app.listen({ port: settings.uiPort, host: settings.uiHost });
     if (metrics && settings.metrics.port !== undefined) metricsServer = await startMetricsListener(metrics, settings.uiHost, settings.metrics.port);
   } catch (e) {
+    stopTlsRefresh();
     await app.close();
     await runtime.stop();
     await auth.close();
@@ -62,7 +68,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   let stopping: Promise<void> | undefined;
   const metricsAddress = metricsServer?.address();
   return {
-    url: `http://${host}:${port}${root}`,
+    url: `${tls ? 'https' : 'http'}://${host}:${port}${root}`,
     ...(typeof metricsAddress === 'object' && metricsAddress ? { metricsUrl: `http://${host}:${metricsAddress.port}/metrics` } : {}),
     settings,
     log,
@@ -70,6 +76,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
     app,
     stop: () =>
       (stopping ??= (async () => {
+        stopTlsRefresh();
         await app.close();
         if (metricsServer) await new Promise((resolve) => metricsServer.close(resolve));
         await runtime.stop();

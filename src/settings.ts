@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { HTTP_SECURITY_KEYS, HttpSettingsError, parseHttpSecurity, type HttpSecuritySettings } from './settings-http.js';
+import { unsupportedSettings } from './settings-unsupported.js';
 
 /** A configured admin user. `password` is a bcrypt hash. */
 export interface UserConfig {
@@ -54,7 +56,7 @@ export interface FunctionModuleSettings {
  * Runtime settings. Key names are Node-RED's, so a Node-RED settings file carries over;
  * unknown keys are kept (contributed nodes read their own settings through RED.settings).
  */
-export interface Settings {
+export interface Settings extends HttpSecuritySettings {
   uiPort: number;
   uiHost: string;
   userDir: string;
@@ -114,6 +116,8 @@ export interface Settings {
   editorTheme: Record<string, unknown>;
   /** Extra keys from the settings file, visible to nodes through RED.settings. */
   extra: Record<string, unknown>;
+  /** Node-RED settings of the file that Runnel does not act on (warned about at start). */
+  unsupported: string[];
   /** Absolute path of the settings file, if one was given. */
   settingsFile: string | undefined;
 }
@@ -150,7 +154,7 @@ const KNOWN_KEYS = new Set([
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
-  'instanceId', 'instanceUrl',
+  'instanceId', 'instanceUrl', ...HTTP_SECURITY_KEYS,
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -432,6 +436,13 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   }
   const extra: Raw = {};
   for (const [key, value] of Object.entries(raw)) if (!KNOWN_KEYS.has(key)) extra[key] = value;
+  let http: HttpSecuritySettings;
+  try {
+    http = parseHttpSecurity(raw, baseDir);
+  } catch (e) {
+    if (e instanceof HttpSettingsError) throw new SettingsError(e.message);
+    throw e;
+  }
 
   return {
     uiPort: pick(raw, 'uiPort', isInt(0, 65535), 'an integer port between 0 and 65535', 1880),
@@ -470,7 +481,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     metrics: parseMetrics(objectSetting(raw, 'metrics')),
     disableEditor: pick(raw, 'disableEditor', isBool, 'true or false', false),
     editorTheme: pick<Raw>(raw, 'editorTheme', isObject, 'an object', {}),
+    ...http,
     extra,
+    unsupported: unsupportedSettings(raw),
     settingsFile,
   };
 }

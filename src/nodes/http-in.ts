@@ -2,6 +2,7 @@ import { takeResponseMark } from './lib/response-mark.js';
 import type { ServerResponse } from 'node:http';
 import type { Msg, NodeConfig, NodeInstance, RedApi, RouteHandler } from '../runtime/red-api-types.js';
 import { statusOf } from '../errors.js';
+import cors from 'cors';
 
 const METHODS = new Set(['get', 'post', 'put', 'delete', 'patch']);
 /** How long requests in flight get to be answered after their http-in node closed. */
@@ -47,6 +48,11 @@ class ResponseWrapper {
 }
 
 export default function (RED: RedApi) {
+  // Node-RED's httpNodeCors: preflights for every path, and the headers on each http-in route.
+  const corsOptions = (RED.settings as { httpNodeCors?: Record<string, unknown> }).httpNodeCors;
+  const corsHandler = corsOptions ? (cors(corsOptions) as RouteHandler) : undefined;
+  if (corsHandler) RED.httpNode.options('*', corsHandler);
+
   class HttpInNode extends RED.nodes.Node {
     url: string | undefined;
     method: string;
@@ -115,7 +121,7 @@ export default function (RED: RedApi) {
       const middleware = (RED.settings as { httpNodeMiddleware?: unknown }).httpNodeMiddleware;
       // Node-RED takes one middleware function or an array of them.
       const before = typeof middleware === 'function' ? [middleware as RouteHandler] : Array.isArray(middleware) ? (middleware as RouteHandler[]) : [];
-      const handlers = [...before, callback, onError];
+      const handlers = corsHandler ? [...before, corsHandler, callback, onError] : [...before, callback, onError];
       app[method as 'get'](url, ...handlers);
       // Node-RED parses uploads on POST routes only; a raw body wins over them.
       const bodyMode = this.skipBodyParsing ? 'raw' : this.upload && method === 'post' ? 'upload' : undefined;

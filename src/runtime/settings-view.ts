@@ -3,7 +3,7 @@ import type { Settings } from '../settings.js';
 import { normaliseNodeTypeName } from './util/index.js';
 
 /** Settings nodes must never read through RED.settings. */
-const HIDDEN = new Set(['adminAuth', 'credentialSecret', 'extra', 'loginThrottle']);
+const HIDDEN = new Set(['adminAuth', 'credentialSecret', 'extra', 'loginThrottle', 'https', 'httpNodeAuth', 'httpStaticAuth', 'unsupported']);
 
 /** Persists the values nodes set through RED.settings.set (the runtime config, beside the file's). */
 export type SettingsSaver = (values: Record<string, unknown>) => Promise<void>;

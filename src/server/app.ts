@@ -34,6 +34,11 @@ import { CommsServer } from './comms/comms-server.js';
 import { bridgeRuntimeToComms } from './comms/runtime-bridge.js';
 import path from 'node:path';
 import FindMyWay from 'find-my-way';
+import type { TlsOptions } from '../settings-http.js';
+import { requireHttpsHook } from './http-security/require-https.js';
+import { expressMiddlewareHook } from './http-security/middleware.js';
+import { basicAuthCheck } from './http-security/basic-auth.js';
+import { staticFiles } from './http-security/static-files.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -47,11 +52,11 @@ declare module 'fastify' {
  * under httpNodeRoot, on one port. Each route group is an encapsulated plugin; the admin API
  * shares one error handler so every failure is `{code, message}` JSON.
  */
-export async function buildApp(services: Services) {
+export async function buildApp(services: Services, options: { tls?: TlsOptions } = {}) {
   const { settings } = services;
   const app = Fastify({
     // Request/response objects with the Express API built in, so http-in flows pay nothing per request for it.
-    serverFactory: (handler) => httpServerFactory(handler, { checkEveryMs: checkInterval(settings) }),
+    serverFactory: (handler) => httpServerFactory(handler, { checkEveryMs: checkInterval(settings), tls: options.tls }),
     loggerInstance: services.log,
     // Per-request logging would cost more than a whole flow hop; errors are logged with the request id.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
@@ -88,6 +93,7 @@ export async function buildApp(services: Services) {
   }
 
   applyServerLimits(app.server, settings);
+  if (settings.requireHttps) app.addHook('onRequest', requireHttpsHook(settings));
   app.addHook('onRequest', bodyBudget(settings));
   app.addHook('onRequest', corsPreflight(settings));
   // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
@@ -119,6 +125,7 @@ export async function buildApp(services: Services) {
         const refusal = originCheck(request.method, request.headers);
         if (refusal) throw refusal;
       });
+      if (settings.httpAdminMiddleware) admin.addHook('onRequest', expressMiddlewareHook(settings.httpAdminMiddleware));
       await admin.register(authRoutes, { services });
       await admin.register(settingsRoutes, { services, editor: editorSettings(settings, theme) });
       await admin.register(flowsRoutes, { services });
@@ -146,7 +153,20 @@ export async function buildApp(services: Services) {
     originCheck,
     adminPaths,
     editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
+    ...(settings.httpNodeAuth && typeof settings.httpNodeAuth === 'object' && !Array.isArray(settings.httpNodeAuth) ? { nodeAuth: basicAuthCheck(settings.httpNodeAuth) } : {}),
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });
+  const statics = staticFiles(settings);
+  if (statics) {
+    services.httpNode.setUnserved(statics);
+    services.httpAdmin.setUnserved(statics);
+    // Paths under neither root reach Fastify's own not-found handler (the admin's when it is at /).
+    if (settings.httpAdminRoot !== '/' && settings.httpNodeRoot !== '/') {
+      app.setNotFoundHandler((request, reply) => {
+        reply.hijack();
+        statics(request.raw, reply.raw, (err) => services.httpNode.respondUnhandled(err, request.raw, reply.raw));
+      });
+    }
+  }
   return app;
 }

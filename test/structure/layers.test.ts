@@ -14,6 +14,8 @@ const LAYERS: [prefix: string, layer: number][] = [
   ['log.ts', 0],
   ['lazy.ts', 0],
   ['settings.ts', 0],
+  ['settings-http.ts', 0],
+  ['settings-unsupported.ts', 0],
   ['version.ts', 0],
   ['storage/', 1],
   ['credentials/', 2],

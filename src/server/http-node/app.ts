@@ -1,3 +1,4 @@
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Settings } from '../../settings.js';
@@ -15,6 +16,7 @@ import type { LinearRegExp } from './linear-regexp.js';
 import type { OriginCheck } from '../request-origin.js';
 import type { AdminPaths } from '../admin-paths.js';
 import { sendExpressNotFound } from './not-found.js';
+import { sendBasicAuthChallenge, type BasicAuthCheck } from '../http-security/basic-auth.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
 export interface HttpNodeApp extends RouteApp {
@@ -33,13 +35,18 @@ export interface HttpNodeApp extends RouteApp {
    * skipBodyParsing and upload options); the returned function undoes it.
    */
   setBodyMode(method: string, path: string, mode: BodyMode): () => void;
-  /** Whether any route or middleware could take a request for `path` (relative to mountPath). */
-  mayHandle(path: string): boolean;
+  /** Whether any route or middleware could take a request for `path` (relative to mountPath), by `method` if given. */
+  mayHandle(path: string, method?: string): boolean;
+  /** What answers a request no route took (httpStatic's files) before the 404; it calls `next` when it does not. */
+  setUnserved(handler: UnservedHandler): void;
   /** The body mode for a request, undefined for the usual parsing. */
   bodyModeOf(method: string, url: string): BodyMode | undefined;
   /** Paths of the admin API sharing this root: an unserved request there is the API's, answered in JSON. */
   setApiPaths(isApiPath: (path: string) => boolean): void;
 }
+
+/** Express-style middleware run after the routes: answers, or calls next (with an error, or none for 404). */
+export type UnservedHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 interface BodyRoute {
   method: string;
@@ -54,6 +61,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   private warnedSlowPath = false;
   private readonly bodyRoutes: BodyRoute[] = [];
   private isApiPath: ((path: string) => boolean) | undefined;
+  private unserved: UnservedHandler | undefined;
   /** Express's app settings (`app.set('views', …)`, `app.get('view engine')`); nothing here reads them. */
   private readonly appSettings: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   /** Express's `app.locals`. */
@@ -158,8 +166,21 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     this.isApiPath = isApiPath;
   }
 
+  setUnserved(handler: UnservedHandler): void {
+    this.unserved = handler;
+  }
+
   respondUnhandled(err: unknown, req: IncomingMessage, res: ServerResponse): void {
     const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+    if (err === undefined && this.unserved) {
+      req.url = url;
+      this.unserved(req, res, (e) => this.respondNotFound(e, req, res, url));
+      return;
+    }
+    this.respondNotFound(err, req, res, url);
+  }
+
+  private respondNotFound(err: unknown, req: IncomingMessage, res: ServerResponse, url: string): void {
     if (err === undefined) {
       if (this.expressNotFound && !this.isApiRequest(url)) sendExpressNotFound(req, res, url);
       else sendJson(res, statusOf('not_found'), { code: 'not_found', message: `No route ${req.method} ${url}` });
@@ -174,6 +195,11 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     }
     sendJson(res, status, { code, message });
   }
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
 }
 
 function mountOf(root: string): string {
@@ -201,7 +227,11 @@ function sendJson(res: ServerResponse, status: number, body: { code: string; mes
 export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp {
   const adminMount = mountOf(settings.httpAdminRoot);
   const jsonRoot = adminMount !== '' && adminMount !== mountOf(settings.httpNodeRoot) ? adminMount : undefined;
-  return new MountedRouteApp(settings.httpNodeRoot, log, settings.httpNodeNotFound === 'express', jsonRoot);
+  const app = new MountedRouteApp(settings.httpNodeRoot, log, settings.httpNodeNotFound === 'express', jsonRoot);
+  // Node-RED mounts a middleware form of httpNodeAuth ahead of every node route.
+  const auth = settings.httpNodeAuth;
+  if (typeof auth === 'function' || Array.isArray(auth)) app.use(auth);
+  return app;
 }
 
 /** The router behind RED.httpAdmin, consulted by the admin scope when no admin route matched. */
@@ -214,10 +244,11 @@ export function createAdminRouteApp(settings: Settings, log: Logger): HttpNodeAp
  * Express API. Swapping prototypes per request instead invalidates V8's inline caches for the
  * whole request/stream prototype chain and costs most of the throughput (measured ~4x).
  */
-export function httpServerFactory(handler: RequestListener, options: { checkEveryMs?: number } = {}): Server {
+export function httpServerFactory(handler: RequestListener, options: { checkEveryMs?: number; tls?: Record<string, unknown> } = {}): Server {
   // The subclasses are still IncomingMessage/ServerResponse, which is all Fastify's types need.
   // Header and request timeouts are only enforced when connections are checked (Node: every 30 s).
   const checks = options.checkEveryMs === undefined ? {} : { connectionsCheckingInterval: options.checkEveryMs };
+  if (options.tls) return createHttpsServer({ ...options.tls, ...expressServerOptions, ...checks } as ServerOptions, handler) as unknown as Server;
   return createServer({ ...expressServerOptions, ...checks } as ServerOptions, handler);
 }
 
@@ -250,6 +281,8 @@ export interface HttpNodePluginOptions {
   adminPaths?: AdminPaths;
   /** The editor's page answers GET / on this root (both roots are the same): leave it that path. */
   editorAtRoot?: boolean;
+  /** httpNodeAuth's user: checked before a request's body is read, OPTIONS excepted (preflights). */
+  nodeAuth?: BasicAuthCheck;
 }
 
 /**
@@ -257,7 +290,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck, adminPaths }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck, adminPaths, nodeAuth }) => {
   const app = services.httpNode;
   // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
   const toNodeRoutes: Fallthrough = (err, req, res) => {
@@ -265,8 +298,15 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
     if (err !== undefined) return admin.respondUnhandled(err, req, res);
     const expressReq = req as ExpressRequest;
     req.url = expressReq.originalUrl;
-    app.serve(req, res, expressReq.body);
+    if (!nodeAuth || req.method === 'OPTIONS') return app.serve(req, res, expressReq.body);
+    nodeAuth(req).then((ok) => {
+      if (ok) app.serve(req, res, expressReq.body);
+      else sendBasicAuthChallenge(res);
+    }, (e: unknown) => app.respondUnhandled(e, req, res));
   };
+  /** Whether RED.httpAdmin has a route or middleware that may take the request (it is tried first). */
+  const adminMayHandle = (url: string, path: string, method: string) =>
+    adminRoutes !== undefined && adminRoutes.covers(url) && adminRoutes.mayHandle(path.slice(adminRoutes.mountPath.length) || '/', method);
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: services.settings.apiMaxLength }, (_req, body, done) => {
     done(null, body);
@@ -280,6 +320,18 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
       app.serve(req, res, body);
     }
   };
+  if (nodeAuth) {
+    // Node-RED's httpNodeAuth: a client without the password is refused before its body is read.
+    scope.addHook('onRequest', async (request, reply) => {
+      const url = request.raw.url ?? '/';
+      if (request.method === 'OPTIONS' || !app.covers(url)) return;
+      if (adminMayHandle(url, pathOf(url), request.method)) return;
+      if (await nodeAuth(request.raw)) return;
+      reply.hijack();
+      if (request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined) reply.raw.setHeader('Connection', 'close');
+      sendBasicAuthChallenge(reply.raw);
+    });
+  }
   // A body for a path no route or middleware can take is refused before it is read.
   scope.addHook('onRequest', async (request, reply) => {
     const headers = request.headers;
@@ -287,10 +339,9 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
     if (headers['content-length'] === '0') return;
     const url = request.raw.url ?? '/';
     if (!app.covers(url)) return;
-    const q = url.indexOf('?');
-    const full = q === -1 ? url : url.slice(0, q);
-    if (app.mayHandle(full.slice(app.mountPath.length) || '/')) return;
-    if (adminRoutes !== undefined && adminRoutes.covers(url) && adminRoutes.mayHandle(full.slice(adminRoutes.mountPath.length) || '/')) return;
+    const full = pathOf(url);
+    if (app.mayHandle(full.slice(app.mountPath.length) || '/', request.method)) return;
+    if (adminMayHandle(url, full, request.method)) return;
     reply.hijack();
     reply.raw.setHeader('Connection', 'close');
     app.respondUnhandled(undefined, request.raw, reply.raw);

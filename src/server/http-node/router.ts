@@ -137,9 +137,16 @@ export class ExpressRouter implements RouteApp {
     return this;
   }
 
-  /** Whether any layer could take a request for `path` (a `use('/')` middleware takes every path). */
-  mayHandle(path: string): boolean {
-    for (const layer of this._router.stack) if (layer.matchesAll || layer.matchesAny || layer.matcher.exec(path) !== null) return true;
+  /**
+   * Whether any layer could take a request for `path` (a `use('/')` middleware takes every path);
+   * with `method`, routes for other methods do not count.
+   */
+  mayHandle(path: string, method?: string): boolean {
+    const name = method === undefined ? undefined : (METHOD_NAMES[method] ?? method.toLowerCase());
+    for (const layer of this._router.stack) {
+      if (name !== undefined && layer.route && !layer.route.handlesMethod(name)) continue;
+      if (layer.matchesAll || layer.matchesAny || layer.matcher.exec(path) !== null) return true;
+    }
     return false;
   }
 

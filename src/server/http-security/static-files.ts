@@ -1,0 +1,42 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import cors from 'cors';
+import serveStatic from 'serve-static';
+import type { Settings } from '../../settings.js';
+import { ExpressRouter } from '../http-node/router.js';
+import { decorate } from '../http-node/compat.js';
+import type { UnservedHandler } from '../http-node/app.js';
+import { basicAuthCheck, sendBasicAuthChallenge } from './basic-auth.js';
+import type { RouteHandler } from '../../runtime/http-types.js';
+
+/**
+ * httpStatic: directories served (express.static's options) at their roots after every admin and
+ * http-in route, as Node-RED mounts them last; per root its CORS, httpStaticAuth and middleware
+ * come first. Undefined when nothing is configured.
+ */
+export function staticFiles(settings: Settings): UnservedHandler | undefined {
+  if (settings.httpStatic.length === 0) return undefined;
+  const router = new ExpressRouter();
+  const check = settings.httpStaticAuth ? basicAuthCheck(settings.httpStaticAuth) : undefined;
+  const auth = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
+    if (req.method === 'OPTIONS' || !check) return next();
+    check(req).then((ok) => (ok ? next() : sendBasicAuthChallenge(res)), next);
+  };
+  const seen = new Set<string>();
+  for (const mount of settings.httpStatic) {
+    const key = `${mount.path}::${mount.root}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (mount.cors) {
+      const handler = cors(mount.cors) as RouteHandler;
+      router.options(mount.root, handler);
+      router.use(mount.root, handler);
+    }
+    router.use(mount.root, auth);
+    if (mount.middleware) router.use(mount.root, mount.middleware);
+    router.use(mount.root, serveStatic(mount.path, mount.options));
+  }
+  return (req, res, next) => {
+    const { req: request } = decorate(req, res, undefined);
+    router.handle(request, res, (err) => next(err));
+  };
+}
