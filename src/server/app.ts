@@ -22,7 +22,7 @@ import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-no
 import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
 import { AdminPaths } from './admin-paths.js';
-import { applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
+import { answerUnclaimedUpgrades, applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
@@ -93,6 +93,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   }
 
   applyServerLimits(app.server, settings);
+  answerUnclaimedUpgrades(app.server);
   if (settings.requireHttps) app.addHook('onRequest', requireHttpsHook(settings));
   app.addHook('onRequest', bodyBudget(settings));
   app.addHook('onRequest', corsPreflight(settings));

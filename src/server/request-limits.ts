@@ -1,4 +1,5 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../settings.js';
 import { RunnelError } from '../errors.js';
@@ -41,4 +42,25 @@ export function applyServerLimits(server: Server, settings: Settings): void {
 export function checkInterval(settings: Settings): number {
   const { headersTimeout, requestTimeout } = settings.httpServerLimits;
   return Math.max(100, Math.min(30_000, Math.floor(Math.min(headersTimeout, requestTimeout) / 4)));
+}
+
+/** How long an upgrade request may wait for a listener (comms, a websocket node, a module) to take it. */
+const UNCLAIMED_UPGRADE_MS = 2_000;
+
+/**
+ * An upgrade request (`Connection: upgrade`) for a path no websocket listens on was left open by
+ * every listener, holding its socket forever: no header or request timeout covers a socket handed
+ * to 'upgrade' listeners. One that nothing has written to after a short while gets a 404 and is
+ * closed (socket.io's engine.io applies the same test to the paths it does not serve).
+ */
+export function answerUnclaimedUpgrades(server: Server): void {
+  server.on('upgrade', (_req: IncomingMessage, socket: Duplex & { bytesWritten?: number }) => {
+    const timer = setTimeout(() => {
+      if (!socket.writable || (socket.bytesWritten ?? 0) > 0) return;
+      const body = JSON.stringify({ code: 'not_found', message: 'No websocket listens on this path' });
+      socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
+    }, UNCLAIMED_UPGRADE_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  });
 }

@@ -1,8 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import net from 'node:net';
 import { login, request, startServer, type TestServer } from '../helpers/server.js';
 import { adminAuth } from '../helpers/users.js';
+import { deploy } from '../helpers/deploy.js';
 
 /**
  * Property-based fuzzing of every admin route (issue 6 §1): random methods, paths, version and
@@ -182,4 +184,128 @@ test('fuzzing every admin route: no 5xx, JSON errors, no hangs, config changes o
   assert.equal(alive.status, 200);
   assert.deepEqual(alive.body, { type: 'credentials', prompts: [{ id: 'username', type: 'text', label: 'user.username' }, { id: 'password', type: 'password', label: 'user.password' }] });
   console.log(`fuzzed ${sent} requests, ${deploys} of them successful deploys`);
+});
+
+/**
+ * Raw request streams (issue 12): malformed request lines and headers, conflicting lengths,
+ * broken chunked encoding, pipelined requests and input trickled in pieces, against admin and
+ * http-in routes. Invariants: no 5xx on the wire, every connection is answered or closed soon
+ * after the client stops sending (no hang), and the server still answers afterwards.
+ */
+const STREAM_RUNS = Number(process.env.RUNNEL_FUZZ_STREAMS ?? 150);
+const crlf = '\r\n';
+const methodToken = () => fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CONNECT', 'TRACE', 'G ET', 'get', 'PRI', '');
+const target = fc.oneof(
+  fc.constantFrom('/flows', '/auth/token', '/settings', '/nodes', '/hook', '/hook?x=1', '/echo/a-b-c', '/', '*', 'http://127.0.0.1/flows', '//x', '/%', '/a\x00b', `/${'a'.repeat(9000)}`),
+  fc.string({ unit: 'binary-ascii', maxLength: 60 }),
+);
+const version = fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/0.9', 'HTTP/1.1 extra', 'http/1.1', '');
+const headerLine = fc.oneof(
+  fc.constantFrom(
+    'Host: 127.0.0.1', 'Content-Type: application/json', 'Content-Type: application/x-www-form-urlencoded', 'Content-Type: multipart/form-data; boundary=zz',
+    'Content-Length: 5', 'Content-Length: 0', 'Content-Length: -1', 'Content-Length: 99999999999999999999', 'Content-Length: 5, 6', 'Content-Length: abc',
+    'Transfer-Encoding: chunked', 'Transfer-Encoding: gzip, chunked', 'Transfer-Encoding: chunked, identity', 'Transfer-Encoding: xchunked',
+    'Connection: close', 'Connection: keep-alive', 'Connection: upgrade', 'Upgrade: websocket', 'Expect: 100-continue', 'Expect: nonsense',
+    'Authorization: Bearer x', 'Authorization: Basic !!!', 'Origin: https://evil.example', 'Runtime-API-Version: v2', ' folded: continuation',
+    'NoColon', ': empty-name', 'Bad Name: x', `X-Long: ${'v'.repeat(20_000)}`, 'X-Ctl: a\x01b',
+  ),
+  fc.tuple(fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 20 }), fc.string({ unit: 'binary-ascii', maxLength: 40 })).map(([n, v]) => `${n}: ${v}`),
+);
+const chunked = fc.oneof(
+  fc.array(fc.string({ unit: 'grapheme-ascii', maxLength: 30 }), { maxLength: 4 }).map((parts) => parts.map((p) => `${p.length.toString(16)}${crlf}${p}${crlf}`).join('') + `0${crlf}${crlf}`),
+  fc.constantFrom(`zz${crlf}abc${crlf}0${crlf}${crlf}`, `5${crlf}ab${crlf}0${crlf}${crlf}`, `3;ext=1${crlf}abc${crlf}0${crlf}Trailer: x${crlf}${crlf}`, `ffffffffffffffff${crlf}a`, `-1${crlf}`, `0${crlf}`, `3${crlf}abc`),
+);
+const bodyText = fc.oneof(fc.constant(''), fc.string({ unit: 'binary-ascii', maxLength: 200 }), fc.constant('{"flows":[]}'), fc.constant('[{"id":"x"}]'), chunked);
+const rawRequest = fc.record({
+  method: methodToken(),
+  target,
+  version,
+  headers: fc.array(headerLine, { maxLength: 6 }),
+  body: bodyText,
+  lineEnd: fc.constantFrom(crlf, '\n', '\r'),
+});
+const rawStream = fc.record({
+  requests: fc.array(rawRequest, { minLength: 1, maxLength: 3 }),
+  // How the bytes leave: at once, or trickled in pieces with pauses between them.
+  pieces: fc.integer({ min: 1, max: 6 }),
+  pauseMs: fc.integer({ min: 0, max: 30 }),
+});
+
+function renderRequest(r: typeof rawRequest extends fc.Arbitrary<infer T> ? T : never): string {
+  const line = [r.method, r.target, r.version].filter((p) => p !== '').join(' ');
+  return `${line}${r.lineEnd}${r.headers.map((h) => `${h}${r.lineEnd}`).join('')}${r.lineEnd}${r.body}`;
+}
+
+/** Sends one raw stream; resolves with every byte the server answered once it closed the socket. */
+function sendRaw(port: number, stream: typeof rawStream extends fc.Arbitrary<infer T> ? T : never): Promise<string> {
+  const bytes = Buffer.from(stream.requests.map(renderRequest).join(''), 'latin1');
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    const received: Buffer[] = [];
+    let stopWatch: NodeJS.Timeout | undefined;
+    socket.on('data', (c: Buffer) => received.push(c));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(stopWatch);
+      resolve(Buffer.concat(received).toString('latin1'));
+    });
+    const size = Math.ceil(bytes.length / stream.pieces) || 1;
+    let offset = 0;
+    const writeNext = () => {
+      if (socket.destroyed) return;
+      if (offset >= bytes.length) {
+        socket.end();
+        // After the client stops sending, the server must answer and close without waiting long.
+        stopWatch = setTimeout(() => {
+          socket.destroy();
+          reject(new Error(`no close within ${TIMEOUT_MS} ms after sending ${JSON.stringify(bytes.toString('latin1').slice(0, 400))}; got ${JSON.stringify(Buffer.concat(received).toString('latin1').slice(0, 300))}`));
+        }, TIMEOUT_MS);
+        return;
+      }
+      socket.write(bytes.subarray(offset, offset + size));
+      offset += size;
+      setTimeout(writeNext, stream.pauseMs);
+    };
+    socket.once('connect', writeNext);
+  });
+}
+
+test('fuzzing raw request streams against admin and http-in routes: no 5xx, no hang, still serving', { timeout: 240_000 }, async () => {
+  await deploy(server, [
+    { id: 'st', type: 'tab', label: 'streams' },
+    { id: 'h1', type: 'http in', z: 'st', url: '/hook', method: 'post', wires: [['r1']] },
+    { id: 'h2', type: 'http in', z: 'st', url: '/echo/:y-:m-:d', method: 'get', wires: [['r1']] },
+    { id: 'r1', type: 'http response', z: 'st', wires: [] },
+  ], { token });
+  const port = Number(new URL(server.url).port);
+  let streams = 0;
+  const details = await fc.check(
+    fc.asyncProperty(fc.array(rawStream, { minLength: 4, maxLength: 4 }), async (batch) => {
+      const answers = await Promise.all(batch.map((s) => sendRaw(port, s)));
+      streams += answers.length;
+      answers.forEach((answer, i) => {
+        for (const m of answer.matchAll(/HTTP\/1\.[01] (\d{3})/g)) {
+          assert.ok(Number(m[1]) < 500, `${m[0]} for ${JSON.stringify(batch[i].requests.map(renderRequest).join('').slice(0, 400))}: ${answer.slice(0, 300)}`);
+        }
+      });
+    }),
+    { numRuns: STREAM_RUNS, endOnFailure: true, seed: process.env.RUNNEL_FUZZ_SEED ? Number(process.env.RUNNEL_FUZZ_SEED) + 2 : undefined },
+  );
+  if (details.failed) assert.fail(`${String((details.errorInstance as Error)?.message).slice(0, 2000)} (replay: RUNNEL_FUZZ_SEED=${details.seed - 2})`);
+  const alive = await request(server.at('auth/login'), { signal: AbortSignal.timeout(TIMEOUT_MS) });
+  assert.equal(alive.status, 200);
+  const hook = await request(server.at('hook'), { method: 'POST', json: { a: 1 }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  assert.equal(hook.status, 200);
+  console.log(`fuzzed ${streams} raw request streams`);
+});
+
+test('an upgrade request for a path no websocket serves is answered 404 and closed, not held open', async () => {
+  const port = Number(new URL(server.url).port);
+  const answer = await sendRaw(port, {
+    requests: [{ method: 'GET', target: '/no-websocket-here', version: 'HTTP/1.1', headers: ['Host: 127.0.0.1', 'Connection: upgrade', 'Upgrade: websocket'], body: '', lineEnd: crlf }],
+    pieces: 1,
+    pauseMs: 0,
+  });
+  assert.match(answer, /^HTTP\/1\.1 404 Not Found/);
+  assert.match(answer, /"code":"not_found"/);
 });
