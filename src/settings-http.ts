@@ -39,6 +39,8 @@ export interface HttpSecuritySettings {
   httpNodeCors: Record<string, unknown> | undefined;
   httpNodeMiddleware: Middleware | Middleware[] | undefined;
   httpAdminMiddleware: Middleware | Middleware[] | undefined;
+  /** Node-RED's Express app settings for the node and admin route apps (`trust proxy` is read apart). */
+  httpServerOptions: Record<string, unknown>;
 }
 
 /** The keys parsed here (httpStaticRoot and httpStaticCors are folded into httpStatic and stay as given). */
@@ -126,6 +128,26 @@ function staticMounts(raw: Raw, baseDir: string): StaticMount[] {
   });
 }
 
+const SERVER_OPTION_CHECKS: Record<string, [(v: unknown) => boolean, string]> = {
+  'case sensitive routing': [(v) => typeof v === 'boolean', 'true or false'],
+  'strict routing': [(v) => typeof v === 'boolean', 'true or false'],
+  'json escape': [(v) => typeof v === 'boolean', 'true or false'],
+  'x-powered-by': [(v) => typeof v === 'boolean', 'true or false'],
+  'json spaces': [(v) => typeof v === 'string' || (typeof v === 'number' && v >= 0), 'a number or a string'],
+  'json replacer': [(v) => typeof v === 'function' || Array.isArray(v), 'a function or an array of keys'],
+  'jsonp callback name': [(v) => typeof v === 'string' && v !== '', 'a query parameter name'],
+  etag: [(v) => typeof v === 'boolean' || v === 'weak' || v === 'strong' || typeof v === 'function', 'true, false, "weak", "strong" or a function'],
+};
+
+function serverOptions(v: unknown): Record<string, unknown> {
+  if (v === undefined || v === null) return {};
+  if (!isObject(v)) throw new HttpSettingsError('httpServerOptions must be an object of Express app settings');
+  for (const [key, [check, what]] of Object.entries(SERVER_OPTION_CHECKS)) {
+    if (v[key] !== undefined && !check(v[key])) throw new HttpSettingsError(`httpServerOptions[${JSON.stringify(key)}] must be ${what}`);
+  }
+  return v;
+}
+
 /** Validates Node-RED's HTTP security settings; throws HttpSettingsError with a one-line reason. */
 export function parseHttpSecurity(raw: Raw, baseDir: string): HttpSecuritySettings {
   const https = raw.https;
@@ -150,5 +172,6 @@ export function parseHttpSecurity(raw: Raw, baseDir: string): HttpSecuritySettin
     httpNodeCors: corsOptions(raw.httpNodeCors, 'httpNodeCors'),
     httpNodeMiddleware: middleware(raw.httpNodeMiddleware, 'httpNodeMiddleware'),
     httpAdminMiddleware: middleware(raw.httpAdminMiddleware, 'httpAdminMiddleware'),
+    httpServerOptions: serverOptions(raw.httpServerOptions),
   };
 }

@@ -12,13 +12,19 @@ const UNSUPPORTED = [
 
 /**
  * Express app settings Runnel honours in `httpServerOptions`, with the values it honours (any
- * value when undefined). Runnel's res.send sets no ETag and no response carries X-Powered-By, so
- * those keys are honoured only when they ask for exactly that.
+ * value when undefined). Queries are parsed the "simple" way (node:querystring).
  */
 const SERVER_OPTIONS: Record<string, ((v: unknown) => boolean) | undefined> = {
   'trust proxy': undefined,
-  'x-powered-by': (v) => v === false,
-  etag: (v) => v === false,
+  'x-powered-by': undefined,
+  etag: undefined,
+  'case sensitive routing': undefined,
+  'strict routing': undefined,
+  'json spaces': undefined,
+  'json replacer': undefined,
+  'json escape': undefined,
+  'jsonp callback name': undefined,
+  'query parser': (v) => v === 'simple',
 };
 
 /** The settings keys (`httpServerOptions["etag"]` for Express app settings) Runnel ignores. */

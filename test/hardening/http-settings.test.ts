@@ -160,7 +160,7 @@ describe('httpNodeAuth as middleware, httpStatic as a string, httpServerOptions'
           res.end();
         }
       },
-      httpServerOptions: { 'trust proxy': 'loopback', etag: true, 'x-powered-by': false },
+      httpServerOptions: { 'trust proxy': 'loopback', etag: true, 'x-powered-by': false, 'query parser': 'extended', views: '/tmp' },
       httpRoot: '/everything',
     });
     await deploy(server, echoFlow('/echo'), { tab: 't1' });
@@ -188,8 +188,54 @@ describe('httpNodeAuth as middleware, httpStatic as a string, httpServerOptions'
     const lines = server.logs.filter((l) => l.includes('Settings Runnel does not support'));
     assert.equal(lines.length, 1);
     assert.match(lines[0], /httpRoot/);
-    assert.match(lines[0], /httpServerOptions\[\\?"etag\\?"\]/);
-    assert.doesNotMatch(lines[0], /trust proxy|x-powered-by|httpStatic|httpNodeAuth/);
+    assert.match(lines[0], /httpServerOptions\[\\?"query parser\\?"\]/);
+    assert.match(lines[0], /httpServerOptions\[\\?"views\\?"\]/);
+    assert.doesNotMatch(lines[0], /trust proxy|x-powered-by|etag|httpStatic|httpNodeAuth/);
+  });
+});
+
+describe('httpServerOptions: the Express app settings of the http-in routes', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({
+      httpServerOptions: { 'case sensitive routing': true, 'strict routing': true, 'json spaces': 2, 'json escape': true, 'jsonp callback name': 'cb', etag: 'strong', 'x-powered-by': true },
+    });
+    await deploy(server, [
+      { id: 'in', type: 'http in', z: 't1', url: '/Exact/', method: 'get', wires: [['fn']] },
+      { id: 'fn', type: 'function', z: 't1', func: 'msg.payload = {tag: "<b>"}; return msg;', wires: [['out']] },
+      { id: 'out', type: 'http response', z: 't1', wires: [] },
+    ], { tab: 't1' });
+  });
+  after(() => server?.dispose());
+
+  it('case sensitive and strict routing decide which paths reach the route', async () => {
+    assert.equal((await send(server.at('Exact/'))).status, 200);
+    assert.equal((await send(server.at('exact/'))).status, 404);
+    assert.equal((await send(server.at('Exact'))).status, 404);
+  });
+
+  it('json spaces, json escape, jsonp callback name, etag and x-powered-by shape the response', async () => {
+    const r = await send(server.at('Exact/'));
+    assert.equal(r.text, '{\n  "tag": "\\u003cb\\u003e"\n}');
+    assert.equal(r.headers['x-powered-by'], 'Express');
+    const tag = r.headers.etag as string;
+    assert.match(tag, /^"[^"]+"$/, 'a strong ETag');
+    assert.equal((await send(server.at('Exact/'), { headers: { 'if-none-match': tag } })).status, 304);
+    const jsonp = await send(server.at('Exact/?cb=done'));
+    assert.match(jsonp.text, /typeof done === 'function' && done\(/);
+  });
+
+  it('a value of the wrong type is one start error', async () => {
+    const dir = await tempDir();
+    try {
+      const file = path.join(dir, 'settings.json');
+      await writeFile(file, JSON.stringify({ uiPort: 0, userDir: dir, httpServerOptions: { etag: 'sometimes' } }));
+      const r = await runCli(['start', '--settings', file]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /httpServerOptions\["etag"\] must be true, false, "weak", "strong" or a function/);
+    } finally {
+      await removeDir(dir);
+    }
   });
 });
 

@@ -16,6 +16,7 @@ import type { LinearRegExp } from './linear-regexp.js';
 import type { OriginCheck } from '../request-origin.js';
 import type { AdminPaths } from '../admin-paths.js';
 import { sendExpressNotFound } from './not-found.js';
+import { responseOptions, routingOptions, type ResponseOptions } from './app-settings.js';
 import { sendBasicAuthChallenge, type BasicAuthCheck } from '../http-security/basic-auth.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
@@ -62,8 +63,9 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   private readonly bodyRoutes: BodyRoute[] = [];
   private isApiPath: ((path: string) => boolean) | undefined;
   private unserved: UnservedHandler | undefined;
-  /** Express's app settings (`app.set('views', …)`, `app.get('view engine')`); nothing here reads them. */
+  /** Express's app settings (`app.set('json spaces', 2)`, `app.get('view engine')`); app-settings.ts reads the ones responses use. */
   private readonly appSettings: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  private responseOptions: ResponseOptions | undefined;
   /** Express's `app.locals`. */
   readonly locals: Record<string, unknown> = {};
 
@@ -71,8 +73,11 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
    * @param expressNotFound - answer an unserved path with Express's `Cannot GET /x` page, except
    *   under `jsonRoot` (a distinct admin root, whose API answers JSON)
    */
-  constructor(root: string, log: Logger, private readonly expressNotFound = false, private readonly jsonRoot?: string) {
-    super();
+  constructor(root: string, log: Logger, serverOptions: Record<string, unknown>, private readonly expressNotFound = false, private readonly jsonRoot?: string) {
+    // Node-RED sets httpServerOptions on its node and admin apps before their first route.
+    super(routingOptions(serverOptions));
+    Object.assign(this.appSettings, serverOptions);
+    this.responseOptions = responseOptions(this.appSettings);
     this.mountPath = mountOf(root);
     this.log = log;
     this.fallthrough = (err, req, res) => this.respondUnhandled(err, req, res);
@@ -84,6 +89,9 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
       this.log.warn('http routes are served from a server not built with httpServerFactory; requests get the Express API the slow way');
     }
     const { req, res } = decorate(rawReq, rawRes, body);
+    const options = this.responseOptions;
+    res.appOptions = options;
+    if (options?.poweredBy) res.setHeader('X-Powered-By', 'Express');
     const mount = this.mountPath;
     const url = req.originalUrl;
     if (mount !== '' && this.covers(url)) {
@@ -109,7 +117,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 
   setBodyMode(method: string, path: string, mode: BodyMode): () => void {
-    const route: BodyRoute = { method: method.toUpperCase(), matcher: compilePath(path, true).matcher, mode };
+    const route: BodyRoute = { method: method.toUpperCase(), matcher: compilePath(path, true, this.routing).matcher, mode };
     this.bodyRoutes.push(route);
     return () => {
       const i = this.bodyRoutes.indexOf(route);
@@ -141,6 +149,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   set(name: string, value?: unknown): unknown {
     if (arguments.length === 1) return this.appSettings[name];
     this.appSettings[name] = value;
+    this.responseOptions = responseOptions(this.appSettings);
     return this;
   }
 
@@ -153,13 +162,11 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   }
 
   enable(name: string): this {
-    this.appSettings[name] = true;
-    return this;
+    return this.set(name, true) as this;
   }
 
   disable(name: string): this {
-    this.appSettings[name] = false;
-    return this;
+    return this.set(name, false) as this;
   }
 
   setApiPaths(isApiPath: (path: string) => boolean): void {
@@ -227,7 +234,7 @@ function sendJson(res: ServerResponse, status: number, body: { code: string; mes
 export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp {
   const adminMount = mountOf(settings.httpAdminRoot);
   const jsonRoot = adminMount !== '' && adminMount !== mountOf(settings.httpNodeRoot) ? adminMount : undefined;
-  const app = new MountedRouteApp(settings.httpNodeRoot, log, settings.httpNodeNotFound === 'express', jsonRoot);
+  const app = new MountedRouteApp(settings.httpNodeRoot, log, settings.httpServerOptions, settings.httpNodeNotFound === 'express', jsonRoot);
   // Node-RED mounts a middleware form of httpNodeAuth ahead of every node route.
   const auth = settings.httpNodeAuth;
   if (typeof auth === 'function' || Array.isArray(auth)) app.use(auth);
@@ -236,7 +243,7 @@ export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp 
 
 /** The router behind RED.httpAdmin, consulted by the admin scope when no admin route matched. */
 export function createAdminRouteApp(settings: Settings, log: Logger): HttpNodeApp {
-  return new MountedRouteApp(settings.httpAdminRoot, log);
+  return new MountedRouteApp(settings.httpAdminRoot, log, settings.httpServerOptions);
 }
 
 /**

@@ -24,13 +24,19 @@ export interface PathPattern {
 
 export type PathSpec = string | RegExp | (string | RegExp)[];
 
+/** Express's `case sensitive routing` and `strict routing` (a trailing slash matters) app settings. */
+export interface RoutingOptions {
+  caseSensitive?: boolean;
+  strict?: boolean;
+}
+
 /**
  * @param end true for routes (the whole path must match); false for `use` prefixes, which must end
  *   at a `/` boundary.
  */
-export function compilePath(path: PathSpec, end: boolean): PathPattern {
+export function compilePath(path: PathSpec, end: boolean, routing: RoutingOptions = {}): PathPattern {
   const keys: { name: string | number }[] = [];
-  const regexp = pathToRegexp(path, keys, { sensitive: false, strict: false, end });
+  const regexp = pathToRegexp(path, keys, { sensitive: routing.caseSensitive === true, strict: routing.strict === true, end });
   return { regexp, matcher: compileLinear(regexp) ?? regexp, keys: keys.map((k) => k.name), matchesAll: path === '/' && !end, matchesAny: path === '*' };
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import contentDisposition from 'content-disposition';
 import { defaultCharset, mimeFor } from './mime.js';
 import { sendFile, type SendFileCallback, type SendFileOptions } from './send-file.js';
+import { stringifyJson, type ResponseOptions } from './app-settings.js';
 
 type HeaderValue = string | number | readonly string[];
 const CHARSET = /;\s*charset\s*=/i;
@@ -18,6 +19,8 @@ const UNSAFE_URL = /(?:[^\x21\x23-\x3B\x3D\x3F-\x5F\x61-\x7A\x7C\x7E]|%(?:[^0-9A
  */
 export class ExpressResponse extends ServerResponse {
   declare private localsObject: Record<string, unknown> | undefined;
+  /** The app's response settings (json spaces, etag, …), set per request; undefined = Runnel's defaults. */
+  declare appOptions: ResponseOptions | undefined;
 
   get locals(): Record<string, unknown> {
     return (this.localsObject ??= {});
@@ -112,7 +115,7 @@ export class ExpressResponse extends ServerResponse {
       this.statusCode = Number(statusFirst ? body : legacy);
       value = statusFirst ? legacy : body;
     }
-    const text = JSON.stringify(value);
+    const text = stringifyJson(value, this.appOptions);
     if (!this.hasHeader('Content-Type')) this.setHeader('Content-Type', 'application/json; charset=utf-8');
     return text === undefined ? this.finishBody(undefined, 0) : this.sendText(text, 'application/json; charset=utf-8');
   }
@@ -120,11 +123,11 @@ export class ExpressResponse extends ServerResponse {
   /** Node-RED's http response node answers objects through jsonp. */
   jsonp(body: unknown): this {
     const query = (this.req as { query?: Record<string, unknown> } | undefined)?.query;
-    let callback = query?.callback;
+    let callback = query?.[this.appOptions?.jsonpCallback ?? 'callback'];
     if (Array.isArray(callback)) callback = callback[0];
     if (typeof callback !== 'string' || callback === '') return this.json(body);
     const name = callback.replace(/[^[\]\w$.]/g, '');
-    const text = (JSON.stringify(body) ?? '').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+    const text = (stringifyJson(body, this.appOptions) ?? '').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
     this.setHeader('X-Content-Type-Options', 'nosniff');
     this.setHeader('Content-Type', 'text/javascript; charset=utf-8');
     return this.sendText(`/**/ typeof ${name} === 'function' && ${name}(${text});`, 'text/javascript; charset=utf-8');
@@ -223,6 +226,14 @@ export class ExpressResponse extends ServerResponse {
   }
 
   private finishBody(chunk: string | Buffer | undefined, length: number): this {
+    const makeEtag = this.appOptions?.etag;
+    if (makeEtag && chunk !== undefined) {
+      if (!this.hasHeader('ETag')) {
+        const tag = makeEtag(chunk);
+        if (tag) this.setHeader('ETag', tag);
+      }
+      if ((this.req as { fresh?: boolean } | undefined)?.fresh) this.statusCode = 304;
+    }
     const code = this.statusCode;
     if (code === 204 || code === 304) {
       this.removeHeader('Content-Type');

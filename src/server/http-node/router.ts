@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteApp, RouteHandler, RouteLayer } from '../../runtime/http-types.js';
-import { compilePath, decodeParam, type PathSpec } from './path-pattern.js';
+import { compilePath, decodeParam, type PathSpec, type RoutingOptions } from './path-pattern.js';
 import type { LinearRegExp } from './linear-regexp.js';
 
 export type NextFunction = (err?: unknown) => void;
@@ -32,8 +32,8 @@ export class Layer implements RouteLayer {
   /** Set on a route's own layers: the lower-case method it serves, or undefined for `all`. */
   readonly method?: string;
 
-  constructor(path: PathSpec, end: boolean, handle: AnyHandler, extra: { route?: Route; method?: string } = {}) {
-    const pattern = compilePath(path, end);
+  constructor(path: PathSpec, end: boolean, handle: AnyHandler, extra: { route?: Route; method?: string; routing?: RoutingOptions } = {}) {
+    const pattern = compilePath(path, end, extra.routing);
     this.path = path;
     this.regexp = pattern.regexp;
     this.matcher = pattern.matcher;
@@ -102,6 +102,8 @@ const METHOD_NAMES: Record<string, string> = {
 export class ExpressRouter implements RouteApp {
   readonly _router: { stack: Layer[] } = { stack: [] };
 
+  constructor(protected readonly routing: RoutingOptions = {}) {}
+
   get(path: string, ...handlers: RouteHandler[]): this {
     return this.addRoute('get', path, handlers);
   }
@@ -132,7 +134,9 @@ export class ExpressRouter implements RouteApp {
     if (typeof args[0] === 'string' || args[0] instanceof RegExp || Array.isArray(args[0]) && typeof args[0][0] !== 'function') paths = args.shift();
     const handlers = flatten(args, 'use');
     for (const path of Array.isArray(paths) ? paths : [paths]) {
-      for (const fn of handlers) this._router.stack.push(new Layer(path instanceof RegExp ? path : String(path), false, fn));
+      // As in Express, a `use` prefix follows case sensitivity but never strict routing.
+      const routing = { caseSensitive: this.routing.caseSensitive };
+      for (const fn of handlers) this._router.stack.push(new Layer(path instanceof RegExp ? path : String(path), false, fn, { routing }));
     }
     return this;
   }
@@ -172,7 +176,7 @@ export class ExpressRouter implements RouteApp {
     const route = new Route(path);
     route.methods[method ?? '_all'] = true;
     for (const fn of fns) route.stack.push(new Layer('/', true, fn, { method }));
-    this._router.stack.push(new Layer(path, true, dispatchRoute, { route }));
+    this._router.stack.push(new Layer(path, true, dispatchRoute, { route, routing: this.routing }));
     return this;
   }
 }

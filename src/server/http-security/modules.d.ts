@@ -16,3 +16,8 @@ declare module 'serve-static' {
   function serveStatic(root: string, options?: Record<string, unknown>): Middleware;
   export = serveStatic;
 }
+
+declare module 'etag' {
+  function etag(entity: string | Buffer, options?: { weak?: boolean }): string;
+  export = etag;
+}
