@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import selfsigned from 'selfsigned';
@@ -40,7 +41,7 @@ interface TlsReply {
 function tlsGet(url: string, ca: string | string[]): Promise<TlsReply> {
   return new Promise((resolve, reject) => {
     const req = https.request(url, { ca, agent: false, timeout: 10_000 }, (res) => {
-      const fingerprint = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint.toLowerCase();
+      const fingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint.toLowerCase();
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), fingerprint }));
