@@ -198,11 +198,16 @@ describe('httpServerOptions: the Express app settings of the http-in routes', ()
   let server: TestServer;
   before(async () => {
     server = await startServer({
-      httpServerOptions: { 'case sensitive routing': true, 'strict routing': true, 'json spaces': 2, 'json escape': true, 'jsonp callback name': 'cb', etag: 'strong', 'x-powered-by': true },
+      httpServerOptions: {
+        'case sensitive routing': true, 'strict routing': true, 'json spaces': 2, 'json escape': true, 'jsonp callback name': 'cb', etag: 'strong', 'x-powered-by': true,
+        'trust proxy': 'loopback',
+      },
     });
     await deploy(server, [
       { id: 'in', type: 'http in', z: 't1', url: '/Exact/', method: 'get', wires: [['fn']] },
       { id: 'fn', type: 'function', z: 't1', func: 'msg.payload = {tag: "<b>"}; return msg;', wires: [['out']] },
+      { id: 'who-in', type: 'http in', z: 't1', url: '/who/', method: 'get', wires: [['who']] },
+      { id: 'who', type: 'function', z: 't1', func: 'msg.payload = {ip: msg.req.ip, ips: msg.req.ips, protocol: msg.req.protocol, hostname: msg.req.hostname}; return msg;', wires: [['out']] },
       { id: 'out', type: 'http response', z: 't1', wires: [] },
     ], { tab: 't1' });
   });
@@ -223,6 +228,11 @@ describe('httpServerOptions: the Express app settings of the http-in routes', ()
     assert.equal((await send(server.at('Exact/'), { headers: { 'if-none-match': tag } })).status, 304);
     const jsonp = await send(server.at('Exact/?cb=done'));
     assert.match(jsonp.text, /typeof done === 'function' && done\(/);
+  });
+
+  it('trust proxy: msg.req.ip, ips, protocol and hostname come from a trusted proxy\'s X-Forwarded-* headers', async () => {
+    const r = await send(server.at('who/'), { headers: { 'x-forwarded-for': '203.0.113.7, 127.0.0.1', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'flows.example' } });
+    assert.deepEqual(JSON.parse(r.text), { ip: '203.0.113.7', ips: ['203.0.113.7', '127.0.0.1'], protocol: 'https', hostname: 'flows.example' });
   });
 
   it('a value of the wrong type is one start error', async () => {

@@ -1,4 +1,5 @@
 import etag from 'etag';
+import proxyaddr from '@fastify/proxy-addr';
 import type { RoutingOptions } from './path-pattern.js';
 
 /**
@@ -51,4 +52,17 @@ export function stringifyJson(value: unknown, options: ResponseOptions | undefin
   return options.jsonEscape && typeof text === 'string'
     ? text.replace(/[<>&]/g, (c) => (c === '<' ? '\\u003c' : c === '>' ? '\\u003e' : '\\u0026'))
     : text;
+}
+
+/** Whether the proxy at `addr`, `i` hops from the server, is trusted to say whose request it is. */
+export type TrustFn = (addr: string, i: number) => boolean;
+
+/** Express's compileTrust for `trust proxy`: true, a hop count, addresses/CIDRs/names (or a comma list), or a function. */
+export function trustProxy(value: unknown): TrustFn | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return () => true;
+  if (typeof value === 'number') return (_addr, i) => i < value;
+  if (typeof value === 'function') return value as TrustFn;
+  const list = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : (value as string[]);
+  return proxyaddr.compile(list);
 }

@@ -16,7 +16,7 @@ import type { LinearRegExp } from './linear-regexp.js';
 import type { OriginCheck } from '../request-origin.js';
 import type { AdminPaths } from '../admin-paths.js';
 import { sendExpressNotFound } from './not-found.js';
-import { responseOptions, routingOptions, type ResponseOptions } from './app-settings.js';
+import { responseOptions, routingOptions, trustProxy, type ResponseOptions, type TrustFn } from './app-settings.js';
 import { sendBasicAuthChallenge, type BasicAuthCheck } from '../http-security/basic-auth.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
@@ -66,6 +66,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   /** Express's app settings (`app.set('json spaces', 2)`, `app.get('view engine')`); app-settings.ts reads the ones responses use. */
   private readonly appSettings: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   private responseOptions: ResponseOptions | undefined;
+  private trust: TrustFn | undefined;
   /** Express's `app.locals`. */
   readonly locals: Record<string, unknown> = {};
 
@@ -78,6 +79,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     super(routingOptions(serverOptions));
     Object.assign(this.appSettings, serverOptions);
     this.responseOptions = responseOptions(this.appSettings);
+    this.trust = trustProxy(this.appSettings['trust proxy']);
     this.mountPath = mountOf(root);
     this.log = log;
     this.fallthrough = (err, req, res) => this.respondUnhandled(err, req, res);
@@ -91,6 +93,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     const { req, res } = decorate(rawReq, rawRes, body);
     const options = this.responseOptions;
     res.appOptions = options;
+    req.trustProxy = this.trust;
     if (options?.poweredBy) res.setHeader('X-Powered-By', 'Express');
     const mount = this.mountPath;
     const url = req.originalUrl;
@@ -150,6 +153,7 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
     if (arguments.length === 1) return this.appSettings[name];
     this.appSettings[name] = value;
     this.responseOptions = responseOptions(this.appSettings);
+    this.trust = trustProxy(this.appSettings['trust proxy']);
     return this;
   }
 

@@ -4,6 +4,8 @@ import type { TLSSocket } from 'node:tls';
 import type { Url } from 'node:url';
 import isFresh from 'fresh';
 import parseurl from 'parseurl';
+import proxyaddr from '@fastify/proxy-addr';
+import type { TrustFn } from './app-settings.js';
 import { parseCookies } from './cookie.js';
 import { mimeFor } from './mime.js';
 import type { UploadedFile } from './multipart.js';
@@ -96,17 +98,31 @@ export class ExpressRequest extends IncomingMessage {
     return i === -1 ? url : url.slice(0, i);
   }
 
-  /** No proxy is trusted, as in Express by default: the peer address. */
+  /** The app's `trust proxy` (httpServerOptions), set per request; undefined = no proxy is trusted (Express's default). */
+  declare trustProxy: TrustFn | undefined;
+
+  /** The peer address, or the client a trusted proxy names in X-Forwarded-For. */
   get ip(): string | undefined {
-    return this.socket?.remoteAddress;
+    const trust = this.trustProxy;
+    return trust ? proxyaddr(this, trust) : this.socket?.remoteAddress;
   }
 
+  /** The X-Forwarded-For addresses trusted proxies vouch for, client first (Express's req.ips). */
   get ips(): string[] {
-    return [];
+    const trust = this.trustProxy;
+    return trust ? proxyaddr.all(this, trust).slice(1).reverse() : [];
+  }
+
+  private get fromTrustedProxy(): boolean {
+    const trust = this.trustProxy;
+    return trust !== undefined && trust(this.socket?.remoteAddress ?? '', 0);
   }
 
   get protocol(): string {
-    return (this.socket as TLSSocket | undefined)?.encrypted ? 'https' : 'http';
+    const proto = (this.socket as TLSSocket | undefined)?.encrypted ? 'https' : 'http';
+    if (!this.fromTrustedProxy) return proto;
+    const forwarded = this.headers['x-forwarded-proto'];
+    return typeof forwarded === 'string' && forwarded !== '' ? forwarded.split(',')[0].trim() : proto;
   }
 
   get secure(): boolean {
@@ -114,7 +130,8 @@ export class ExpressRequest extends IncomingMessage {
   }
 
   get hostname(): string | undefined {
-    const host = this.headers.host;
+    const forwarded = this.fromTrustedProxy ? this.headers['x-forwarded-host'] : undefined;
+    const host = typeof forwarded === 'string' && forwarded !== '' ? forwarded.split(',')[0].trim() : this.headers.host;
     if (!host) return undefined;
     // An IPv6 literal keeps its colons; only a port after the closing bracket is cut.
     const start = host[0] === '[' ? host.indexOf(']') + 1 : 0;
