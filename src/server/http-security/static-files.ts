@@ -17,10 +17,12 @@ export function staticFiles(settings: Settings): UnservedHandler | undefined {
   if (settings.httpStatic.length === 0) return undefined;
   const router = new ExpressRouter();
   const check = settings.httpStaticAuth ? basicAuthCheck(settings.httpStaticAuth) : undefined;
-  const auth = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
-    if (req.method === 'OPTIONS' || !check) return next();
-    check(req).then((ok) => (ok ? next() : sendBasicAuthChallenge(res)), next);
-  };
+  const auth = check
+    ? (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
+        if (req.method === 'OPTIONS') return next();
+        check(req).then((ok) => (ok ? next() : sendBasicAuthChallenge(res)), next);
+      }
+    : undefined;
   const seen = new Set<string>();
   for (const mount of settings.httpStatic) {
     const key = `${mount.path}::${mount.root}`;
@@ -31,7 +33,7 @@ export function staticFiles(settings: Settings): UnservedHandler | undefined {
       router.options(mount.root, handler);
       router.use(mount.root, handler);
     }
-    router.use(mount.root, auth);
+    if (auth) router.use(mount.root, auth);
     if (mount.middleware) router.use(mount.root, mount.middleware);
     router.use(mount.root, serveStatic(mount.path, mount.options));
   }
