@@ -310,7 +310,7 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
     const expressReq = req as ExpressRequest;
     req.url = expressReq.originalUrl;
     if (!nodeAuth || req.method === 'OPTIONS') return app.serve(req, res, expressReq.body);
-    nodeAuth(req).then((ok) => {
+    Promise.resolve(nodeAuth(req)).then((ok) => {
       if (ok) app.serve(req, res, expressReq.body);
       else sendBasicAuthChallenge(res);
     }, (e: unknown) => app.respondUnhandled(e, req, res));
@@ -333,14 +333,27 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
   };
   if (nodeAuth) {
     // Node-RED's httpNodeAuth: a client without the password is refused before its body is read.
-    scope.addHook('onRequest', async (request, reply) => {
-      const url = request.raw.url ?? '/';
-      if (request.method === 'OPTIONS' || !app.covers(url)) return;
-      if (adminMayHandle(url, pathOf(url), request.method)) return;
-      if (await nodeAuth(request.raw)) return;
+    const refuse = (request: FastifyRequest, reply: FastifyReply) => {
       reply.hijack();
       if (request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined) reply.raw.setHeader('Connection', 'close');
       sendBasicAuthChallenge(reply.raw);
+    };
+    // A callback hook: a client whose credentials were checked before is let through without a promise.
+    scope.addHook('onRequest', (request, reply, done) => {
+      const url = request.raw.url ?? '/';
+      if (request.method === 'OPTIONS' || !app.covers(url)) return done();
+      const ok = nodeAuth(request.raw);
+      if (ok === true) return done();
+      // RED.httpAdmin routes do not take httpNodeAuth; one that falls through is checked then.
+      if (adminMayHandle(url, pathOf(url), request.method)) return done();
+      if (ok === false) {
+        refuse(request, reply);
+        return done();
+      }
+      ok.then((passed) => {
+        if (!passed) refuse(request, reply);
+        done();
+      }, done);
     });
   }
   // A body for a path no route or middleware can take is refused before it is read.

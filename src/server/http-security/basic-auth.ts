@@ -4,29 +4,35 @@ import parseBasicAuth from 'basic-auth';
 import { verify } from '../../auth/bcrypt.js';
 import type { BasicAuthUser } from '../../settings-http.js';
 
-/** Checks a request's `Authorization: Basic` credentials against one configured user. */
-export type BasicAuthCheck = (req: IncomingMessage) => Promise<boolean>;
+/** Checks a request's `Authorization: Basic` credentials against one configured user (at once when it can). */
+export type BasicAuthCheck = (req: IncomingMessage) => boolean | Promise<boolean>;
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
  * Node-RED's httpNodeAuth/httpStaticAuth check: bcrypt (or its legacy md5 hex). As in Node-RED the
- * last password that matched is remembered (the setting cannot change without a restart), so a
- * client sending the right password pays for bcrypt once, not per request; only its digest is kept.
+ * credentials that last matched are remembered (the setting cannot change without a restart), so
+ * a client sending them pays for bcrypt once, and afterwards one hash and a constant-time compare
+ * of its Authorization header answer at once; only the header's digest is kept.
  */
 export function basicAuthCheck({ user, pass }: BasicAuthUser): BasicAuthCheck {
   const md5 = pass.length === 32;
-  const userDigest = digest(user);
   let remembered: Buffer | undefined;
-  return async (req) => {
+  return (req) => {
+    const header = req.headers.authorization;
+    if (header === undefined) return false;
+    const headerDigest = digest(header);
+    if (remembered && timingSafeEqual(headerDigest, remembered)) return true;
     const given = parseBasicAuth(req);
     if (!given) return false;
-    const okUser = timingSafeEqual(digest(given.name), userDigest);
-    const passDigest = digest(given.pass);
-    if (remembered && timingSafeEqual(passDigest, remembered)) return okUser;
-    const okPass = md5 ? createHash('md5').update(given.pass, 'utf8').digest('hex') === pass.toLowerCase() : await verify(given.pass, pass);
-    if (okPass) remembered = passDigest;
-    return okUser && okPass;
+    // The password is checked even for a wrong user name, so both take the same time.
+    const okUser = given.name === user;
+    if (md5) return remember(okUser && createHash('md5').update(given.pass, 'utf8').digest('hex') === pass.toLowerCase());
+    return verify(given.pass, pass).then((ok) => remember(okUser && ok));
+    function remember(ok: boolean): boolean {
+      if (ok) remembered = headerDigest;
+      return ok;
+    }
   };
 }
 

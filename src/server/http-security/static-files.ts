@@ -20,7 +20,7 @@ export function staticFiles(settings: Settings): UnservedHandler | undefined {
   const auth = check
     ? (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
         if (req.method === 'OPTIONS') return next();
-        check(req).then((ok) => (ok ? next() : sendBasicAuthChallenge(res)), next);
+        Promise.resolve(check(req)).then((ok) => (ok ? next() : sendBasicAuthChallenge(res)), next);
       }
     : undefined;
   const seen = new Set<string>();
