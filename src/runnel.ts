@@ -9,10 +9,10 @@ import { buildApp } from './server/app.js';
 import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/app.js';
 import type { Storage } from './storage/types.js';
 import type { Server } from 'node:http';
-import { Metrics } from './server/metrics/metrics.js';
 import { startMetricsListener } from './server/metrics/routes.js';
 import { refreshTls, resolveTls } from './server/http-security/tls.js';
 import type { Server as HttpsServer } from 'node:https';
+import { MemoryTrimmer } from './memory-trim.js';
 
 export interface RunnelOptions {
   /** Log destination (tests capture logs to scan them). Defaults to stdout. */
@@ -43,7 +43,8 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
   const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES });
-  const metrics = settings.metrics.enabled ? new Metrics(runtime) : undefined;
+  // prom-client costs ~13 MiB resident: loaded only when metrics are on.
+  const metrics = settings.metrics.enabled ? new (await import('./server/metrics/metrics.js')).Metrics(runtime) : undefined;
   if (settings.unsupported.length > 0) log.warn(`Settings Runnel does not support (ignored): ${settings.unsupported.join(', ')}`);
   const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin, metrics }, { tls });
   const stopTlsRefresh = tls ? refreshTls(app.server as unknown as HttpsServer, settings, tls, log) : () => {};
@@ -61,6 +62,9 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
     await storage.close();
     throw e;
   }
+  const trimmer = new MemoryTrimmer();
+  trimmer.schedule();
+  runtime.observeDeploys(() => trimmer.schedule());
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : settings.uiPort;
   const host = settings.uiHost.includes(':') ? `[${settings.uiHost}]` : settings.uiHost;
@@ -77,6 +81,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
     stop: () =>
       (stopping ??= (async () => {
         stopTlsRefresh();
+        trimmer.stop();
         await app.close();
         if (metricsServer) await new Promise((resolve) => metricsServer.close(resolve));
         await runtime.stop();

@@ -6,7 +6,7 @@
 const UNSUPPORTED = [
   'httpRoot', 'httpAuth', 'httpAdminAuth', 'httpAdminCookieOptions',
   'autoInstallModules', 'autoInstallModulesRetry', 'nodesExcludes', 'exportGlobalContextKeys', 'runtimeMetricInterval',
-  'runtimeSyncDelivery', 'paletteCategories', 'globalFunctionTimeout', 'inboundWebSocketTimeout', 'webSocketKeepAliveTime',
+  'runtimeSyncDelivery', 'globalFunctionTimeout', 'inboundWebSocketTimeout', 'webSocketKeepAliveTime',
   'debugUseColors',
 ];
 
