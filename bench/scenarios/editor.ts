@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { deployBody, timedDeploy } from '../admin-client.js';
 import { rssMiB, type RunningSystem } from '../systems.js';
@@ -6,6 +8,11 @@ import { DEPLOY_TIMEOUT_MS, PROBE_PATH, adminToken, bigConfig, deployServing, sl
 import type { Scenario, ScenarioContext } from './types.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+/**
+ * A folder: each editor load then also records the page's CPU profile (Chromium's Profiler, open in
+ * DevTools) and a request timeline there, and prints where the time went, to compare both systems.
+ */
+const TRACE_DIR = process.env.RUNNEL_BENCH_EDITOR_TRACE;
 /** How long the debug flood runs, and how many messages it offers per 10 ms tick. */
 const FLOOD_MS = 5000;
 const FLOOD_BATCH = 50;
@@ -29,6 +36,7 @@ async function openEditor(browser: Browser, system: RunningSystem, ctx: Scenario
   const page = await context.newPage();
   const sizes: Promise<number>[] = [];
   page.on('requestfinished', (r) => sizes.push(r.sizes().then((s) => s.responseBodySize + s.responseHeadersSize, () => 0)));
+  const trace = TRACE_DIR ? await startTrace(page) : undefined;
   const start = performance.now();
   await page.goto(system.base);
   await page.fill('#node-dialog-login-username', ctx.env.users.admin, { timeout: 120_000 });
@@ -50,7 +58,47 @@ async function openEditor(browser: Browser, system: RunningSystem, ctx: Scenario
   });
   const ms = performance.now() - start;
   const kib = (await Promise.all(sizes)).reduce((a, b) => a + b, 0) / 1024;
+  if (trace) await trace.finish(`${system.kind}-${nodesExpected ? 'big' : 'empty'}-${Date.now()}`, ctx);
   return { page, ms, kib, close: () => context.close() };
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+/** Starts the page's CPU profiler and a request timeline; `finish` writes both and prints a summary. */
+async function startTrace(page: Page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 1000 });
+  await cdp.send('Profiler.start');
+  const t0 = performance.now();
+  const timeline: string[] = [];
+  const began = new Map<unknown, number>();
+  page.on('request', (r) => began.set(r, performance.now() - t0));
+  page.on('requestfinished', (r) => {
+    const url = new URL(r.url());
+    timeline.push(`${(began.get(r) ?? 0).toFixed(0).padStart(6)} → ${(performance.now() - t0).toFixed(0).padStart(6)} ms  ${r.method()} ${url.pathname}${url.search} ${r.headers().accept ?? ''}`);
+  });
+  page.on('websocket', (ws) => ws.on('framereceived', (f) => timeline.push(`${(performance.now() - t0).toFixed(0).padStart(6)} ms  ws ← ${String(f.payload).slice(0, 120)}`)));
+  return {
+    async finish(name: string, ctx: ScenarioContext): Promise<void> {
+      const { profile } = (await cdp.send('Profiler.stop')) as { profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] } };
+      await writeFile(path.join(TRACE_DIR!, `${name}.cpuprofile`), JSON.stringify(profile));
+      await writeFile(path.join(TRACE_DIR!, `${name}.timeline.txt`), timeline.join('\n') + '\n');
+      const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+      const self = new Map<string, number>();
+      profile.samples.forEach((id, i) => {
+        const f = frames.get(id)!;
+        const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
+        self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+      });
+      const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 15);
+      ctx.log(`  ${name}: page CPU profile and timeline in ${TRACE_DIR}; most self time:`);
+      for (const [fn, ms] of top) ctx.log(`    ${ms.toFixed(0).padStart(6)} ms  ${fn}`);
+    },
+  };
 }
 
 function editorLoadScenario(name: string, big: boolean): Scenario {
