@@ -6,7 +6,7 @@ import { hashPassword } from './auth/passwords.js';
 import { RUNNEL_VERSION } from './version.js';
 
 const USAGE = `Usage:
-  runnel [start] [--settings FILE] [--port N] [--host HOST] [--user-dir DIR]
+  runnel [start] [--settings FILE] [--port N] [--host HOST] [--user-dir DIR] [--safe]
   runnel hash-pw            read a password (stdin or prompt), print a bcrypt hash
   runnel --version | --help`;
 
@@ -23,6 +23,7 @@ export async function main(argv: string[]): Promise<number> {
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         'user-dir': { type: 'string', short: 'u' },
+        safe: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -60,7 +61,7 @@ function fail(message: string): number {
   return 1;
 }
 
-async function start(values: { settings?: string; port?: string; host?: string; 'user-dir'?: string }): Promise<number> {
+async function start(values: { settings?: string; port?: string; host?: string; 'user-dir'?: string; safe?: boolean }): Promise<number> {
   let raw: Record<string, unknown> = {};
   let file: string | undefined;
   if (values.settings) {
@@ -74,6 +75,7 @@ async function start(values: { settings?: string; port?: string; host?: string; 
   }
   if (values.host !== undefined) raw.uiHost = values.host;
   if (values['user-dir'] !== undefined) raw.userDir = values['user-dir'];
+  if (values.safe) raw.safeMode = true;
   const settings = resolveSettings(raw, process.cwd(), file);
   // Signal handlers go in before anything starts: a signal during start-up stops the server once it is up.
   let signalled: string | undefined;

@@ -70,6 +70,8 @@ export interface Settings {
   /** Bytes (accepts "5mb" style strings in the file). */
   apiMaxLength: number;
   nodeCloseTimeout: number;
+  /** Node-RED's safe mode (`--safe`, `RUNNEL_SAFE=1`): the flows are loaded, not started, until a deploy or POST /flows/state starts them. */
+  safeMode: boolean;
   functionGlobalContext: Record<string, unknown>;
   /** Milliseconds a function node may run synchronously per message; 0 = no limit. */
   functionTimeout: number;
@@ -150,7 +152,7 @@ const KNOWN_KEYS = new Set([
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
-  'instanceId', 'instanceUrl',
+  'instanceId', 'instanceUrl', 'safeMode',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -446,6 +448,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     httpNodeNotFound: pick(raw, 'httpNodeNotFound', (v) => v === 'express' || v === 'json', '"express" or "json"', 'express' as const),
     apiMaxLength: raw.apiMaxLength === undefined ? 5 * 1024 * 1024 : parseSize(raw.apiMaxLength, 'apiMaxLength'),
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
+    safeMode: pick(raw, 'safeMode', isBool, 'true or false', false) || /^(1|true|yes)$/i.test(env.RUNNEL_SAFE ?? ''),
     functionGlobalContext: fgc,
     functionTimeout: pick(raw, 'functionTimeout', isInt(0, 3_600_000), 'milliseconds (0 = no limit)', 10000),
     functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),

@@ -24,10 +24,10 @@ export function killRunnels(): void {
 }
 
 /** Starts `node bin/runnel.js start --settings FILE` and waits for its "listening on" line. */
-export async function spawnRunnel(dir: string, settings: Record<string, unknown>, extraArgs: string[] = []): Promise<RunnelProcess> {
+export async function spawnRunnel(dir: string, settings: Record<string, unknown>, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<RunnelProcess> {
   const file = path.join(dir, 'settings.json');
   await writeFile(file, JSON.stringify({ uiPort: 0, uiHost: '127.0.0.1', userDir: path.join(dir, 'user'), logging: { level: 'warn' }, ...settings }));
-  const child = spawn(process.execPath, [BIN, 'start', '--settings', file, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'start', '--settings', file, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   live.add(child);
   child.on('exit', () => live.delete(child));
   let out = '';
