@@ -4,6 +4,10 @@ import { resolveSettings, loadSettingsFile, SettingsError } from './settings.js'
 import { startRunnel } from './runnel.js';
 import { hashPassword } from './auth/passwords.js';
 import { RUNNEL_VERSION } from './version.js';
+import { startStopWatchdog } from './watchdog/stop-watchdog.js';
+
+/** What a stop may take beyond nodeCloseTimeout (closing the listener, flushing storage) before the watchdog kills. */
+const STOP_BOUND_MS = 5000;
 
 const USAGE = `Usage:
   runnel [start] [--settings FILE] [--port N] [--host HOST] [--user-dir DIR] [--safe]
@@ -82,7 +86,11 @@ async function start(values: { settings?: string; port?: string; host?: string; 
   let onSignal: (signal: string) => void = (signal) => (signalled = signal);
   process.once('SIGINT', () => onSignal('SIGINT'));
   process.once('SIGTERM', () => onSignal('SIGTERM'));
+  const watchdog = startStopWatchdog(settings.nodeCloseTimeout + STOP_BOUND_MS);
   const instance = await startRunnel(settings);
+  void watchdog.then((watching) => {
+    if (!watching) instance.log.warn('this Node.js cannot watch signals off the main thread: a stop signal waits for running code to yield');
+  });
   process.on('unhandledRejection', (reason) => instance.log.error({ err: reason }, 'unhandled promise rejection in a node'));
   if (!settings.adminAuth && !['127.0.0.1', 'localhost', '::1'].includes(settings.uiHost)) {
     instance.log.warn(`the admin API on ${settings.uiHost} has no adminAuth: anyone who can reach it controls this runtime`);

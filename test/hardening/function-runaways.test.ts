@@ -70,3 +70,47 @@ describe('issue 12 finding 6: runaway function-node code is stopped and the admi
     await attack('regex', 'node.warn("regex " + /^(a+)+b$/.test("a".repeat(64)));', /regex false/);
   });
 });
+
+describe('issue 12 finding 6: SIGTERM stops the process within nodeCloseTimeout + 5 s', () => {
+  const CLOSE_MS = 1000;
+  /** nodeCloseTimeout + the watchdog's 5 s, with room for a loaded machine. */
+  const STOP_BOUND_MS = CLOSE_MS + 5000 + 10_000;
+  const spin = [
+    { id: 'inj', type: 'inject', z: 't', once: true, onceDelay: 1, props: [{ p: 'payload' }], wires: [['fn']] },
+    { id: 'fn', type: 'function', z: 't', name: 'spin', func: 'while (true) {}', outputs: 1, wires: [[]] },
+  ];
+
+  /** The exit code or signal after SIGTERM, or "still running" past the bound. */
+  function stop(r: RunnelProcess): Promise<number | string> {
+    r.child.kill('SIGTERM');
+    return Promise.race([r.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), STOP_BOUND_MS))]);
+  }
+
+  test('code with no time limit holds the main thread: SIGTERM still ends the process (killed after the bound)', async () => {
+    const own = await tempDir();
+    try {
+      const r = await spawnRunnel(own, { functionTimeout: 0, nodeCloseTimeout: CLOSE_MS });
+      await deploy(r, spin, { tab: 't' });
+      // The attack is live once the admin API no longer answers.
+      await eventually(() => request(new URL('flows', r.url).href, { signal: AbortSignal.timeout(2000) }).then(() => false, () => true), 30_000);
+      assert.equal(await stop(r), 'SIGKILL');
+      assert.match(r.output(), /runnel: not stopped 6000 ms after SIGTERM: killed/);
+    } finally {
+      killRunnels();
+      await removeDir(own);
+    }
+  });
+
+  test('with the guard on, SIGTERM during an attack stops the process gracefully (exit 0)', async () => {
+    const own = await tempDir();
+    try {
+      const r = await spawnRunnel(own, { functionTimeout: LIMIT_MS, nodeCloseTimeout: CLOSE_MS });
+      await deploy(r, [{ ...spin[0], onceDelay: 0.1, repeat: '0.5' }, { ...spin[1], func: 'while (true) { await null; }' }], { tab: 't' });
+      await eventually(() => stopped('spin').test(r.output()), 30_000, 100);
+      assert.equal(await stop(r), 0);
+    } finally {
+      killRunnels();
+      await removeDir(own);
+    }
+  });
+});
