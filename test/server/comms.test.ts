@@ -1,56 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { WebSocket } from 'ws';
 import { adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { copyFixture } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
-
-interface Entry {
-  topic: string;
-  data: any;
-}
-
-/** A /comms client that records every frame. */
-class Editor {
-  readonly frames: unknown[] = [];
-  readonly ws: WebSocket;
-  closed = false;
-  private readonly opened: Promise<void>;
-
-  constructor(url: string) {
-    this.ws = new WebSocket(url.replace(/^http/, 'ws') + 'comms');
-    this.ws.on('message', (data) => this.frames.push(JSON.parse(String(data))));
-    this.ws.on('close', () => (this.closed = true));
-    this.opened = new Promise((resolve, reject) => {
-      this.ws.once('open', () => resolve());
-      this.ws.once('error', reject);
-    });
-  }
-
-  async send(msg: unknown): Promise<void> {
-    await this.opened;
-    this.ws.send(JSON.stringify(msg));
-  }
-
-  /** Every `{topic, data}` received so far, batches flattened. */
-  get entries(): Entry[] {
-    return this.frames.filter(Array.isArray).flat() as Entry[];
-  }
-
-  on(topic: string): Entry[] {
-    return this.entries.filter((e) => e.topic === topic);
-  }
-
-  async waitFor(topic: string, count = 1): Promise<Entry[]> {
-    await eventually(() => this.on(topic).length >= count);
-    return this.on(topic);
-  }
-
-  close(): void {
-    this.ws.terminate();
-  }
-}
+import { Editor } from '../helpers/comms.js';
 
 const debugFlow = [
   { id: 't1', type: 'tab', label: 'T' },
@@ -114,14 +68,19 @@ describe('/comms with adminAuth', { timeout: 60_000 }, () => {
     await eventually(() => e.frames.length === 1);
     await e.send({ subscribe: 'debug' });
     await deploy(server, debugFlow, { token });
+    const comms = server.instance.app.comms!;
+    const others = comms.receiving - 1;
+    const watcher = editor();
+    await watcher.send({ auth: token });
+    await watcher.send({ subscribe: 'debug' });
+    await eventually(() => comms.receiving === others + 2);
     assert.equal((await request(server.at('auth/revoke'), { method: 'POST', json: { token: mine }, token: mine })).status, 200);
-    // The check runs each second; after it the editor gets nothing more, though it is still open.
-    await new Promise((r) => setTimeout(r, 1500));
+    // The token check runs each second; from then on the revoked editor gets nothing.
+    await eventually(() => comms.receiving === others + 1, 10_000);
     const before = e.frames.length;
     assert.equal((await request(server.at('inject/inj'), { method: 'POST', json: {}, token })).status, 200);
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(e.frames.length, before);
-    assert.equal(e.closed, false);
+    await watcher.waitFor('debug', 2);
+    assert.deepEqual(e.frames.slice(before).filter((f) => !(f as { auth?: string }).auth), []);
     await eventually(() => e.closed, 10_000);
     assert.deepEqual(e.frames.at(-1), { auth: 'fail' });
   });
@@ -185,6 +144,7 @@ describe('/comms with adminAuth', { timeout: 60_000 }, () => {
     for (let i = 0; i < 50_000; i++) server.instance.runtime.events.emit('comms', { topic: 'debug', data: { msg: big, i } });
     await eventually(() => comms.dropped > 0);
     assert.ok(comms.longestQueue <= 1000, `queue ${comms.longestQueue}`);
+    assert.ok(comms.largestQueue <= 1024 * 1024, `queued ${comms.largestQueue}`);
     // 50,000 × 2 KB would be 100 MB if kept; the bound keeps it to a few MB.
     assert.ok(process.memoryUsage().heapUsed - heapBefore < 60 * 1024 * 1024);
   });
