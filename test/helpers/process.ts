@@ -35,7 +35,11 @@ export async function spawnRunnel(dir: string, settings: Record<string, unknown>
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`runnel did not start within 15 s:\n${out}`)), 15_000);
+    // Generous: a loaded machine starts a process slowly. One that never listens is killed, so it cannot hold the test file open.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`runnel did not start within 60 s:\n${out}`));
+    }, 60_000);
     const check = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {
