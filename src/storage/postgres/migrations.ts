@@ -64,6 +64,9 @@ const MIGRATIONS: Migration[] = [
     CREATE TABLE ${s}.user_settings (username text PRIMARY KEY, settings text NOT NULL);
     CREATE TABLE ${s}.library (type text NOT NULL, path text NOT NULL, meta text NOT NULL, body text NOT NULL, PRIMARY KEY (type, path));
   `,
+  (s) => `
+    CREATE TABLE ${s}.modules (name text PRIMARY KEY, record text NOT NULL, tarball bytea);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

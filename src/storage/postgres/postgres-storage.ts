@@ -13,6 +13,7 @@ import { Election } from './election.js';
 import { Library } from './library.js';
 import { Revisions } from './revisions.js';
 import { sharedContext } from './shared-context.js';
+import { sharedModules } from './modules.js';
 import { migrate } from './migrations.js';
 
 /**
@@ -76,6 +77,13 @@ class PostgresStorage implements Storage {
       findSession: (tokenHash: string) => this.findSession(tokenHash),
       context: sharedContext({
         table: `${s}.context`,
+        query: (text, values) => this.query(text, values),
+        transaction: (work) => this.transaction(work),
+        notify: (client, change) => this.notify(client, change),
+        instanceId,
+      }),
+      modules: sharedModules({
+        table: `${s}.modules`,
         query: (text, values) => this.query(text, values),
         transaction: (work) => this.transaction(work),
         notify: (client, change) => this.notify(client, change),
