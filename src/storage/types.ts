@@ -197,9 +197,30 @@ export interface SharedStorage {
   currentRev(): Promise<{ rev: string; type: string }>;
 }
 
+/**
+ * Failed logins by key (the throttle's address, user and (address, user) keys), as epoch-ms times.
+ * A shared backend counts every instance's failures, so a limit holds across the cluster.
+ */
+export interface LoginFailures {
+  /** The failure times after `since` of each key that has any, oldest first. */
+  recent(keys: string[], since: number): Promise<Record<string, number[]>>;
+  /**
+   * One atomic step, also across instances: reads the keys' failure times after `since` and, when
+   * `admit` accepts them, records a failure at `now` under every key. Resolves with the times read
+   * and whether the failure was recorded.
+   */
+  countIf(keys: string[], since: number, now: number, admit: (times: Record<string, number[]>) => boolean): Promise<{ recorded: boolean; times: Record<string, number[]> }>;
+  /** A successful login: takes back the newest failure of each `pop` key and forgets the `clear` keys. */
+  forgive(pop: string[], clear: string[]): Promise<void>;
+  /** Forgets every failure at or before `before`. */
+  prune(before: number): Promise<void>;
+}
+
 export interface Storage {
   /** Present when other instances share this storage; undefined for a single instance's files. */
   readonly shared?: SharedStorage;
+  /** Login throttling's counters: kept in memory by the file backend (a single instance), in the database by a shared one. */
+  readonly loginFailures: LoginFailures;
   /** Prepares the backend (creates the user dir, repairs an interrupted save). Call once. */
   init(): Promise<void>;
   getFlows(): Promise<FlowsSnapshot>;

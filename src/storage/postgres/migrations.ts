@@ -67,6 +67,11 @@ const MIGRATIONS: Migration[] = [
   (s) => `
     CREATE TABLE ${s}.modules (name text PRIMARY KEY, record text NOT NULL, tarball bytea);
   `,
+  (s) => `
+    CREATE TABLE ${s}.login_failures (id bigserial PRIMARY KEY, key text NOT NULL, at bigint NOT NULL);
+    CREATE INDEX ON ${s}.login_failures (key, at);
+    CREATE INDEX ON ${s}.login_failures (at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
