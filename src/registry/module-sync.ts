@@ -100,6 +100,8 @@ export class ModuleSync {
 
   private async reconcileNow(retry: boolean): Promise<void> {
     const wanted = new Map((await this.shared.list()).map((e) => [e.name, e.record as unknown as ModuleRecord]));
+    // A module that failed here and that another instance removed from the list is no failure any more.
+    for (const name of this.failed.keys()) if (!wanted.has(name) && !this.local.records[name]) this.failed.delete(name);
     for (const [name, want] of wanted) {
       await this.step(name, want, retry, async () => {
         if (this.needsInstall(name, want)) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { clusterSuite, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
@@ -87,6 +87,16 @@ describe('cluster: one shared list of node modules', { timeout: 300_000 }, () =>
       return Object.values(s).every((m) => m?.state === 'installed') ? s : undefined;
     }, WITHIN_MS);
     assert.deepEqual(Object.keys(states!).sort(), ['node0', 'node1', 'node2']);
+  });
+
+  it('upgrades everywhere a module upgraded on one instance', async () => {
+    const [a, b, c] = nodes as [ClusterInstance, ClusterInstance, ClusterInstance];
+    const dir = await copyFixture(UPPER, work, 'upper-1.1');
+    const manifest = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as { version: string };
+    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, version: '1.1.0' }));
+    const upgraded = await request(b.at('nodes'), { method: 'POST', token, json: { module: dir } });
+    assert.equal(upgraded.status, 200, upgraded.text);
+    for (const n of [a, c]) await eventually(async () => (await moduleOn(n, UPPER))?.version === '1.1.0' && (await answers(n, 'upper')) === 'HELLO', WITHIN_MS);
   });
 
   it('installs an uploaded tarball everywhere from the bytes kept in the database', async () => {
