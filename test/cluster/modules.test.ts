@@ -79,6 +79,8 @@ describe('cluster: one shared list of node modules', { timeout: 300_000 }, () =>
     assert.equal(installed.status, 200, installed.text);
     for (const n of [b, c]) {
       assert.equal((await loadedOn(n, UPPER))!.version, '1.0.0', n.id);
+      const sets = (await request(n.at('nodes'), { token })).body as { module: string; types: string[] }[];
+      assert.deepEqual(sets.find((set) => set.module === UPPER)?.types, ['upper-case'], n.id);
     }
     await deploy(b, throughNode('upper-case', '/upper'));
     for (const n of nodes) assert.equal(await eventually(() => answers(n, 'upper'), WITHIN_MS), 'HELLO', n.id);
