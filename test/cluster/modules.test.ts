@@ -53,10 +53,10 @@ describe('cluster: one shared list of node modules', { timeout: 300_000 }, () =>
     const r = await request(n.at(`nodes/${name}`), { token });
     return r.status === 200 ? (r.body as { version: string; nodes: { enabled: boolean; loaded: boolean }[] }) : undefined;
   };
-  /** The module once its code has run (a module is listed while its sets still load). */
+  /** The module once its sets are registered and their code has run (a module is listed before either). */
   const loadedOn = (n: ClusterInstance, name: string) => eventually(async () => {
     const mod = await moduleOn(n, name);
-    return mod?.nodes.every((s) => s.loaded) ? mod : undefined;
+    return mod && mod.nodes.length > 0 && mod.nodes.every((s) => s.loaded) ? mod : undefined;
   }, WITHIN_MS);
   const clusterStates = async (name: string) => {
     const r = await request(nodes[0]!.at('cluster'), { token });
