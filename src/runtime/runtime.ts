@@ -111,6 +111,10 @@ export class Runtime {
   private member: ClusterMember | undefined;
   /** Whether primary-only tabs run here: always for a single instance, for the elected one in a cluster. */
   private primary: boolean;
+  /** The stored credentials did not decrypt at start: the editor is warned until a deploy replaces them. */
+  private credentialsUnreadable = false;
+  /** The last `runtime-state` notification, for whoever starts listening later (the editor's /comms). */
+  private lastStateNotice: Record<string, unknown> = { state: 'stop', deploy: false };
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -223,6 +227,7 @@ export class Runtime {
       await this.loadFromStorage(this.storage.shared !== undefined);
       if (stoppedByOperator) {
         this.log.info('Flows stopped through POST /flows/state: loaded, not started');
+        this.noticeState('stop', false);
         return;
       }
       await this.runFlows();
@@ -496,6 +501,7 @@ export class Runtime {
     const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, revision: meta, type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
+    this.credentialsUnreadable = false;
     this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
     // Flows stopped through POST /flows/state: the deploy is saved, not started.
     let stopped: string[] = [];
@@ -584,14 +590,37 @@ export class Runtime {
 
   private emitStopped(type: string, diff: () => ConfigDiff, deploy: boolean): void {
     this.emitFlows('stopped', type, diff);
-    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'stop', deploy }, retain: true });
+    this.noticeState('stop', deploy);
     this.events.emit('nodes-stopped');
   }
 
   private emitStarted(type: string, diff: (() => ConfigDiff) | undefined, deploy: boolean): void {
     this.emitFlows('started', type, diff);
     this.events.emit('nodes-started');
-    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'start', deploy }, retain: true });
+    // A deploy while flows are stopped (POST /flows/state) saves them without starting them.
+    this.noticeState(this.started ? 'start' : 'stop', deploy);
+  }
+
+  /** The current `runtime-state` notification (retained for editors that connect later). */
+  get stateNotice(): Record<string, unknown> {
+    return this.lastStateNotice;
+  }
+
+  /**
+   * Tells the editor the flows' state, with Node-RED's warning forms while something is wrong:
+   * deployed types missing, or credentials that did not decrypt (and will be replaced by the next
+   * deploy). A notification without `text` closes the editor's earlier warning.
+   */
+  private noticeState(state: 'start' | 'stop', deploy: boolean): void {
+    const payload: Record<string, unknown> = { state, deploy };
+    const missing = this.flowSet.missingTypes;
+    if (missing.length) {
+      Object.assign(payload, { type: 'warning', error: 'missing-types', text: 'notification.warnings.missing-types', types: [...missing] });
+    } else if (this.credentialsUnreadable) {
+      Object.assign(payload, { type: 'warning', error: 'credentials_load_failed', text: 'notification.warnings.credentials_load_failed_reset' });
+    }
+    this.lastStateNotice = payload;
+    this.events.emit('runtime-event', { id: 'runtime-state', payload, retain: true });
   }
 
   private async loadFromStorage(strict = false): Promise<void> {
@@ -599,12 +628,16 @@ export class Runtime {
     if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
     try {
       await this.credentials.load(snapshot.credentials);
+      this.credentialsUnreadable = false;
     } catch (err) {
       if (strict) {
         throw new RunnelError('credentials_undecryptable', 'the stored credentials do not decrypt with this instance\'s key: every instance sharing a database needs the same credentialSecret');
       }
-      // Node-RED's behaviour: flows still start, without credentials; the file is left as it is until the next deploy.
+      // Node-RED's behaviour: flows still start, without credentials; the stored ones are left as
+      // they are until the next deploy replaces them, and the editor says so meanwhile.
       this.log.error({ code: (err as RunnelError).code }, (err as Error).message);
+      this.credentialsUnreadable = true;
+      this.credentials.replaceOnNextSave();
     }
     this.active = { flows: snapshot.flows, parsed: this.parse(snapshot.flows), rev: snapshot.rev };
   }
@@ -619,6 +652,8 @@ export class Runtime {
         const parsed = this.parse(this.active.flows);
         this.active.parsed = parsed;
         await this.flowSet.start(parsed);
+        // The missing-types warning shrinks, or closes once nothing is missing.
+        this.noticeState('start', false);
       });
     });
   }

@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import Mustache from 'mustache';
+import type MustacheModule from 'mustache';
+import { lazy } from '../../lazy.js';
+
+const Mustache = lazy<typeof MustacheModule>('mustache');
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { RunnelError } from '../../errors.js';
@@ -11,7 +14,7 @@ import { StaticFiles } from './static-files.js';
 import type { Theme } from './theme.js';
 import { CORE_MODULE, type NodeResources } from './node-resources.js';
 import { requestLang } from './lang.js';
-import { fileAnswer, objectAnswer } from './schemas.js';
+import { fileAnswer, pageAnswer, themeAnswer } from './schemas.js';
 import { sendCompressed } from './compress.js';
 
 const require = createRequire(import.meta.url);
@@ -38,7 +41,7 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
   const files = new StaticFiles(path.join(CLIENT_DIR, 'public'));
   const cacheBuster = createHash('sha1').update(`${CLIENT_VERSION}:${RUNNEL_VERSION}`).digest('hex').slice(0, 12);
   const template = await readFile(path.join(CLIENT_DIR, 'templates', 'index.mst'), 'utf8');
-  const page = Mustache.render(template, { ...theme.context, cacheBuster });
+  const page = Mustache().render(template, { ...theme.context, cacheBuster });
   const pageEtag = `"${createHash('sha1').update(page).digest('base64url')}"`;
 
   const sendPage = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -49,7 +52,7 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
     if (request.headers['if-none-match'] === pageEtag) return reply.code(304).send();
     return reply.send(page);
   };
-  app.get('/', { schema: { response: fileAnswer } }, sendPage);
+  app.get('/', { schema: { response: pageAnswer } }, sendPage);
 
   const serveFrom = (prefix: string) => async (request: FastifyRequest<{ Params: { '*': string }; Querystring: { v?: string } }>, reply: FastifyReply) => {
     const immutable = request.query.v === cacheBuster;
@@ -64,7 +67,7 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
     return reply;
   });
 
-  app.get('/theme', { schema: { response: objectAnswer } }, async () => theme.context);
+  app.get('/theme', { schema: { response: themeAnswer } }, async () => theme.context);
   const themeFiles = new Map<string, StaticFiles>();
   app.get<{ Params: { kind: string; name: string } }>('/theme/:kind/:name', { schema: { params: themeFileParams, response: fileAnswer } }, async (request, reply) => {
     const file = theme.files.get(`theme/${request.params.kind}/${encodeURIComponent(request.params.name)}`);
