@@ -114,9 +114,18 @@ export async function startMosquitto(): Promise<Mosquitto> {
   };
 }
 
-/** A connected MQTT.js client as an outside peer of the flows under test. */
+const peers = new Set<MqttClient>();
+
+/** Ends every peer still open: a test that failed before its own `endAsync` must not hold the file open. */
+export async function closePeers(): Promise<void> {
+  await Promise.all([...peers].map((c) => c.endAsync(true)));
+  peers.clear();
+}
+
+/** A connected MQTT.js client as an outside peer of the flows under test (ended by `closePeers`). */
 export async function peer(port: number, options: IClientOptions = {}): Promise<MqttClient> {
   const client = mqtt.connect(`mqtt://127.0.0.1:${port}`, { reconnectPeriod: 100, ...options });
+  peers.add(client);
   await new Promise<void>((resolve, reject) => {
     client.once('connect', () => resolve());
     client.once('error', reject);

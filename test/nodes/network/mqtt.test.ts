@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
-import { startAedes, peer, collect, TLS_DIR, type TestBroker } from '../../helpers/mqtt.js';
+import { startAedes, closePeers, peer, collect, TLS_DIR, type TestBroker } from '../../helpers/mqtt.js';
 import { node, receiver, type Conf } from '../flow.js';
 import { deploy } from '../../helpers/deploy.js';
 
@@ -29,6 +29,7 @@ describe('mqtt nodes against an aedes broker', () => {
     capture = installCapture(server);
   });
   after(async () => {
+    await closePeers();
     await server.dispose();
     await broker.close();
   });
@@ -188,7 +189,7 @@ describe('mqtt nodes against an aedes broker', () => {
     await deploy(server, flows('msg.payload = msg.payload; return msg;', 'one'), { type: 'nodes' });
     await deploy(server, flows('msg.payload = msg.payload; return msg;', 'two'), { type: 'nodes' });
     await publishing;
-    await eventually(() => seen.all.length >= N, 20_000);
+    await eventually(() => seen.all.length >= N, 60_000);
     const got = new Set(seen.on('flow/out'));
     const missing = Array.from({ length: N }, (_, i) => String(i)).filter((i) => !got.has(i));
     assert.deepEqual(missing, []);
@@ -230,6 +231,7 @@ describe('mqtt-broker with user credentials and TLS through tls-config', () => {
     capture = installCapture(server);
   });
   after(async () => {
+    await closePeers();
     await server.dispose();
     await broker.close();
   });
@@ -276,7 +278,10 @@ describe('tls-config with tlsConfigDisableLocalFiles', () => {
   before(async () => {
     server = await startServer({ tlsConfigDisableLocalFiles: true });
   });
-  after(() => server.dispose());
+  after(async () => {
+    await closePeers();
+    await server.dispose();
+  });
 
   test('refuses certificate files named in a flow and still takes pasted ones', async () => {
     await deploy(server, [tab, { id: 'tls3', type: 'tls-config', cert: '', key: '', ca: path.join(TLS_DIR, 'ca.crt') }]);

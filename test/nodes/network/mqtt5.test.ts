@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
-import { hasMosquitto, startMosquitto, peer, collect, type Mosquitto } from '../../helpers/mqtt.js';
+import { hasMosquitto, startMosquitto, closePeers, peer, collect, type Mosquitto } from '../../helpers/mqtt.js';
 import { node, receiver, type Conf } from '../flow.js';
 import { deploy } from '../../helpers/deploy.js';
 
@@ -26,6 +26,7 @@ describe('mqtt nodes with MQTT 5 against mosquitto', { skip: !hasMosquitto && !p
     capture = installCapture(server);
   });
   after(async () => {
+    await closePeers();
     await server?.dispose();
     await broker?.close();
   });
