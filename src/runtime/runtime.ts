@@ -35,6 +35,7 @@ import type { NodeSets } from './red-api-types.js';
 import { nodeClasses } from './node-classes.js';
 import { ClusterMember } from './cluster-member.js';
 import { primaryOnlyIds, primaryView } from './primary-only.js';
+import { FlowTransition } from './transition.js';
 
 const EMPTY_DIFF: ConfigDiff = {
   added: new Set(), changed: new Set(), removed: new Set(), rewired: new Set(), linked: new Set(), flowChanged: new Set(), globalConfigChanged: false,
@@ -111,6 +112,10 @@ export class Runtime {
   private member: ClusterMember | undefined;
   /** Whether primary-only tabs run here: always for a single instance, for the elected one in a cluster. */
   private primary: boolean;
+  /** From construction until the stored flows have started, and while a deploy stops and starts nodes. */
+  private readonly transition = new FlowTransition();
+  private loading: Promise<void> | undefined;
+  private stoppedByOperator = false;
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -146,6 +151,7 @@ export class Runtime {
     this.modules = new ModuleManager(this);
     this.primary = deps.storage.shared === undefined;
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
+    this.transition.begin();
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
     this.registry.on('type-replaced', (type: string) => {
@@ -177,8 +183,15 @@ export class Runtime {
     this.server = server;
   }
 
-  /** Loads node types, credentials and the stored flows, and starts them. */
-  async start(): Promise<void> {
+  /**
+   * Loads node types, credentials and the stored flows without starting them. From here on the
+   * admin API can answer (Node-RED listens at this point too), while `start` starts the nodes.
+   */
+  load(): Promise<void> {
+    return (this.loading ??= this.loadAll());
+  }
+
+  private async loadAll(): Promise<void> {
     // Persistent context is loaded before any node can read it.
     await this.context.open();
     this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log);
@@ -195,17 +208,27 @@ export class Runtime {
     );
     this.registerBuiltinNodes();
     await this.modules.loadInstalled();
-    const stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
-    await this.mutex.run(async () => {
-      // Instances sharing storage must share the key: one that cannot read the credentials would
-      // run the flows without them and overwrite them at its first deploy.
-      await this.loadFromStorage(this.storage.shared !== undefined);
-      if (stoppedByOperator) {
-        this.log.info('Flows stopped through POST /flows/state: loaded, not started');
-        return;
-      }
-      await this.runFlows();
-    });
+    this.stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
+    // Instances sharing storage must share the key: one that cannot read the credentials would
+    // run the flows without them and overwrite them at its first deploy.
+    await this.mutex.run(() => this.loadFromStorage(this.storage.shared !== undefined));
+  }
+
+  /** Loads (if `load` has not) and starts the stored flows, then follows the other instances. */
+  async start(): Promise<void> {
+    try {
+      await this.load();
+      await this.mutex.run(async () => {
+        if (this.stoppedByOperator) {
+          this.log.info('Flows stopped through POST /flows/state: loaded, not started');
+          return;
+        }
+        // POST /flows/state may have started them since load.
+        if (!this.started) await this.runFlows();
+      });
+    } finally {
+      this.transition.end();
+    }
     const shared = this.storage.shared;
     if (!shared) return;
     this.unfollow = shared.onChange((change) => {
@@ -218,6 +241,15 @@ export class Runtime {
       setPrimary: (primary) => this.setPrimary(primary),
     });
     this.member.start();
+  }
+
+  /**
+   * While the flows are not started yet or a deploy is stopping and starting nodes: resolves when
+   * they run again. undefined when nothing is under way. The HTTP layer holds requests that find
+   * no route until then.
+   */
+  get flowsPending(): Promise<void> | undefined {
+    return this.transition.pending;
   }
 
   /** GET /cluster: the live instances (just this one without shared storage). */
@@ -240,7 +272,7 @@ export class Runtime {
       if (!this.started) return;
       const affected = primaryOnlyIds(this.active.flows);
       this.active.parsed = this.parse(this.active.flows);
-      if (affected.size > 0) await this.flowSet.apply(this.active.parsed, primary ? new Set() : affected);
+      if (affected.size > 0) await this.transition.during(() => this.flowSet.apply(this.active.parsed, primary ? new Set() : affected));
     });
   }
 
@@ -276,12 +308,14 @@ export class Runtime {
     const type = stored === 'reload' ? 'full' : stored;
     const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.view);
     this.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
-    await ensureFlowModules(this, next.parsed.all.values());
-    // Modules and the editor see a deploy made elsewhere exactly as one made here.
-    this.emitFlows('stopping', next.type, next.diff);
-    await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-      this.emitStopped(next.type, next.diff, true);
-      this.emitFlows('starting', next.type, next.diff);
+    await this.transition.during(async () => {
+      await ensureFlowModules(this, next.parsed.all.values());
+      // Modules and the editor see a deploy made elsewhere exactly as one made here.
+      this.emitFlows('stopping', next.type, next.diff);
+      await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+        this.emitStopped(next.type, next.diff, true);
+        this.emitFlows('starting', next.type, next.diff);
+      });
     });
     this.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
@@ -312,12 +346,14 @@ export class Runtime {
     });
   }
 
-  private async runFlows(): Promise<void> {
-    await ensureFlowModules(this, this.active.parsed.all.values());
-    this.emitFlows('starting', 'full');
-    await this.flowSet.apply(this.active.parsed, 'all');
-    this.started = true;
-    this.emitStarted('full', undefined, false);
+  private runFlows(): Promise<void> {
+    return this.transition.during(async () => {
+      await ensureFlowModules(this, this.active.parsed.all.values());
+      this.emitFlows('starting', 'full');
+      await this.flowSet.apply(this.active.parsed, 'all');
+      this.started = true;
+      this.emitStarted('full', undefined, false);
+    });
   }
 
   async stop(): Promise<void> {
@@ -474,11 +510,13 @@ export class Runtime {
     let stopped: string[] = [];
     let restarted: string[] = [];
     if (this.started) {
-      await ensureFlowModules(this, next.parsed.all.values());
-      this.emitFlows('stopping', next.type, next.diff);
-      ({ stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-        this.emitStopped(next.type, next.diff, true);
-        this.emitFlows('starting', next.type, next.diff);
+      ({ stopped, started: restarted } = await this.transition.during(async () => {
+        await ensureFlowModules(this, next.parsed.all.values());
+        this.emitFlows('stopping', next.type, next.diff);
+        return this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+          this.emitStopped(next.type, next.diff, true);
+          this.emitFlows('starting', next.type, next.diff);
+        });
       }));
     }
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
@@ -498,7 +536,11 @@ export class Runtime {
   }
 
   /** Re-reads flows and credentials from storage and restarts everything. */
-  private async reload(req: DeployRequest): Promise<DeployResult> {
+  private reload(req: DeployRequest): Promise<DeployResult> {
+    return this.transition.during(() => this.reloadFlows(req));
+  }
+
+  private async reloadFlows(req: DeployRequest): Promise<DeployResult> {
     const old = this.active.rev;
     this.emitFlows('stopping', 'full', noDiff);
     await this.flowSet.stopAll();
@@ -535,7 +577,7 @@ export class Runtime {
         else ids.add(conf.id);
       }
       for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
-      return (await this.flowSet.apply(parsed, ids)).started;
+      return (await this.transition.during(() => this.flowSet.apply(parsed, ids))).started;
     });
   }
 

@@ -19,6 +19,7 @@ import { errorBody } from './schemas.js';
 import swagger from '@fastify/swagger';
 import { openApiOptions, openApiRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
+import { RouteWait } from './http-node/route-wait.js';
 import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
 import { AdminPaths } from './admin-paths.js';
@@ -146,6 +147,7 @@ export async function buildApp(services: Services) {
     originCheck,
     adminPaths,
     editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
+    routeWait: new RouteWait(() => services.runtime.flowsPending, settings.httpNodeRouteWait),
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });
   return app;
