@@ -3,6 +3,7 @@
  * ceiling where it applies), several rounds each, the systems taking turns in a rotating order so
  * that drift hits all of them; prints one table of medians on stdout, progress on stderr.
  */
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -27,12 +28,23 @@ function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
+/** The cluster section runs in its own process (it starts PostgreSQL and three instances). */
+const CLUSTER = 'cluster';
+
 function selectScenarios(opts: Options): Scenario[] {
   const all = allScenarios(opts);
   if (opts.only.length === 0) return all;
-  const unknown = opts.only.filter((n) => !all.some((s) => s.name === n));
-  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${all.map((s) => s.name).join(', ')}`);
+  const unknown = opts.only.filter((n) => n !== CLUSTER && !all.some((s) => s.name === n));
+  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${[...all.map((s) => s.name), CLUSTER].join(', ')}`);
   return all.filter((s) => opts.only.includes(s.name));
+}
+
+function runCluster(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(benchDir, 'cluster.js')], { stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the cluster section exited with ${code}`))));
+  });
 }
 
 /** Round r starts with the r-th system, so every system goes first (and last) in turn. */
@@ -134,6 +146,10 @@ async function main(): Promise<void> {
   if (opts.markdown) await writeFile(opts.markdown, renderMarkdown(summaries, meta));
   const curves = scaleCurves(summaries, ['serve', 'rss', 'kibPerNode', 'redeploy']);
   if (Object.keys(curves).length) log(`scale curves: ${await writeCurves(curves, path.join(root, 'bench', 'scale.png'))}`);
+  if (opts.only.length === 0 || opts.only.includes(CLUSTER)) {
+    log(`== ${CLUSTER}: Runnel only, three instances on one PostgreSQL`);
+    await runCluster();
+  }
 }
 
 main().catch((e: unknown) => {

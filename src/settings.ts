@@ -75,6 +75,8 @@ export interface Settings {
   functionGlobalContext: Record<string, unknown>;
   /** Milliseconds a function node may run synchronously per message; 0 = no limit. */
   functionTimeout: number;
+  /** Messages waiting for delivery beyond which the tab that floods the queue is stopped. */
+  messageQueueLimit: number;
   /** Let function nodes reach `process` and `require`. */
   functionAllowHostAccess: boolean;
   /** `false`: function nodes may not list modules (Node-RED's default is true). */
@@ -150,7 +152,7 @@ export class SettingsError extends Error {}
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
-  'functionTimeout', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
+  'functionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
   'instanceId', 'instanceUrl',
 ]);
@@ -451,6 +453,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
     functionGlobalContext: fgc,
     functionTimeout: pick(raw, 'functionTimeout', isInt(0, 3_600_000), 'milliseconds (0 = no limit)', 10000),
+    messageQueueLimit: pick(raw, 'messageQueueLimit', isInt(1000, 1_000_000_000), 'a number of messages (at least 1000)', 1_000_000),
     functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),
     functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),
     nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),

@@ -23,6 +23,8 @@ export class FlowSet {
   readonly errors = new Map<string, NodeErrorReport>();
   /** Tabs not started because they use a type nobody provides. */
   readonly waiting = new Set<string>();
+  /** Tabs stopped for flooding the delivery queue; they stay stopped until a deploy touches them. */
+  private readonly halted = new Set<string>();
   private missing: string[] = [];
   /** Where each live node runs, to stop it without a search. */
   private readonly home = new Map<string, Flow>();
@@ -57,6 +59,8 @@ export class FlowSet {
   /** Returns the ids that were stopped and those (re)started; `onStopped` runs between stopping and starting. */
   async apply(next: ParsedConfig, stop: Set<string> | 'all', rewired: Iterable<string> = [], onStopped?: () => void): Promise<{ stopped: string[]; started: string[] }> {
     const stopped = stop === 'all' ? [...this.home.keys()] : [...stop].filter((id) => this.home.has(id));
+    rewired = [...rewired];
+    this.releaseHalted(next, stop, rewired);
     await this.stop(stopped, next);
     onStopped?.();
     for (const [id, flow] of this.flows) {
@@ -108,6 +112,41 @@ export class FlowSet {
   async stopAll(): Promise<void> {
     await this.stop([...this.home.keys()], undefined);
     this.flows.clear();
+    this.releaseHalted(undefined, 'all');
+  }
+
+  /**
+   * Stops one tab's nodes because it floods the delivery queue, keeping its configuration: the
+   * error stays in the flows state until a deploy that touches the tab (or a full one) starts it.
+   * The queue drops the tab's messages from now on, so the flood ends before the nodes close.
+   */
+  halt(tab: string, error: string): boolean {
+    const flow = this.flows.get(tab);
+    if (!flow || this.halted.has(tab)) return false;
+    this.halted.add(tab);
+    this.services.queue.block(tab);
+    this.errors.set(tab, { id: tab, type: 'tab', error });
+    return true;
+  }
+
+  /** Closes the nodes of a halted tab; nothing if a deploy restarted the tab meanwhile. */
+  async stopHalted(tab: string): Promise<void> {
+    const flow = this.flows.get(tab);
+    if (!flow || !this.halted.has(tab)) return;
+    await this.stop([...this.home].filter(([, home]) => home === flow).map(([id]) => id), undefined);
+  }
+
+  /** Lets halted tabs run again when the deploy replaces them (all, or any of their nodes). */
+  private releaseHalted(next: ParsedConfig | undefined, stop: Set<string> | 'all', rewired: Iterable<string> = []): void {
+    if (this.halted.size === 0) return;
+    const ids = stop === 'all' ? [] : [...stop, ...rewired];
+    for (const tab of this.halted) {
+      const touched = stop === 'all' || next === undefined || !next.tabs.has(tab) || ids.some((id) => id === tab || next.all.get(id)?.z === tab);
+      if (!touched) continue;
+      this.halted.delete(tab);
+      this.errors.delete(tab);
+      this.services.queue.unblock(tab);
+    }
   }
 
   private async stop(ids: string[], next: ParsedConfig | undefined): Promise<void> {
@@ -154,7 +193,7 @@ export class FlowSet {
 
     this.startConfigNodes(this.global, config.globalConfigs, config, missing, started);
     for (const [tabId, tab] of config.tabs) {
-      if (tab.disabled) continue;
+      if (tab.disabled || this.halted.has(tabId)) continue;
       if (this.usesMissing(tab, config, missing, blockedConfigs)) {
         this.waiting.add(tabId);
         continue;
@@ -193,7 +232,7 @@ export class FlowSet {
    */
   private forgetStaleErrors(): void {
     for (const [id, report] of this.errors) {
-      if (this.home.has(id) || (report.z !== undefined && this.liveInstances.has(report.z))) continue;
+      if (this.home.has(id) || this.halted.has(id) || (report.z !== undefined && this.liveInstances.has(report.z))) continue;
       this.errors.delete(id);
     }
   }

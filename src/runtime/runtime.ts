@@ -137,7 +137,7 @@ export class Runtime {
     this.services = {
       settings: this.settings,
       log: this.log,
-      queue: new DeliveryQueue(),
+      queue: new DeliveryQueue(this.settings.messageQueueLimit, (queue) => this.onQueueOverflow(queue)),
       context: this.context,
       registry: this.registry,
       hooks: new Hooks(),
@@ -161,6 +161,27 @@ export class Runtime {
       this.events.emit('type-registered', type);
       this.scheduleStartWaiting();
     });
+  }
+
+  /**
+   * A message loop that fans out (a node wired twice to itself) doubles the queue at every pass:
+   * rather than let it take the process's memory, the tab with most messages waiting is stopped,
+   * its messages dropped, and the reason kept in GET /flows/state until a deploy restarts the tab.
+   */
+  private onQueueOverflow(queue: DeliveryQueue): void {
+    const [top] = queue.tabsByDepth();
+    if (!top) return;
+    const [tab, waiting] = top;
+    const label = this.flowSet.flows.get(tab)?.config?.label;
+    const error = `stopped: ${waiting} messages were waiting for delivery, over messageQueueLimit (${this.settings.messageQueueLimit}); a message loop? Deploy the flow again to restart it`;
+    if (!this.flowSet.halt(tab, error)) {
+      // Not a running tab (config nodes of the global flow): the flood is dropped, nothing to stop.
+      queue.clear();
+      this.log.error({ flow: tab, waiting }, `Message queue over messageQueueLimit: dropped ${waiting} messages`);
+      return;
+    }
+    this.log.error({ flow: tab, label, waiting }, `Flow ${label ? `"${label}" ` : ''}(${tab}) ${error}`);
+    void this.mutex.run(() => this.flowSet.stopHalted(tab)).catch((err: unknown) => this.log.error({ err, flow: tab }, 'stopping a flooding flow failed'));
   }
 
   /** The RED object one node set's code receives. */
