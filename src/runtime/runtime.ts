@@ -522,7 +522,11 @@ export class Runtime {
     const type = req.type === 'reload' ? 'full' : req.type;
     const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.view);
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
-    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows), type };
+    const sameText = (id: string) => {
+      const before = old.parsed.text?.get(id);
+      return before !== undefined && before === next.parsed.text?.get(id);
+    };
+    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, sameText), type };
     const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, revision: meta, type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
@@ -547,12 +551,12 @@ export class Runtime {
     return { rev, restarted, stopped };
   }
 
-  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[]) {
+  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[], sameText?: (id: string) => boolean) {
     return {
       time: Date.now(),
       ...(req.user === undefined ? {} : { user: req.user }),
       nodeCount: after.length,
-      summary: summarise(before, after),
+      summary: summarise(before, after, sameText),
     };
   }
 
