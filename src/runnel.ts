@@ -9,8 +9,8 @@ import { buildApp } from './server/app.js';
 import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/app.js';
 import type { Storage } from './storage/types.js';
 import type { Server } from 'node:http';
-import { Metrics } from './server/metrics/metrics.js';
 import { startMetricsListener } from './server/metrics/routes.js';
+import { MemoryTrimmer } from './memory-trim.js';
 
 export interface RunnelOptions {
   /** Log destination (tests capture logs to scan them). Defaults to stdout. */
@@ -46,7 +46,8 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
   const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES });
-  const metrics = settings.metrics.enabled ? new Metrics(runtime) : undefined;
+  // prom-client costs ~13 MiB resident: loaded only when metrics are on.
+  const metrics = settings.metrics.enabled ? new (await import('./server/metrics/metrics.js')).Metrics(runtime) : undefined;
   const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin, metrics });
   runtime.attachServer(app.server);
   await runtime.load();
@@ -68,6 +69,9 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
     await storage.close();
     throw e;
   }
+  const trimmer = new MemoryTrimmer();
+  trimmer.schedule();
+  runtime.observeDeploys(() => trimmer.schedule());
   let stopping: Promise<void> | undefined;
   const metricsAddress = metricsServer?.address();
   return {
@@ -79,6 +83,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
     app,
     stop: () =>
       (stopping ??= (async () => {
+        trimmer.stop();
         await app.close();
         if (metricsServer) await new Promise((resolve) => metricsServer.close(resolve));
         await runtime.stop();

@@ -21,7 +21,7 @@ export function httpChainScenario(length: number): Scenario {
         key: 'rps', label: 'req/s', unit: 'req/s', digits: 0, vsCeiling: true,
         goals: [
           { kind: 'ratio', op: '>=', value: 5 },
-          ...(length === 1 ? [{ kind: 'ceiling' as const, op: '>=' as const, value: 0.5 }] : []),
+          ...(length === 1 ? [{ kind: 'ceiling' as const, op: '>=' as const, value: 0.8 }] : []),
         ],
       },
       { key: 'p50', label: 'latency p50', unit: 'ms', digits: 1 },

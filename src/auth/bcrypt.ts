@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
-import bcrypt from 'bcryptjs';
+import type Bcrypt from 'bcryptjs';
+import { lazy } from '../lazy.js';
 import type { BcryptJob } from './bcrypt-worker.js';
 
 /**
@@ -8,6 +9,9 @@ import type { BcryptJob } from './bcrypt-worker.js';
  * runs the pure-JS bcryptjs, so a login storm cannot stall the admin API or the flows. Hashes
  * `$2a$`, `$2b$` and `$2y$` (the same algorithm) are accepted.
  */
+
+/** Only hashing a new password runs here (logins compare in the workers): loaded on that first use. */
+const bcrypt = lazy<typeof Bcrypt>('bcryptjs');
 
 const HASH = /^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$/;
 /** Workers with nothing to do for this long are stopped (a login storm should not cost memory forever). */
@@ -123,5 +127,5 @@ export async function verify(password: string, stored: string): Promise<boolean>
 
 /** On the calling thread: for tests and tools, never on a request path. */
 export function hashSync(password: string, cost: number): string {
-  return bcrypt.hashSync(password, cost);
+  return bcrypt().hashSync(password, cost);
 }

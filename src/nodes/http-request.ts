@@ -4,7 +4,10 @@
  */
 import { stringify as toQueryString } from 'node:querystring';
 import { randomBytes } from 'node:crypto';
-import Mustache from 'mustache';
+import type MustacheModule from 'mustache';
+import { lazy } from '../lazy.js';
+
+const Mustache = lazy<typeof MustacheModule>('mustache');
 import { parseSetCookies, perform, setHeader, TimeoutError, type Credentials, type Headers, type Incoming } from './lib/http-client.js';
 import { markResponseHeaders, takeResponseMark } from './lib/response-mark.js';
 import type { ConnectionOptions } from 'node:tls';
@@ -31,7 +34,7 @@ export default function (RED: RedApi) {
       super(config);
       const nodeUrl = typeof config.url === 'string' && config.url ? config.url : undefined;
       const templated = nodeUrl !== undefined && nodeUrl.includes('{{');
-      if (templated) Mustache.parse(nodeUrl);
+      if (templated) Mustache().parse(nodeUrl);
       const nodeMethod = typeof config.method === 'string' && config.method ? config.method : 'GET';
       const paytoqs = config.paytoqs === true || config.paytoqs === 'query' ? 'query' : config.paytoqs === 'body' ? 'body' : 'ignore';
       const ret = config.ret === 'bin' || config.ret === 'obj' ? config.ret : 'txt';
@@ -46,7 +49,7 @@ export default function (RED: RedApi) {
       this.on('input', async (msg, send, done) => {
         this.status({ fill: 'blue', shape: 'dot', text: 'requesting' });
         if (msg.url && nodeUrl && msg.url !== nodeUrl) this.warn(NO_OVERRIDE);
-        let url: string = templated ? Mustache.render(nodeUrl, msg) : (nodeUrl ?? msg.url);
+        let url: string = templated ? Mustache().render(nodeUrl, msg) : (nodeUrl ?? msg.url);
         if (!url || typeof url !== 'string') {
           this.error('No url specified', msg);
           done();

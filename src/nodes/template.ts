@@ -4,8 +4,9 @@
  * `{{env.NAME}}` read context and environment; flow and global values are fetched before rendering
  * so asynchronous context stores work. A template that names no context renders synchronously.
  */
-import mustache from 'mustache';
-import yaml from 'js-yaml';
+import type Mustache from 'mustache';
+import type * as Yaml from 'js-yaml';
+import { lazy } from '../lazy.js';
 import type { ContextScope, DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../runtime/red-api-types.js';
 
 interface ContextToken {
@@ -14,6 +15,9 @@ interface ContextToken {
   store: string | undefined;
   field: string;
 }
+
+const mustache = lazy<typeof Mustache>('mustache');
+const yaml = lazy<typeof Yaml>('js-yaml');
 
 const CONTEXT_TOKEN = /^(flow|global)(\[(\w+)\])?\.(.+)/;
 const ENV_TOKEN = /^env\.(.+)/;
@@ -30,7 +34,7 @@ function tokenNames(tokens: unknown[][], names = new Set<string>()): Set<string>
 
 function contextTokens(template: string): ContextToken[] {
   const out: ContextToken[] = [];
-  for (const name of tokenNames(mustache.parse(template) as unknown[][])) {
+  for (const name of tokenNames(mustache().parse(template) as unknown[][])) {
     const m = CONTEXT_TOKEN.exec(name);
     if (m) out.push({ name, scope: m[1] as 'flow' | 'global', store: m[3] || undefined, field: m[4] });
   }
@@ -44,8 +48,8 @@ function escapeForJSON(value: string): string {
 
 export default function (RED: RedApi) {
   /** Mustache lookups: the message first, then prefetched context values and the environment. */
-  class TemplateContext extends mustache.Context {
-    constructor(view: unknown, parent: mustache.Context | undefined, private readonly node: NodeInstance, private readonly escape: boolean, private readonly resolved: Map<string, unknown> | null) {
+  const makeContextClass = () => class TemplateContext extends mustache().Context {
+    constructor(view: unknown, parent: Mustache.Context | undefined, private readonly node: NodeInstance, private readonly escape: boolean, private readonly resolved: Map<string, unknown> | null) {
       super(view, parent);
     }
 
@@ -59,10 +63,11 @@ export default function (RED: RedApi) {
     }
 
     /** Node-RED escapes for JSON only at the top level: values inside sections are left as they are. */
-    override push(view: unknown): mustache.Context {
+    override push(view: unknown): Mustache.Context {
       return new TemplateContext(view, this, this.node, false, this.resolved);
     }
-  }
+  };
+  let contextClass: ReturnType<typeof makeContextClass> | undefined;
 
   class TemplateNode extends RED.nodes.Node {
     field: string;
@@ -126,7 +131,8 @@ export default function (RED: RedApi) {
     private render(msg: Msg, template: string, resolved: Map<string, unknown> | null, send: SendFn, done: DoneFn): void {
       let text: string;
       try {
-        text = mustache.render(template, new TemplateContext(msg, undefined, this, this.outputFormat === 'json', resolved));
+        contextClass ??= makeContextClass();
+        text = mustache().render(template, new contextClass(msg, undefined, this, this.outputFormat === 'json', resolved));
       } catch (err) {
         done((err as Error).message);
         return;
@@ -138,7 +144,7 @@ export default function (RED: RedApi) {
       let value: unknown = text;
       try {
         if (this.outputFormat === 'json') value = JSON.parse(text);
-        else if (this.outputFormat === 'yaml') value = yaml.load(text);
+        else if (this.outputFormat === 'yaml') value = yaml().load(text);
       } catch (err) {
         done((err as Error).message);
         return;

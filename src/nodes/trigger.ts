@@ -7,7 +7,10 @@
  * Messages are handled one at a time, in order: values read from an asynchronous context store
  * arrive by callback, and the next message waits for them. Constant values never wait.
  */
-import mustache from 'mustache';
+import type Mustache from 'mustache';
+import { lazy } from '../lazy.js';
+
+const mustache = lazy<typeof Mustache>('mustache');
 import { timerDelay, toMillis } from './lib/timing-units.js';
 import type { Held } from './lib/held.js';
 import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
@@ -137,7 +140,7 @@ export default function (RED: RedApi) {
 
     /** An operand's value for `msg`; `cb` runs synchronously unless context or JSONata is read. */
     private evaluate(op: Operand, msg: Msg, cb: Callback): void {
-      if (op.templated) return cb(null, mustache.render(String(op.value), msg));
+      if (op.templated) return cb(null, mustache().render(String(op.value), msg));
       if (CONSTANT.has(op.type)) return cb(null, op.value);
       if (!ASYNC.has(op.type)) {
         let value: unknown;

@@ -1,5 +1,8 @@
 /** The yaml node: a YAML string on `property` becomes a value, and an object becomes YAML. */
-import yaml from 'js-yaml';
+import type * as Yaml from 'js-yaml';
+import { lazy } from '../lazy.js';
+
+const yaml = lazy<typeof Yaml>('js-yaml');
 import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
 import { onPropertyInput } from './lib/property-input.js';
 
@@ -16,7 +19,7 @@ export default function (RED: RedApi) {
         let out: unknown;
         if (typeof value === 'string') {
           try {
-            out = yaml.load(value);
+            out = yaml().load(value);
           } catch (err) {
             done((err as Error).message);
             return;
@@ -24,7 +27,7 @@ export default function (RED: RedApi) {
         } else if (typeof value === 'object' && !Buffer.isBuffer(value)) {
           // null included: Node-RED dumps it as "null\n".
           try {
-            out = yaml.dump(value);
+            out = yaml().dump(value);
           } catch {
             done('Failed to convert payload');
             return;

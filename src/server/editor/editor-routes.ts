@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import Mustache from 'mustache';
+import type MustacheModule from 'mustache';
+import { lazy } from '../../lazy.js';
+
+const Mustache = lazy<typeof MustacheModule>('mustache');
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { RunnelError } from '../../errors.js';
@@ -38,7 +41,7 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
   const files = new StaticFiles(path.join(CLIENT_DIR, 'public'));
   const cacheBuster = createHash('sha1').update(`${CLIENT_VERSION}:${RUNNEL_VERSION}`).digest('hex').slice(0, 12);
   const template = await readFile(path.join(CLIENT_DIR, 'templates', 'index.mst'), 'utf8');
-  const page = Mustache.render(template, { ...theme.context, cacheBuster });
+  const page = Mustache().render(template, { ...theme.context, cacheBuster });
   const pageEtag = `"${createHash('sha1').update(page).digest('base64url')}"`;
 
   const sendPage = async (request: FastifyRequest, reply: FastifyReply) => {

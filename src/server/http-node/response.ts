@@ -1,7 +1,10 @@
 import { ServerResponse, STATUS_CODES } from 'node:http';
 import { serializeCookie, type CookieOptions } from './cookie.js';
 import path from 'node:path';
-import contentDisposition from 'content-disposition';
+import type ContentDisposition from 'content-disposition';
+import { lazy } from '../../lazy.js';
+
+const contentDisposition = lazy<typeof ContentDisposition>('content-disposition');
 import { defaultCharset, mimeFor } from './mime.js';
 import { sendFile, type SendFileCallback, type SendFileOptions } from './send-file.js';
 
@@ -194,7 +197,7 @@ export class ExpressResponse extends ServerResponse {
       if (typeof options === 'function') done = options;
       else opts = options;
     }
-    const headers: Record<string, string | number | string[]> = { 'Content-Disposition': contentDisposition(name || file) };
+    const headers: Record<string, string | number | string[]> = { 'Content-Disposition': contentDisposition()(name || file) };
     for (const [key, value] of Object.entries(opts?.headers ?? {})) if (key.toLowerCase() !== 'content-disposition') headers[key] = value;
     const full: SendFileOptions = { ...opts, headers };
     sendFile(this.req, this, full.root ? file : path.resolve(file), full, done);
@@ -202,7 +205,7 @@ export class ExpressResponse extends ServerResponse {
 
   attachment(filename?: string): this {
     if (filename) this.type(path.extname(filename));
-    this.setHeader('Content-Disposition', contentDisposition(filename));
+    this.setHeader('Content-Disposition', contentDisposition()(filename));
     return this;
   }
 

@@ -1,9 +1,12 @@
 import { finished } from 'node:stream';
 import path from 'node:path';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import send from 'send';
+import type Send from 'send';
+import { lazy } from '../../lazy.js';
 
-export type SendFileOptions = send.SendOptions & { headers?: Record<string, string | number | string[]> };
+const send = lazy<typeof Send>('send');
+
+export type SendFileOptions = Send.SendOptions & { headers?: Record<string, string | number | string[]> };
 export type SendFileCallback = (err?: Error & { code?: string; syscall?: string; status?: number }) => void;
 type Next = (err?: unknown) => void;
 
@@ -21,7 +24,7 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, file: string
   if (typeof file !== 'string') throw new TypeError('path must be a string to res.sendFile');
   if (!opts.root && !path.isAbsolute(file)) throw new TypeError('path must be absolute or specify root to res.sendFile');
   const next = (req as { next?: Next }).next;
-  const stream = send(req, encodeURI(file), opts);
+  const stream = send()(req, encodeURI(file), opts);
   pipeFile(res, stream, opts, (err) => {
     if (done) return done(err);
     if (!next) return;
@@ -40,7 +43,7 @@ function publicError(err: Error & { status?: number; statusCode?: number }): Err
 }
 
 /** Express's `sendfile`: settles the callback once, whether the file ended, failed or the client left. */
-function pipeFile(res: ServerResponse, file: send.SendStream, options: SendFileOptions, callback: SendFileCallback): void {
+function pipeFile(res: ServerResponse, file: Send.SendStream, options: SendFileOptions, callback: SendFileCallback): void {
   let done = false;
   let streaming: boolean | undefined;
   const settle = (err?: Error & { code?: string }) => {

@@ -8,7 +8,12 @@
  * Unlike Node-RED, a publish while the client is reconnecting is queued by MQTT.js and sent once
  * the broker is back, instead of being dropped.
  */
-import mqtt, { type IClientSubscribeOptions, type MqttClient } from 'mqtt';
+import type * as Mqtt from 'mqtt';
+import type { IClientSubscribeOptions, MqttClient } from 'mqtt';
+import { lazy } from '../../../lazy.js';
+
+/** MQTT.js is ~17 MiB resident: loaded when a broker node first connects. */
+const mqtt = lazy<typeof Mqtt>('mqtt');
 import type { TlsConfigNode } from '../tls/tls.js';
 import type { NodeConfig, NodeInstance, NodeStatus, RedApi } from '../../../runtime/red-api-types.js';
 import { brokerUrl, clientOptions, isV5, mergeSettings, settingsFromConfig, type BrokerSettings } from './options.js';
@@ -174,7 +179,7 @@ export default function (RED: RedApi) {
       node.connecting = true;
       statusAll(STATUS.connecting);
       node.client?.end(true);
-      const client = mqtt.connect(node.brokerurl, node.options);
+      const client = mqtt().connect(node.brokerurl, node.options);
       node.client = client;
       client.setMaxListeners(0);
       let called = false;
