@@ -35,7 +35,7 @@ function userList(users: BenchUsers) {
 }
 
 /** Runnel's JSON settings file. */
-export function runnelSettings(port: number, userDir: string, users: BenchUsers): string {
+export function runnelSettings(port: number, userDir: string, users: BenchUsers, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
     uiPort: port,
     uiHost: '127.0.0.1',
@@ -45,11 +45,12 @@ export function runnelSettings(port: number, userDir: string, users: BenchUsers)
     apiMaxLength: API_MAX_LENGTH,
     logging: { level: 'warn' },
     editorTheme: EDITOR_THEME,
+    ...extra,
   }, null, 2);
 }
 
 /** Node-RED's settings.js (CommonJS). Telemetry is off so the peer makes no outside calls. */
-export function nodeRedSettings(port: number, users: BenchUsers): string {
+export function nodeRedSettings(port: number, users: BenchUsers, extra: Record<string, unknown> = {}): string {
   const settings = {
     uiPort: port,
     uiHost: '127.0.0.1',
@@ -60,6 +61,7 @@ export function nodeRedSettings(port: number, users: BenchUsers): string {
     logging: { console: { level: 'warn', metrics: false, audit: false } },
     telemetry: { enabled: false, updateNotification: false },
     editorTheme: EDITOR_THEME,
+    ...extra,
   };
   return `module.exports = ${JSON.stringify(settings, null, 2)};\n`;
 }

@@ -38,6 +38,8 @@ export interface SystemEnv {
   bareType?: string;
   /** A flows.json the system finds in its user dir at start (the start-up scenario). */
   seedFlows?: string;
+  /** Settings both systems get on top of the bench's own (a key set to undefined is left out). */
+  settings?: Record<string, unknown>;
   /** Extra `node` flags for the systems' processes (the profiler passes `--cpu-prof`). */
   nodeArgs?: string[];
 }
@@ -106,11 +108,11 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
   let plan: Launch;
   if (kind === 'runnel') {
     const file = path.join(dir, 'settings.json');
-    await writeFile(file, runnelSettings(port, path.join(dir, 'user'), env.users));
+    await writeFile(file, runnelSettings(port, path.join(dir, 'user'), env.users, env.settings));
     plan = { args: [path.join(env.root, 'bin', 'runnel.js'), 'start', '--settings', file], cwd: env.root, readyPath: 'auth/login' };
   } else if (kind === 'node-red') {
     const file = path.join(dir, 'settings.js');
-    await writeFile(file, nodeRedSettings(port, env.users));
+    await writeFile(file, nodeRedSettings(port, env.users, env.settings));
     const red = path.join(env.peerDir, 'node_modules', 'node-red', 'red.js');
     plan = { args: [red, '-u', path.join(dir, 'user'), '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
   } else {

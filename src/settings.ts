@@ -265,15 +265,17 @@ function section(ext: Raw, name: string) {
   };
 }
 
-function parseExternalModules(v: unknown): Settings['externalModules'] {
+function parseExternalModules(v: unknown, editorTheme: unknown): Settings['externalModules'] {
   const ext = v === undefined ? {} : v;
   if (!isObject(ext)) throw new SettingsError('externalModules must be an object');
   const pal = section(ext, 'palette');
   const mods = section(ext, 'modules');
+  // Node-RED still honours its deprecated switches editorTheme.palette.editable and .upload.
+  const themePalette = isObject(editorTheme) && isObject(editorTheme.palette) ? editorTheme.palette : {};
   return {
     palette: {
-      allowInstall: pal.bool('allowInstall', true),
-      allowUpload: pal.bool('allowUpload', true),
+      allowInstall: pal.bool('allowInstall', true) && themePalette.editable !== false,
+      allowUpload: pal.bool('allowUpload', true) && themePalette.upload !== false && themePalette.editable !== false,
       allowInstallScripts: pal.bool('allowInstallScripts', false),
       allowLocalPaths: pal.bool('allowLocalPaths', true),
       allowNonRegistryDependencies: pal.bool('allowNonRegistryDependencies', false),
@@ -459,7 +461,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),
     envVarExcludes: (raw.envVarExcludes as string[] | undefined) ?? [],
     logging: { level },
-    externalModules: parseExternalModules(raw.externalModules),
+    externalModules: parseExternalModules(raw.externalModules, raw.editorTheme),
     loginThrottle: {
       maxFailures: pick(throttle, 'maxFailures', isInt(1, 1_000_000), 'a positive integer', 5),
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),

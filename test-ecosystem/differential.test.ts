@@ -32,6 +32,7 @@ describe('differential: Node-RED and Runnel answer the same flows alike', { time
     await Promise.all([deployTo(red, flows), deployTo(runnel, flows)]);
     const count = (type: string) => 2 * flows.filter((n) => n.type === type).length;
     await network.ready({ subscriptions: count('mqtt in'), webSockets: count('websocket-client') });
+    await network.connectListeners([red.system.base, runnel.system.base]);
   }, { timeout: SETUP_TIMEOUT_MS });
 
   after(async () => {

@@ -36,7 +36,7 @@ export async function checkBearer(auth: AuthService, authorization: string | und
   if (!auth.enabled) return { ok: true, principal: null };
   const anonymous = auth.anonymousScope;
   if (!authorization && anonymous !== undefined && hasPermission(anonymous, permission)) {
-    return { ok: true, principal: { username: 'anonymous', scope: [...anonymous], tokenHash: '' } };
+    return { ok: true, principal: { username: 'anonymous', scope: [...anonymous], tokenHash: '', anonymous: true } };
   }
   if (!authorization || !/^Bearer(?: |$)/i.test(authorization)) {
     return fail('unauthorized', 'Authentication required: send Authorization: Bearer <token>', REALM);

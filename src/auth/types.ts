@@ -5,6 +5,8 @@ export interface Principal {
   scope: string[];
   /** SHA-256 hex of the token used, so revocation can tell the caller's own tokens apart. */
   tokenHash: string;
+  /** A request without a token, allowed by `adminAuth.default`. */
+  anonymous?: true;
 }
 
 /** An automation token as listed: never its secret. */

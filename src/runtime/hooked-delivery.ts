@@ -61,6 +61,8 @@ function route(node: LiveNode, event: SendEvent): void {
     services.hooks.trigger('preDeliver', event, (delivered) => {
       if (failed(node, delivered, event.msg)) return;
       services.queue.push(target, event.msg);
+      // Counted as on the ordinary path: one per delivery a hook let through.
+      node._stats.sent++;
       services.hooks.trigger('postDeliver', event, () => {});
     });
   });

@@ -21,7 +21,8 @@ export function openApiOptions(settings: Settings): FastifyDynamicSwaggerOptions
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform: ({ schema, url }) => {
       // A trailing path wildcard (the editor's files, locales, libraries, resources) has no OpenAPI form.
-      if (httpNodeRoutes.has(url) || url.endsWith('*')) return { schema: { ...schema, hide: true }, url };
+      // The flows' catch-alls declare no responses, which tells them from the editor's page at `/`.
+      if ((httpNodeRoutes.has(url) && !schema?.response) || url.endsWith('*')) return { schema: { ...schema, hide: true }, url };
       const response = (schema?.response ?? {}) as Record<string, unknown>;
       const oauth = '4xx' in response;
       return { schema: { ...schema, response: oauth ? response : { ...errorResponses, ...response } }, url };

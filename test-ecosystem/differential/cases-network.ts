@@ -5,6 +5,7 @@
  * answers only with what carries its tag (the tag is replaced by PORT in the answer).
  */
 import type { DiffCase, Kit } from './harness.js';
+import { LISTENER_PATH } from './network-peers.js';
 
 /** Parks req/res and sends a fresh message: payload, and topic `diff/<port>/<name>`. */
 const STASH = (topicName: string) => `const me = String(msg.req.headers.host).split(':').pop();
@@ -66,6 +67,18 @@ export const networkCases: DiffCase[] = [
       k.fn('back', UNSTASH(null, "msg.session = typeof msg._session === 'object' ? Object.keys(msg._session).sort().join(',') + ':' + msg._session.type : 'none';\ndelete msg._session;"), 'out'),
     ],
     requests: [{ msg: { payload: 'hi' } }, { msg: { payload: { a: 1 } } }],
+  },
+  {
+    // The peer holds one connection to each system's listener, so no tag is needed either.
+    name: 'net-websocket-listener', about: 'websocket out on a websocket-listener broadcasts to its clients; what a client sends comes through websocket in with a websocket _session',
+    build: (k) => [
+      k.node('listener', 'websocket-listener', { path: LISTENER_PATH, wholemsg: 'false' }),
+      k.fn('start', STASH('wsl'), 'send'),
+      k.node('send', 'websocket out', { server: k.id('listener'), client: '' }),
+      k.node('recv', 'websocket in', { server: k.id('listener'), client: '' }, 'back'),
+      k.fn('back', UNSTASH(null, "msg.session = typeof msg._session === 'object' ? Object.keys(msg._session).sort().join(',') + ':' + msg._session.type : 'none';\ndelete msg._session;"), 'out'),
+    ],
+    requests: [{ msg: { payload: 'hi' } }, { msg: { payload: { a: 1 } } }, { msg: { payload: 7 } }],
   },
   {
     name: 'net-udp-roundtrip', about: 'udp out to a peer, its broadcast answer through udp in (utf8): payload, fromip, ip and port',

@@ -8,7 +8,10 @@ import { once } from 'node:events';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { Aedes } from 'aedes';
-import { WebSocketServer } from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
+
+/** The path of the cases' websocket-listener, which the peer connects to on each system. */
+export const LISTENER_PATH = '/diff-ws-listener';
 
 export interface NetworkPeers {
   env: Record<string, string>;
@@ -17,6 +20,8 @@ export interface NetworkPeers {
    * its broker node has connected, so cases start only once every client is in.
    */
   ready(expect: { subscriptions: number; webSockets: number }, ms?: number): Promise<void>;
+  /** Connects an echo client to each system's websocket-listener (base: the system's root URL). */
+  connectListeners(bases: string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -63,6 +68,7 @@ export async function startNetworkPeers(): Promise<NetworkPeers> {
   await once(udp, 'listening');
   udp.setBroadcast(true);
   udp.on('message', (m) => udp.send(`echo:${m}`, udpPort, '127.255.255.255'));
+  const listenerClients: WebSocket[] = [];
   return {
     env: {
       DIFF_MQTT_PORT: String(mqttPort),
@@ -78,7 +84,16 @@ export async function startNetworkPeers(): Promise<NetworkPeers> {
         await new Promise((r) => setTimeout(r, 50));
       }
     },
+    async connectListeners(bases) {
+      await Promise.all(bases.map(async (base) => {
+        const ws = new WebSocket(new URL(LISTENER_PATH.slice(1), base.replace(/^http/, 'ws')));
+        listenerClients.push(ws);
+        ws.on('message', (d, binary) => ws.send(binary ? d : `echo:${d}`));
+        await once(ws, 'open');
+      }));
+    },
     async stop() {
+      for (const c of listenerClients) c.terminate();
       for (const s of sockets) s.destroy();
       for (const c of wss.clients) c.terminate();
       await Promise.all([

@@ -240,9 +240,43 @@ describe('editor settings', { timeout: 60_000 }, () => {
       assert.doesNotMatch(page.text, /monaco-bootstrap/, 'codeEditor.lib ace leaves Monaco out');
       assert.equal((await request(`${base}/admin/red/keymap.json`)).status, 200);
       assert.equal((await request(`${base}/red/keymap.json`)).status, 404);
-      assert.deepEqual((await request(`${base}/admin/settings`)).body.codeEditor, { lib: 'ace' });
+      assert.deepEqual((await request(`${base}/admin/settings`)).body.codeEditor, { lib: 'ace', options: {} });
     } finally {
       await server.dispose();
+    }
+  });
+});
+
+describe('GET /settings in Node-RED\'s shape', { timeout: 60_000 }, () => {
+  it('describes the anonymous user, adds the trailing slash to httpNodeRoot and keeps only the basics without the editor', async () => {
+    const anon = await startServer({ adminAuth: adminAuth({ default: { permissions: 'read' } }), httpNodeRoot: '/api' });
+    try {
+      const body = (await request(anon.at('settings'))).body;
+      assert.deepEqual(body.user, { anonymous: true, permissions: 'read' });
+      assert.equal(body.httpNodeRoot, '/api/');
+      const token = await login(anon);
+      assert.deepEqual((await request(anon.at('settings'), { token })).body.user, { username: 'admin', permissions: '*' });
+    } finally {
+      await anon.dispose();
+    }
+    const bare = await startServer({ disableEditor: true, diagnostics: { enabled: false }, paletteCategories: ['common'] });
+    try {
+      const body = (await request(bare.at('settings'))).body;
+      assert.deepEqual(Object.keys(body).filter((k) => !['runnel', 'state'].includes(k)).sort(), ['httpNodeRoot', 'version']);
+    } finally {
+      await bare.dispose();
+    }
+    const themed = await startServer({ diagnostics: { enabled: false }, paletteCategories: ['common'], nodeDefaults: { inject: { repeat: '' } }, editorTheme: { markdownEditor: {}, mermaid: { enabled: false }, palette: { categories: ['function'] } } });
+    try {
+      const body = (await request(themed.at('settings'))).body;
+      assert.deepEqual(body.diagnostics, { enabled: false, ui: false });
+      assert.deepEqual(body.paletteCategories, ['common']);
+      assert.deepEqual(body.nodeDefaults, { inject: { repeat: '' } });
+      assert.deepEqual(body.markdownEditor, { mermaid: { enabled: true } });
+      assert.deepEqual(body.mermaid, { enabled: false });
+      assert.deepEqual(body.editorTheme.palette.categories, { order: ['function'] });
+    } finally {
+      await themed.dispose();
     }
   });
 });

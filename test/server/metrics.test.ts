@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, login, request, adminAuth, READER_PASSWORD } from '../helpers/server.js';
+import { startServer, login, request, adminAuth, eventually, READER_PASSWORD } from '../helpers/server.js';
 import { deploy } from '../helpers/deploy.js';
 
 /** One sample of the Prometheus text exposition format (0.0.4). */
@@ -118,6 +118,43 @@ describe('GET /metrics', () => {
       assert.equal(stale.status, 409);
       assert.equal(value(await scrape(), 'runnel_deploys_total', { type: 'full', outcome: 'conflict' }), 1);
     } finally {
+      await server.dispose();
+    }
+  });
+
+  test('counts messages and errors per node type on the hooked send path (RED.hooks message hooks installed) too', async () => {
+    const server = await startServer({ metrics: { enabled: true } });
+    const hooks = server.instance.runtime.services.hooks;
+    try {
+      await deploy(server, FLOWS);
+      const seen = { onSend: 0, onReceive: 0 };
+      hooks.add('onSend.metrics', () => {
+        seen.onSend++;
+      });
+      // A hook's error stops the delivery and is the sender's error, as in Node-RED.
+      hooks.add('preDeliver.metrics', (e: { destination: { id: string }; msg: { req?: { params?: { name?: string } } } }) => {
+        if (e.destination.id === 'fn' && e.msg.req?.params?.name === 'veto') throw new Error('vetoed by a hook');
+      });
+      hooks.add('onReceive.metrics', () => {
+        seen.onReceive++;
+      });
+      const scrape = async () => parseExposition(await (await fetch(server.at('metrics'))).text());
+      const before = await scrape();
+      for (let i = 0; i < 5; i++) assert.equal((await request(server.at(`hello/n${i}`))).status, 200);
+      for (const name of ['bad', 'veto']) await fetch(server.at(`hello/${name}`), { signal: AbortSignal.timeout(200) }).catch(() => undefined);
+      const errorsOf = (samples: Sample[], type: string) => value(samples, 'runnel_node_errors_total', { type });
+      await eventually(async () => errorsOf(await scrape(), 'http in') - errorsOf(before, 'http in') === 1 && errorsOf(await scrape(), 'function') - errorsOf(before, 'function') === 1);
+      const after = await scrape();
+      const grew = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
+      assert.ok(seen.onSend >= 11 && seen.onReceive >= 11, JSON.stringify(seen));
+      assert.equal(grew('runnel_messages_sent_total', { type: 'http in' }), 6);
+      assert.equal(grew('runnel_messages_received_total', { type: 'function' }), 6);
+      assert.equal(grew('runnel_messages_sent_total', { type: 'function' }), 5);
+      assert.equal(grew('runnel_messages_received_total', { type: 'http response' }), 5);
+      assert.equal(grew('runnel_node_errors_total', { type: 'function' }), 1);
+      assert.equal(grew('runnel_node_errors_total', { type: 'http in' }), 1);
+    } finally {
+      for (const name of ['onSend.metrics', 'preDeliver.metrics', 'onReceive.metrics']) hooks.remove(name);
       await server.dispose();
     }
   });

@@ -255,6 +255,27 @@ describe('nodes routes: settings and persistence', { timeout: 120_000 }, () => {
     }
   });
 
+  it("honours Node-RED's deprecated editorTheme.palette.editable and .upload, and GET /settings says so", async () => {
+    const dir = await copyFixture('node-red-contrib-upper', work);
+    const cases: [Record<string, unknown>, string, { allowInstall: boolean; allowUpload: boolean }][] = [
+      [{ editable: false }, 'install_not_allowed', { allowInstall: false, allowUpload: false }],
+      [{ upload: false }, 'upload_not_allowed', { allowInstall: true, allowUpload: false }],
+    ];
+    for (const [palette, code, advertised] of cases) {
+      const server = await startServer({ editorTheme: { palette } });
+      try {
+        const res = await request(server.at('nodes'), { method: 'POST', body: upload(Buffer.alloc(64, 1)) });
+        assert.equal(res.status, 403, JSON.stringify(palette));
+        assert.equal(res.body.code, code);
+        if (!advertised.allowInstall) assert.equal((await request(server.at('nodes'), { method: 'POST', json: { module: dir } })).body.code, code);
+        const { palette: shown } = (await request(server.at('settings'))).body.externalModules;
+        assert.deepEqual({ allowInstall: shown.allowInstall, allowUpload: shown.allowUpload }, advertised);
+      } finally {
+        await server.dispose();
+      }
+    }
+  });
+
   it('loads installed modules with their enabled flags after a restart', async () => {
     const userDir = await tempDir('runnel-nodes-user-');
     const first = await startServer({}, userDir);

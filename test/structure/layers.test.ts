@@ -13,6 +13,7 @@ const LAYERS: [prefix: string, layer: number][] = [
   ['errors.ts', 0],
   ['log.ts', 0],
   ['lazy.ts', 0],
+  ['memory-trim.ts', 0],
   ['settings.ts', 0],
   ['version.ts', 0],
   ['storage/', 1],

@@ -4,7 +4,7 @@ import { needsPermission } from '../../auth/guard.js';
 import { RunnelError } from '../../errors.js';
 import type { ContextScope } from '../../runtime/context.js';
 import { encodeObject } from '../../runtime/util/encode.js';
-import { noContentAnswer, objectAnswer } from './schemas.js';
+import { contextAnswer, noContentAnswer } from './schemas.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 1024 } as const;
 const params = { type: 'object', properties: { id: name, key: name } } as const;
@@ -62,7 +62,7 @@ export const contextRoutes: FastifyPluginAsync<{ services: Services }> = async (
     return reply.code(204).send();
   };
 
-  const readOpts = { onRequest: needsPermission(auth, 'context.read'), schema: { params, querystring: query, response: objectAnswer } };
+  const readOpts = { onRequest: needsPermission(auth, 'context.read'), schema: { params, querystring: query, response: contextAnswer } };
   const writeOpts = { onRequest: needsPermission(auth, 'context.write'), schema: { params, querystring: query, response: noContentAnswer } };
   app.get<{ Params: Params; Querystring: Query }>('/context/global', readOpts, read('global'));
   app.get<{ Params: Params; Querystring: Query }>('/context/global/:key', readOpts, read('global'));

@@ -9,7 +9,7 @@ import type { NodeResources } from './node-resources.js';
 import { StaticFiles } from './static-files.js';
 import { requestLang } from './lang.js';
 import { sendCompressed } from './compress.js';
-import { arrayOrHtml, fileAnswer, noContentAnswer, objectAnswer, objectOrHtml } from './schemas.js';
+import { catalogAnswer, catalogsAnswer, fileAnswer, iconListAnswer, noContentAnswer, nodeSetAnswer, pluginsAnswer, userSettingsAnswer } from './schemas.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 214 } as const;
 const setParams = { type: 'object', properties: { scope: name, module: name, set: name }, required: ['module', 'set'] } as const;
@@ -36,7 +36,7 @@ export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources
   const { auth, runtime, storage } = services;
   const read = needsPermission(auth, 'nodes.read');
 
-  app.get('/nodes/messages', { onRequest: read, schema: { response: objectAnswer } }, async (request, reply) =>
+  app.get('/nodes/messages', { onRequest: read, schema: { response: catalogsAnswer } }, async (request, reply) =>
     sendCompressed(request, reply, JSON.stringify(await resources.allCatalogs(requestLang(request))), 'application/json; charset=utf-8'),
   );
 
@@ -55,11 +55,11 @@ export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources
     return (await resources.catalog(set.module === 'node-red' ? 'node-red' : set.id, requestLang(request))) ?? {};
   };
   for (const prefix of ['/nodes/:module/:set', '/nodes/@:scope/:module/:set']) {
-    app.get<{ Params: SetParams }>(prefix, { onRequest: read, schema: { params: setParams, response: objectOrHtml } }, getSet);
-    app.get<{ Params: SetParams }>(`${prefix}/messages`, { onRequest: read, schema: { params: setParams, response: objectAnswer } }, getSetMessages);
+    app.get<{ Params: SetParams }>(prefix, { onRequest: read, schema: { params: setParams, response: nodeSetAnswer } }, getSet);
+    app.get<{ Params: SetParams }>(`${prefix}/messages`, { onRequest: read, schema: { params: setParams, response: catalogAnswer } }, getSetMessages);
   }
 
-  app.get('/icons', { onRequest: read, schema: { response: objectAnswer } }, async () => resources.iconLists());
+  app.get('/icons', { onRequest: read, schema: { response: iconListAnswer } }, async () => resources.iconLists());
   // Icons and resources are page assets: no token, as in Node-RED.
   const iconFiles = new Map<string, StaticFiles>();
   const serveFile = async (request: FastifyRequest, reply: FastifyReply, file: string) => {
@@ -88,7 +88,7 @@ export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources
 
   const plugins = needsPermission(auth, 'plugins.read');
   // Node-RED's plugin list (JSON) or, for the editor, the templates of the loaded plugins, each after its marker.
-  app.get('/plugins', { onRequest: plugins, schema: { response: arrayOrHtml } }, async (request, reply) => {
+  app.get('/plugins', { onRequest: plugins, schema: { response: pluginsAnswer } }, async (request, reply) => {
     const sets = services.runtime.registry.allPluginSets();
     if (!wantsHtml(request)) return sets.map(pluginSetInfo);
     const parts = await Promise.all(
@@ -96,11 +96,11 @@ export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources
     );
     return reply.type('text/html; charset=utf-8').send(parts.join(''));
   });
-  app.get('/plugins/messages', { onRequest: plugins, schema: { response: objectAnswer } }, async () => ({}));
+  app.get('/plugins/messages', { onRequest: plugins, schema: { response: catalogAnswer } }, async () => ({}));
 
   // Without adminAuth every editor shares the anonymous user `_`, as in Node-RED.
   const userName = (request: FastifyRequest) => request.user?.username ?? '_';
-  app.get('/settings/user', { onRequest: needsPermission(auth, 'settings.read'), schema: { response: objectAnswer } }, async (request) => storage.getUserSettings(userName(request)));
+  app.get('/settings/user', { onRequest: needsPermission(auth, 'settings.read'), schema: { response: userSettingsAnswer } }, async (request) => storage.getUserSettings(userName(request)));
   app.post<{ Body: Record<string, unknown> }>(
     '/settings/user',
     { onRequest: needsPermission(auth, 'settings.write'), schema: { body: userSettingsBody, response: noContentAnswer } },

@@ -14,7 +14,7 @@ import { StaticFiles } from './static-files.js';
 import type { Theme } from './theme.js';
 import { CORE_MODULE, type NodeResources } from './node-resources.js';
 import { requestLang } from './lang.js';
-import { fileAnswer, objectAnswer } from './schemas.js';
+import { fileAnswer, pageAnswer, themeAnswer } from './schemas.js';
 import { sendCompressed } from './compress.js';
 
 const require = createRequire(import.meta.url);
@@ -52,7 +52,7 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
     if (request.headers['if-none-match'] === pageEtag) return reply.code(304).send();
     return reply.send(page);
   };
-  app.get('/', { schema: { response: fileAnswer } }, sendPage);
+  app.get('/', { schema: { response: pageAnswer } }, sendPage);
 
   const serveFrom = (prefix: string) => async (request: FastifyRequest<{ Params: { '*': string }; Querystring: { v?: string } }>, reply: FastifyReply) => {
     const immutable = request.query.v === cacheBuster;
@@ -67,7 +67,7 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
     return reply;
   });
 
-  app.get('/theme', { schema: { response: objectAnswer } }, async () => theme.context);
+  app.get('/theme', { schema: { response: themeAnswer } }, async () => theme.context);
   const themeFiles = new Map<string, StaticFiles>();
   app.get<{ Params: { kind: string; name: string } }>('/theme/:kind/:name', { schema: { params: themeFileParams, response: fileAnswer } }, async (request, reply) => {
     const file = theme.files.get(`theme/${request.params.kind}/${encodeURIComponent(request.params.name)}`);

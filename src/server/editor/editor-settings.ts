@@ -21,8 +21,10 @@ export const LIBRARIES = [
 
 /**
  * The keys of GET /settings only the editor reads, with Node-RED's names and defaults: the theme
- * flags, the code editor, libraries, runtime-state and diagnostics switches, and the module
- * policies the palette manager and the function node's Setup tab apply on the client side.
+ * flags, the code and markdown editors, libraries, palette categories, node defaults, runtime-state
+ * and diagnostics switches, and the module policies the palette manager and the function node's
+ * Setup tab apply on the client side (the ones Runnel enforces, so the editor offers no install
+ * that would be refused).
  */
 export function editorSettings(settings: Settings, theme: Theme): Obj {
   const extra = settings.extra;
@@ -33,7 +35,8 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
     editorTheme: { languages: LANGUAGES, ...theme.settings },
     libraries: LIBRARIES,
     runtimeState: { enabled: runtimeState.enabled === true, ui: runtimeState.ui === true },
-    diagnostics: { enabled: diagnostics.enabled !== false, ui: diagnostics.ui !== false },
+    // No UI without the endpoint, as in Node-RED.
+    diagnostics: { enabled: diagnostics.enabled !== false, ui: diagnostics.enabled !== false && diagnostics.ui !== false },
     // Runnel sends nothing to Node-RED's update service: the editor must not ask to enable it.
     telemetryEnabled: false,
     functionExternalModules: settings.functionExternalModules,
@@ -42,7 +45,7 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
       autoInstall: false,
       palette: {
         allowInstall: palette.allowInstall,
-        allowUpload: palette.allowUpload,
+        allowUpload: palette.allowInstall && palette.allowUpload,
         allowList: palette.allowList,
         denyList: palette.denyList,
         allowUpdate: palette.allowInstall,
@@ -50,7 +53,12 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
       modules: { allowInstall: modules.allowInstall, allowList: modules.allowList, denyList: modules.denyList },
     },
   };
-  if (theme.codeEditor) body.codeEditor = theme.codeEditor;
+  if (theme.codeEditor) body.codeEditor = { ...theme.codeEditor, lib: theme.codeEditor.lib || 'monaco', options: theme.codeEditor.options || {} };
+  const { markdownEditor, mermaid } = settings.editorTheme;
+  if (markdownEditor) body.markdownEditor = { ...(isObject(markdownEditor) ? markdownEditor : {}), mermaid: (isObject(markdownEditor) && markdownEditor.mermaid) || { enabled: true } };
+  if (mermaid) body.mermaid = mermaid;
+  if (Array.isArray(extra.paletteCategories)) body.paletteCategories = extra.paletteCategories;
+  if (extra.nodeDefaults) body.nodeDefaults = extra.nodeDefaults;
   if (typeof extra.debugMaxLength === 'number') body.debugMaxLength = extra.debugMaxLength;
   return body;
 }

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { needsPermission } from '../../auth/guard.js';
 import { RunnelError } from '../../errors.js';
-import { noContentAnswer, textOrArray } from './schemas.js';
+import { libraryAnswer, noContentAnswer } from './schemas.js';
 
 const params = {
   type: 'object',
@@ -61,7 +61,7 @@ export const libraryRoutes: FastifyPluginAsync<{ services: Services }> = async (
     }
     throw new RunnelError('not_found', `No library ${library}`);
   };
-  const readOnly = { onRequest: needsPermission(auth, 'library.read'), schema: { params: { ...params, required: ['library', 'type'] }, response: textOrArray } };
+  const readOnly = { onRequest: needsPermission(auth, 'library.read'), schema: { params: { ...params, required: ['library', 'type'] }, response: libraryAnswer } };
   app.get<{ Params: Params }>('/library/:library/:type/*', readOnly, read);
   // A folder's URL ends in `/`, which the router drops before matching.
   app.get<{ Params: Params }>('/library/:library/:type', readOnly, read);

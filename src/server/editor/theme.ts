@@ -82,6 +82,8 @@ export function buildTheme(editorTheme: unknown, baseDir: string): Theme {
   for (const key of ['deployButton', 'menu', 'userMenu', 'palette', 'projects', 'tours', 'keymap', 'mermaid', 'multiplayer', 'help', 'languages', 'theme', 'logout']) {
     if (theme[key] !== undefined) settings[key] = theme[key];
   }
+  // The editor reads palette.categories.order; Node-RED accepts a plain list and wraps it.
+  if (isObject(theme.palette) && Array.isArray(theme.palette.categories)) settings.palette = { ...theme.palette, categories: { order: theme.palette.categories } };
   // Projects need a git-backed storage Runnel does not have: the editor must not offer them.
   settings.projects = { ...(isObject(theme.projects) ? theme.projects : {}), enabled: false };
   return { context, settings, codeEditor, files };

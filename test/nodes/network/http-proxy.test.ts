@@ -4,10 +4,11 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { once } from 'node:events';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, createWebSocketStream } from 'ws';
+import { Aedes } from 'aedes';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startServer, type TestServer } from '../../helpers/server.js';
+import { eventually, startServer, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
 import { TLS_DIR } from '../../helpers/mqtt.js';
 import { getProxyForUrl } from '../../../src/nodes/network/proxy/lookup.js';
@@ -63,7 +64,7 @@ describe('http request through proxies', () => {
   let securePort = 0;
   const target = http.createServer((req, res) => res.end(`plain ${req.url}`));
   const secure = https.createServer({ key: readFileSync(path.join(TLS_DIR, 'server.key')), cert: readFileSync(path.join(TLS_DIR, 'server.crt')) }, (req, res) => res.end(`secure ${req.url}`));
-  const saved = { http_proxy: process.env.http_proxy, https_proxy: process.env.https_proxy, no_proxy: process.env.no_proxy };
+  const saved = { http_proxy: process.env.http_proxy, https_proxy: process.env.https_proxy, no_proxy: process.env.no_proxy, ws_proxy: process.env.ws_proxy };
 
   before(async () => {
     proxyPort = await listen(proxy.server);
@@ -150,6 +151,57 @@ describe('http request through proxies', () => {
     await deploy(server, [tab]);
     for (const c of wss.clients) c.terminate();
     await new Promise((r) => wss.close(r));
+  });
+
+  test('an mqtt-broker with a ws:// URL goes through ws_proxy (Node-RED looks the proxy up by the URL\'s scheme) with a CONNECT tunnel', async () => {
+    // An MQTT broker over WebSocket: aedes reading each connection's stream.
+    const aedes = await Aedes.createBroker();
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await once(wss, 'listening');
+    wss.on('connection', (ws) => aedes.handle(createWebSocketStream(ws)));
+    let subscribed = false;
+    aedes.on('subscribe', (subs) => (subscribed ||= subs.some((x) => x.topic === 'proxied/#')));
+    const clients: string[] = [];
+    aedes.on('client', (c) => clients.push(c.id));
+    const wsPort = (wss.address() as net.AddressInfo).port;
+    delete process.env.http_proxy;
+    delete process.env.no_proxy;
+    process.env.ws_proxy = `http://mq%40tt:secret@127.0.0.1:${proxyPort}`;
+    proxy.seen.length = 0;
+    capture.messages.clear();
+    try {
+      await deploy(server, [
+        tab,
+        { id: 'wb', type: 'mqtt-broker', broker: `ws://127.0.0.1:${wsPort}/mqtt`, port: '', clientid: '', autoConnect: true, usetls: false, protocolVersion: '4', keepalive: '60', cleansession: true, autoUnsubscribe: true },
+        node('sub', 'mqtt in', { topic: 'proxied/#', qos: '1', datatype: 'utf8', broker: 'wb', nl: false, rap: true, rh: 0, inputs: 0 }, [['got']]), cap('got'),
+        node('pub', 'mqtt out', { topic: 'proxied/a', qos: '1', retain: 'false', broker: 'wb' }, []),
+      ]);
+      // The subscription is in once the broker has seen it; then a publish comes back through the tunnel.
+      await eventually(() => subscribed, 15_000);
+      receive('pub', { payload: 'through' });
+      const [received] = await capture.waitFor('got', 1, 15_000);
+      assert.equal(received.payload, 'through');
+      assert.equal(received.topic, 'proxied/a');
+      assert.deepEqual(proxy.seen.map((s) => [s.method, s.target]), [['CONNECT', `127.0.0.1:${wsPort}`]]);
+      assert.equal(proxy.seen[0].auth, `Basic ${Buffer.from('mq@tt:secret').toString('base64')}`);
+      // http_proxy is not what Node-RED's MQTT looks at: without ws_proxy the broker is reached directly.
+      process.env.http_proxy = `http://127.0.0.1:${proxyPort}`;
+      delete process.env.ws_proxy;
+      proxy.seen.length = 0;
+      await deploy(server, [tab]);
+      await deploy(server, [
+        tab,
+        { id: 'wb2', type: 'mqtt-broker', broker: `ws://127.0.0.1:${wsPort}/mqtt`, port: '', clientid: 'direct', autoConnect: true, usetls: false, protocolVersion: '4', keepalive: '60', cleansession: true, autoUnsubscribe: true },
+        node('sub2', 'mqtt in', { topic: 'direct/#', qos: '0', datatype: 'utf8', broker: 'wb2', nl: false, rap: true, rh: 0, inputs: 0 }, []),
+      ]);
+      await eventually(() => clients.includes('direct'), 15_000);
+      assert.deepEqual(proxy.seen, []);
+    } finally {
+      await deploy(server, [tab]);
+      for (const c of wss.clients) c.terminate();
+      await new Promise((r) => wss.close(r));
+      await new Promise<void>((r) => aedes.close(() => r()));
+    }
   });
 
   test('the no_proxy rules: exact hosts, suffixes, ports, wildcard, upper case', () => {

@@ -19,6 +19,9 @@ import type { NodeConfig, NodeInstance, NodeStatus, RedApi } from '../../../runt
 import { brokerUrl, clientOptions, isV5, mergeSettings, settingsFromConfig, type BrokerSettings } from './options.js';
 import { setBoolProp, setBufferProp, setIntProp, setStrProp, setUserProperties } from './properties.js';
 import { isValidPublishTopic, matchTopic } from './topic.js';
+import { getProxyForUrl, type ProxyOptions } from '../proxy/lookup.js';
+import { parseProxy } from '../proxy/select.js';
+import { tunnelAgent } from '../proxy/tunnel.js';
 
 type Bag = Record<string, any>;
 export type MessageCallback = (topic: string, payload: Buffer, packet: Bag) => void;
@@ -104,6 +107,11 @@ export default function (RED: RedApi) {
       const clientId = settings.clientid || `nodered${RED.util.generateId()}`;
       const reconnect = Number(RED.settings.mqttReconnectTime) || 5000;
       node.options = clientOptions(settings, clientId, reconnect, tlsNode ? (o) => tlsNode.addTLSOptions(o) : undefined);
+      // As in Node-RED, a ws:// or wss:// broker (not a `url`) goes through the proxy the environment
+      // names for that scheme (ws_proxy, wss_proxy, all_proxy; no_proxy), as a CONNECT tunnel.
+      const wsBroker = !settings.url && typeof settings.broker === 'string' && /^wss?:\/\//i.test(settings.broker);
+      const proxy = wsBroker ? parseProxy(getProxyForUrl(node.brokerurl, RED.settings.proxyOptions as ProxyOptions | undefined)) : undefined;
+      if (proxy) node.options.wsOptions = { agent: tunnelAgent(proxy, new URL(node.brokerurl), node.options) };
     }
     apply(settingsFromConfig(config, node.credentials));
     node.v5 = () => isV5(settings);

@@ -17,16 +17,21 @@ export function proxySelector(RED: RedApi, config: { proxy?: unknown; [key: stri
   }
   return (url) => {
     const proxy = getProxyForUrl(url, options);
-    if (!proxy) return undefined;
-    let parsed: URL;
-    try {
-      parsed = new URL(proxy);
-    } catch {
-      return undefined;
-    }
-    const creds = node?.credentials as { username?: string; password?: string } | undefined;
-    const user = creds ? creds.username ?? '' : decodeURIComponent(parsed.username);
-    const pass = creds ? creds.password ?? '' : decodeURIComponent(parsed.password);
-    return { url: parsed, authorization: user || pass ? `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` : undefined };
+    return proxy ? parseProxy(proxy, node?.credentials as ProxyCredentials | undefined) : undefined;
   };
+}
+
+type ProxyCredentials = { username?: string; password?: string };
+
+/** A proxy URL as the tunnel takes it; `creds` (an http proxy node's) replace the URL's user and password. */
+export function parseProxy(proxy: string, creds?: ProxyCredentials): Proxy | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(proxy);
+  } catch {
+    return undefined;
+  }
+  const user = creds ? creds.username ?? '' : decodeURIComponent(parsed.username);
+  const pass = creds ? creds.password ?? '' : decodeURIComponent(parsed.password);
+  return { url: parsed, authorization: user || pass ? `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` : undefined };
 }
