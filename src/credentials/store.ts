@@ -64,6 +64,11 @@ export class CredentialStore {
     return this.dirty || this.stale;
   }
 
+  /** The stored document did not decrypt: the next flows save replaces it with what the store holds. */
+  replaceOnNextSave(): void {
+    this.stale = true;
+  }
+
   /**
    * Replaces the store with the decrypted document (null = no credentials). On failure throws
    * `credentials_undecryptable` and leaves the store as it was.

@@ -11,6 +11,15 @@ const VIEW_FILES: Record<string, string> = { 'view.html': 'text/html', 'debug-ut
 
 /** Longest status text before Node-RED truncates it with "...". */
 const STATUS_LENGTH = 32;
+/**
+ * The editor's sidebar shows one message per 15 ms (about 66 a second) and keeps only the newest
+ * 100 it has not shown yet: whatever a node sends beyond that is encoded, carried and thrown away
+ * by the browser. So each node sends at most SIDEBAR_BURST messages per SIDEBAR_WINDOW_MS (a burst
+ * the size of the editor's backlog passes whole) and, after a flood, the newest message it held
+ * back, so the sidebar ends on the flood's last value.
+ */
+const SIDEBAR_BURST = 100;
+const SIDEBAR_WINDOW_MS = 1000;
 
 const hasOwn = (o: unknown, k: string) => typeof o === 'object' && o !== null && Object.prototype.hasOwnProperty.call(o, k);
 
@@ -46,6 +55,11 @@ export default function (RED: RedApi) {
     private counter = 0;
     private lastCount = Date.now();
     private counterTimer: ReturnType<typeof setTimeout> | undefined;
+    /** The sidebar's rate window: when it opened, what it let through, the newest message held back. */
+    private windowStart = 0;
+    private windowSent = 0;
+    private held: { topic: unknown; property: string | undefined; value: unknown } | undefined;
+    private heldTimer: ReturnType<typeof setTimeout> | undefined;
 
     constructor(config: NodeConfig) {
       super(config);
@@ -74,6 +88,8 @@ export default function (RED: RedApi) {
       this.on('input', (msg: Msg, _send: SendFn, done: DoneFn) => this.handle(msg, done));
       this.on('close', () => {
         clearTimeout(this.counterTimer);
+        clearTimeout(this.heldTimer);
+        this.held = undefined;
         if (this.tostatus) this.status({});
       });
     }
@@ -190,8 +206,34 @@ export default function (RED: RedApi) {
         this.log(typeof value === 'string' ? (value.includes('\n') ? `\n${value}` : value) : `${typeof value === 'object' ? '\n' : ''}${inspect(value, { depth: 10 })}`);
       }
       if (!this.active || !this.tosidebar) return;
+      const now = Date.now();
+      if (now - this.windowStart >= SIDEBAR_WINDOW_MS) {
+        this.windowStart = now;
+        this.windowSent = 0;
+      }
+      if (this.windowSent >= SIDEBAR_BURST) {
+        this.held = { topic: msg.topic, property, value };
+        this.heldTimer ??= setTimeout(() => this.releaseHeld(), this.windowStart + SIDEBAR_WINDOW_MS - now);
+        return;
+      }
+      this.windowSent++;
+      this.toSidebar(msg.topic, property, value);
+    }
+
+    /** The window closed on a flood: its newest message opens the next one. */
+    private releaseHeld(): void {
+      this.heldTimer = undefined;
+      const held = this.held;
+      this.held = undefined;
+      if (!held || !this.active) return;
+      this.windowStart = Date.now();
+      this.windowSent = 1;
+      this.toSidebar(held.topic, held.property, held.value);
+    }
+
+    private toSidebar(topic: unknown, property: string | undefined, value: unknown): void {
       const entry: Record<string, unknown> = {
-        id: this.id, z: this.z, _alias: this._alias, path: this._flow.path, name: this.name, topic: msg.topic,
+        id: this.id, z: this.z, _alias: this._alias, path: this._flow.path, name: this.name, topic,
       };
       if (property !== undefined) entry.property = property;
       entry.msg = value;

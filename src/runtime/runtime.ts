@@ -116,6 +116,10 @@ export class Runtime {
   private readonly transition = new FlowTransition();
   private loading: Promise<void> | undefined;
   private stoppedByOperator = false;
+  /** The stored credentials did not decrypt at start: the editor is warned until a deploy replaces them. */
+  private credentialsUnreadable = false;
+  /** The last `runtime-state` notification, for whoever starts listening later (the editor's /comms). */
+  private lastStateNotice: Record<string, unknown> = { state: 'stop', deploy: false };
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -242,6 +246,7 @@ export class Runtime {
       await this.mutex.run(async () => {
         if (this.stoppedByOperator) {
           this.log.info('Flows stopped through POST /flows/state: loaded, not started');
+          this.noticeState('stop', false);
           return;
         }
         // POST /flows/state may have started them since load.
@@ -530,6 +535,7 @@ export class Runtime {
     const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, revision: meta, type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
+    this.credentialsUnreadable = false;
     this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
     // Flows stopped through POST /flows/state: the deploy is saved, not started.
     let stopped: string[] = [];
@@ -624,14 +630,37 @@ export class Runtime {
 
   private emitStopped(type: string, diff: () => ConfigDiff, deploy: boolean): void {
     this.emitFlows('stopped', type, diff);
-    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'stop', deploy }, retain: true });
+    this.noticeState('stop', deploy);
     this.events.emit('nodes-stopped');
   }
 
   private emitStarted(type: string, diff: (() => ConfigDiff) | undefined, deploy: boolean): void {
     this.emitFlows('started', type, diff);
     this.events.emit('nodes-started');
-    this.events.emit('runtime-event', { id: 'runtime-state', payload: { state: 'start', deploy }, retain: true });
+    // A deploy while flows are stopped (POST /flows/state) saves them without starting them.
+    this.noticeState(this.started ? 'start' : 'stop', deploy);
+  }
+
+  /** The current `runtime-state` notification (retained for editors that connect later). */
+  get stateNotice(): Record<string, unknown> {
+    return this.lastStateNotice;
+  }
+
+  /**
+   * Tells the editor the flows' state, with Node-RED's warning forms while something is wrong:
+   * deployed types missing, or credentials that did not decrypt (and will be replaced by the next
+   * deploy). A notification without `text` closes the editor's earlier warning.
+   */
+  private noticeState(state: 'start' | 'stop', deploy: boolean): void {
+    const payload: Record<string, unknown> = { state, deploy };
+    const missing = this.flowSet.missingTypes;
+    if (missing.length) {
+      Object.assign(payload, { type: 'warning', error: 'missing-types', text: 'notification.warnings.missing-types', types: [...missing] });
+    } else if (this.credentialsUnreadable) {
+      Object.assign(payload, { type: 'warning', error: 'credentials_load_failed', text: 'notification.warnings.credentials_load_failed_reset' });
+    }
+    this.lastStateNotice = payload;
+    this.events.emit('runtime-event', { id: 'runtime-state', payload, retain: true });
   }
 
   private async loadFromStorage(strict = false): Promise<void> {
@@ -639,12 +668,16 @@ export class Runtime {
     if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
     try {
       await this.credentials.load(snapshot.credentials);
+      this.credentialsUnreadable = false;
     } catch (err) {
       if (strict) {
         throw new RunnelError('credentials_undecryptable', 'the stored credentials do not decrypt with this instance\'s key: every instance sharing a database needs the same credentialSecret');
       }
-      // Node-RED's behaviour: flows still start, without credentials; the file is left as it is until the next deploy.
+      // Node-RED's behaviour: flows still start, without credentials; the stored ones are left as
+      // they are until the next deploy replaces them, and the editor says so meanwhile.
       this.log.error({ code: (err as RunnelError).code }, (err as Error).message);
+      this.credentialsUnreadable = true;
+      this.credentials.replaceOnNextSave();
     }
     this.active = { flows: snapshot.flows, parsed: this.parse(snapshot.flows), rev: snapshot.rev };
   }
@@ -659,6 +692,8 @@ export class Runtime {
         const parsed = this.parse(this.active.flows);
         this.active.parsed = parsed;
         await this.flowSet.start(parsed);
+        // The missing-types warning shrinks, or closes once nothing is missing.
+        this.noticeState('start', false);
       });
     });
   }

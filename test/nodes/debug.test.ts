@@ -25,6 +25,7 @@ describe('debug node', () => {
       node('d-status', { active: true, tosidebar: false, tostatus: true, complete: 'payload', statusType: 'auto', statusVal: '' }),
       node('d-jsonata', { active: true, tosidebar: true, complete: 'payload * 2', targetType: 'jsonata' }),
       node('d-console', { active: true, tosidebar: false, console: true, complete: 'payload.deep' }),
+      node('d-flood', { active: true, tosidebar: true, console: true, complete: 'payload' }),
     ];
     return flows;
   });
@@ -89,5 +90,18 @@ describe('debug node', () => {
     receive('d-console', { _msgid: 'm6', payload: { deep: { x: 'console-value' } } });
     await eventually(() => t.server.logs.some((l) => l.includes("x: 'console-value'")));
     assert.deepEqual(publishedBy('d-console'), []);
+  });
+
+  test('a flood reaches the sidebar at most 100 messages a second, ending on its newest message; the console gets all', async () => {
+    const sent = 2000;
+    for (let i = 0; i < sent; i++) receive('d-flood', { _msgid: `f${i}`, payload: `flood-${i}` });
+    // The newest message, held back when the window filled, goes when the window closes.
+    await eventually(() => publishedBy('d-flood').at(-1)?.msg === `flood-${sent - 1}`, 30_000);
+    const shown = publishedBy('d-flood').map((p) => Number(String(p.msg).slice('flood-'.length)));
+    assert.ok(shown.length < sent, `${shown.length} of ${sent} sent to the sidebar`);
+    assert.deepEqual(shown.slice(0, 100), Array.from({ length: 100 }, (_, i) => i), 'a burst of 100 passes whole');
+    assert.deepEqual(shown, [...shown].sort((a, b) => a - b), 'in order');
+    const consoleLines = () => t.server.logs.filter((l) => /"msg":"flood-\d+"/.test(l) && !l.includes('"debug":{'));
+    await eventually(() => consoleLines().length === sent, 30_000);
   });
 });

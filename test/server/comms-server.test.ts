@@ -58,4 +58,41 @@ describe('CommsServer on its own', () => {
     assert.ok(!topicMatches('debug', 'debugger'));
     assert.ok(!topicMatches('a/+/c', 'a/b'));
   });
+
+  it('bounds what an editor that stops reading has waiting, by bytes as well as by count, and keeps the newest', async () => {
+    const budget = 64 * 1024;
+    const bounded = new CommsServer(server, { path: '/bounded', auth: noAuth, log: createLogger('silent'), maxQueueBytes: budget });
+    const ws = new WebSocket(url.replace(/comms$/, 'bounded'));
+    const received: number[] = [];
+    ws.on('message', (d) => {
+      for (const e of JSON.parse(String(d)) as { topic: string; data: { i: number } }[]) if (e.topic === 'debug') received.push(e.data.i);
+    });
+    try {
+      await new Promise((resolve) => ws.once('open', resolve));
+      ws.send(JSON.stringify({ subscribe: 'debug' }));
+      await eventually(() => bounded.size === 1, 30_000);
+      // The subscription is taken once a message on its topic comes through.
+      await eventually(() => {
+        bounded.publish('debug', { i: -1 });
+        return received.length > 0;
+      }, 30_000);
+      (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+      // 5,000 messages of 2 KB: 10 MB if kept; few enough that the count bound (1,000) never applies.
+      const text = 'x'.repeat(2000);
+      let largest = 0;
+      for (let i = 0; i < 5000; i++) {
+        bounded.publish('debug', { i, text });
+        largest = Math.max(largest, bounded.largestQueue);
+      }
+      assert.ok(largest <= budget, `at most ${budget} waiting, saw ${largest}`);
+      assert.ok(bounded.dropped > 0);
+      (ws as unknown as { _socket: { resume(): void } })._socket.resume();
+      await eventually(() => received.at(-1) === 4999, 30_000);
+      assert.ok(received.length < 5000, 'what overflowed was dropped, oldest first');
+      assert.deepEqual(received.filter((i) => i >= 0), [...received.filter((i) => i >= 0)].sort((a, b) => a - b), 'in order');
+    } finally {
+      ws.close();
+      bounded.close();
+    }
+  });
 });

@@ -1,56 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { WebSocket } from 'ws';
 import { adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { copyFixture } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
-
-interface Entry {
-  topic: string;
-  data: any;
-}
-
-/** A /comms client that records every frame. */
-class Editor {
-  readonly frames: unknown[] = [];
-  readonly ws: WebSocket;
-  closed = false;
-  private readonly opened: Promise<void>;
-
-  constructor(url: string) {
-    this.ws = new WebSocket(url.replace(/^http/, 'ws') + 'comms');
-    this.ws.on('message', (data) => this.frames.push(JSON.parse(String(data))));
-    this.ws.on('close', () => (this.closed = true));
-    this.opened = new Promise((resolve, reject) => {
-      this.ws.once('open', () => resolve());
-      this.ws.once('error', reject);
-    });
-  }
-
-  async send(msg: unknown): Promise<void> {
-    await this.opened;
-    this.ws.send(JSON.stringify(msg));
-  }
-
-  /** Every `{topic, data}` received so far, batches flattened. */
-  get entries(): Entry[] {
-    return this.frames.filter(Array.isArray).flat() as Entry[];
-  }
-
-  on(topic: string): Entry[] {
-    return this.entries.filter((e) => e.topic === topic);
-  }
-
-  async waitFor(topic: string, count = 1): Promise<Entry[]> {
-    await eventually(() => this.on(topic).length >= count);
-    return this.on(topic);
-  }
-
-  close(): void {
-    this.ws.terminate();
-  }
-}
+import { Editor } from '../helpers/comms.js';
 
 const debugFlow = [
   { id: 't1', type: 'tab', label: 'T' },
@@ -185,6 +139,7 @@ describe('/comms with adminAuth', { timeout: 60_000 }, () => {
     for (let i = 0; i < 50_000; i++) server.instance.runtime.events.emit('comms', { topic: 'debug', data: { msg: big, i } });
     await eventually(() => comms.dropped > 0);
     assert.ok(comms.longestQueue <= 1000, `queue ${comms.longestQueue}`);
+    assert.ok(comms.largestQueue <= 1024 * 1024, `queued ${comms.largestQueue}`);
     // 50,000 × 2 KB would be 100 MB if kept; the bound keeps it to a few MB.
     assert.ok(process.memoryUsage().heapUsed - heapBefore < 60 * 1024 * 1024);
   });

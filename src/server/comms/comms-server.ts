@@ -16,6 +16,8 @@ export interface CommsOptions {
   heartbeatMs?: number;
   /** Messages a client may have waiting; beyond it the oldest are dropped and counted. */
   maxQueue?: number;
+  /** Bytes of messages a client may have waiting, the same way (debug messages run to kilobytes each). */
+  maxQueueBytes?: number;
   /** Refuses upgrades from pages of other origins and, without adminAuth, unknown Host names. */
   originCheck?: OriginCheck;
 }
@@ -40,8 +42,11 @@ class Client {
   active = false;
   token: string | undefined;
   readonly subscriptions = new Set<string>();
-  /** Serialised `{topic,data}` entries waiting for the next frame. */
+  /** Serialised `{topic,data}` entries waiting for the next frame, from index `head` on. */
   queue: string[] = [];
+  head = 0;
+  /** UTF-16 length of the waiting entries (their size in memory, give or take). */
+  queued = 0;
   dropped = 0;
   lastSent = Date.now();
   timer: ReturnType<typeof setTimeout> | undefined;
@@ -50,6 +55,44 @@ class Client {
   chain: Promise<void> = Promise.resolve();
 
   constructor(readonly ws: WebSocket) {}
+
+  get waiting(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Takes up to `n` entries off the front. */
+  take(n: number): string[] {
+    const batch = this.queue.slice(this.head, this.head + n);
+    for (const entry of batch) {
+      this.queued -= entry.length;
+      this.queue[this.head++] = '';
+    }
+    this.compact();
+    return batch;
+  }
+
+  /** Drops the oldest entry. */
+  dropOldest(): void {
+    this.queued -= this.queue[this.head].length;
+    this.queue[this.head++] = '';
+    this.dropped++;
+    this.compact();
+  }
+
+  clear(): void {
+    this.queue = [];
+    this.head = 0;
+    this.queued = 0;
+  }
+
+  /** Dropping from the front is an index move; the array is rebuilt once half of it is spent. */
+  private compact(): void {
+    if (this.head === this.queue.length) this.clear();
+    else if (this.head > 512 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+  }
 
   subscribed(topic: string): boolean {
     for (const filter of this.subscriptions) if (topicMatches(filter, topic)) return true;
@@ -70,12 +113,14 @@ export class CommsServer {
   private readonly retained = new Map<string, string>();
   private readonly heartbeatMs: number;
   private readonly maxQueue: number;
+  private readonly maxQueueBytes: number;
   private readonly ticker: ReturnType<typeof setInterval>;
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head);
 
   constructor(private readonly server: Server, private readonly opts: CommsOptions) {
     this.heartbeatMs = opts.heartbeatMs ?? 15_000;
     this.maxQueue = opts.maxQueue ?? 1000;
+    this.maxQueueBytes = opts.maxQueueBytes ?? 1024 * 1024;
     server.on('upgrade', this.onUpgrade);
     this.ticker = setInterval(() => this.tick(), Math.min(AUTH_CHECK_MS, this.heartbeatMs));
     this.ticker.unref();
@@ -89,7 +134,14 @@ export class CommsServer {
   /** The longest queue any client has waiting. */
   get longestQueue(): number {
     let n = 0;
-    for (const c of this.clients) n = Math.max(n, c.queue.length);
+    for (const c of this.clients) n = Math.max(n, c.waiting);
+    return n;
+  }
+
+  /** The most any client has waiting, in UTF-16 units of its serialised messages. */
+  get largestQueue(): number {
+    let n = 0;
+    for (const c of this.clients) n = Math.max(n, c.queued);
     return n;
   }
 
@@ -198,27 +250,26 @@ export class CommsServer {
   }
 
   private enqueue(client: Client, entry: string): void {
-    if (client.queue.length >= this.maxQueue) {
-      const drop = client.queue.length - this.maxQueue + 1;
-      client.queue.splice(0, drop);
+    // A single message larger than the whole budget still goes, alone.
+    while (client.waiting > 0 && (client.waiting >= this.maxQueue || client.queued + entry.length > this.maxQueueBytes)) {
       if (client.dropped === 0) this.opts.log.warn('comms: an editor is not keeping up; dropping its oldest messages');
-      client.dropped += drop;
+      client.dropOldest();
     }
     client.queue.push(entry);
+    client.queued += entry.length;
     client.timer ??= setTimeout(() => this.flush(client), BATCH_MS);
   }
 
   private flush(client: Client): void {
     client.timer = undefined;
     if (client.ws.readyState !== WebSocket.OPEN) {
-      client.queue = [];
+      client.clear();
       return;
     }
-    while (client.queue.length && client.ws.bufferedAmount < MAX_BUFFERED) {
-      const batch = client.queue.splice(0, MAX_BATCH);
-      this.sendRaw(client, `[${batch.join(',')}]`);
+    while (client.waiting && client.ws.bufferedAmount < MAX_BUFFERED) {
+      this.sendRaw(client, `[${client.take(MAX_BATCH).join(',')}]`);
     }
-    if (client.queue.length) client.timer = setTimeout(() => this.flush(client), BATCH_MS);
+    if (client.waiting) client.timer = setTimeout(() => this.flush(client), BATCH_MS);
   }
 
   private tick(): void {
@@ -229,12 +280,12 @@ export class CommsServer {
         void this.opts.auth.authenticate(client.token).then((p) => {
           if (p || !client.active) return;
           client.active = false;
-          client.queue = [];
+          client.clear();
           client.revokedTimer = setTimeout(() => this.fail(client), REVOKED_GRACE_MS);
           client.revokedTimer.unref();
         });
       }
-      if (now - client.lastSent >= this.heartbeatMs && client.queue.length === 0) this.sendRaw(client, `[{"topic":"hb","data":${now}}]`);
+      if (now - client.lastSent >= this.heartbeatMs && client.waiting === 0) this.sendRaw(client, `[{"topic":"hb","data":${now}}]`);
     }
   }
 }

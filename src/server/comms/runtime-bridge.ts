@@ -19,9 +19,10 @@ interface StatusEvent {
 /**
  * Carries the runtime's events to the editors on /comms, with Node-RED's topics: RED.comms.publish
  * as is, runtime events as `notification/<id>`, node status as retained `status/<id>` (a newly
- * opened editor shows every status), and after each start or deploy the retained
- * `notification/runtime-deploy` and `notification/runtime-state` (with the missing-types warning
- * while deployed types are missing), and npm's output while modules install as `event-log/<id>`. Returns the function that detaches it.
+ * opened editor shows every status), the retained `notification/runtime-deploy` after each start
+ * or deploy, the runtime's `notification/runtime-state` (with its warnings) as it stands when the
+ * bridge is made, and npm's output while modules install as `event-log/<id>`. Returns the function
+ * that detaches it.
  */
 export function bridgeRuntimeToComms(runtime: Runtime, comms: CommsServer): () => void {
   const events = runtime.events;
@@ -34,23 +35,15 @@ export function bridgeRuntimeToComms(runtime: Runtime, comms: CommsServer): () =
     comms.publish(topic, e.status ?? {}, !empty);
     if (empty) comms.forget(topic);
   };
-  const onStarted = () => publishState(true);
+  const onStarted = () => comms.publish('notification/runtime-deploy', { revision: runtime.rev }, true);
   const onEventLog = (e: { id: string; payload: unknown }) => comms.publish(`event-log/${e.id}`, e.payload);
-  const publishState = (deploy: boolean) => {
-    comms.publish('notification/runtime-deploy', { revision: runtime.rev }, true);
-    const state = runtime.getState();
-    const payload: Record<string, unknown> = { state: state.state, deploy };
-    if (state.missingTypes?.length) {
-      Object.assign(payload, { type: 'warning', error: 'missing-types', text: 'notification.warnings.missing-types', types: state.missingTypes });
-    }
-    comms.publish('notification/runtime-state', payload, true);
-  };
   events.on('comms', onComms);
   events.on('runtime-event', onRuntimeEvent);
   events.on('node-status', onStatus);
   events.on('flows:started', onStarted);
   events.on('event-log', onEventLog);
-  publishState(false);
+  onStarted();
+  comms.publish('notification/runtime-state', runtime.stateNotice, true);
   return () => {
     events.off('comms', onComms);
     events.off('runtime-event', onRuntimeEvent);
