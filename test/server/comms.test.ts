@@ -68,14 +68,19 @@ describe('/comms with adminAuth', { timeout: 60_000 }, () => {
     await eventually(() => e.frames.length === 1);
     await e.send({ subscribe: 'debug' });
     await deploy(server, debugFlow, { token });
+    const comms = server.instance.app.comms!;
+    const others = comms.receiving - 1;
+    const watcher = editor();
+    await watcher.send({ auth: token });
+    await watcher.send({ subscribe: 'debug' });
+    await eventually(() => comms.receiving === others + 2);
     assert.equal((await request(server.at('auth/revoke'), { method: 'POST', json: { token: mine }, token: mine })).status, 200);
-    // The check runs each second; after it the editor gets nothing more, though it is still open.
-    await new Promise((r) => setTimeout(r, 1500));
+    // The token check runs each second; from then on the revoked editor gets nothing.
+    await eventually(() => comms.receiving === others + 1, 10_000);
     const before = e.frames.length;
     assert.equal((await request(server.at('inject/inj'), { method: 'POST', json: {}, token })).status, 200);
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(e.frames.length, before);
-    assert.equal(e.closed, false);
+    await watcher.waitFor('debug', 2);
+    assert.deepEqual(e.frames.slice(before).filter((f) => !(f as { auth?: string }).auth), []);
     await eventually(() => e.closed, 10_000);
     assert.deepEqual(e.frames.at(-1), { auth: 'fail' });
   });

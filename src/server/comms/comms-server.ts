@@ -131,6 +131,13 @@ export class CommsServer {
     return this.clients.size;
   }
 
+  /** Connected clients that may receive messages (authenticated, or no adminAuth). */
+  get receiving(): number {
+    let n = 0;
+    for (const c of this.clients) if (c.active) n++;
+    return n;
+  }
+
   /** The longest queue any client has waiting. */
   get longestQueue(): number {
     let n = 0;
