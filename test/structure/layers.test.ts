@@ -25,6 +25,7 @@ const LAYERS: [prefix: string, layer: number][] = [
   ['server/', 5],
   ['cli.ts', 6],
   ['runnel.ts', 6],
+  ['watchdog/', 6],
 ];
 const LAYER_NAMES = ['base', 'storage', 'credentials/auth/registry', 'runtime', 'nodes', 'server', 'cli/runnel'];
 

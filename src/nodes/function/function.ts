@@ -109,7 +109,7 @@ export default function (RED: RedApi) {
       });
       this.on('close', () => this.shutdown());
       try {
-        const acquired = sandbox.acquire(parts, this.guard !== null, `Function node:${this.id}${this.name ? ` [${this.name}]` : ''}`);
+        const acquired = sandbox.acquire(parts, limit, `Function node:${this.id}${this.name ? ` [${this.name}]` : ''}`, this.name || this.id);
         this.key = acquired.key;
         this.compiled = acquired.compiled;
       } catch (err) {

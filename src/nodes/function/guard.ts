@@ -2,15 +2,17 @@
  * Bounds runaway function-node code without a per-call cost. A vm `timeout` starts a watchdog per
  * call (about 130 µs against 35 ns for the call itself); instead the user code is instrumented:
  * every loop body and every function body starts with `if (++G.n > 1000) G.check();`, where `G` is
- * the node's Guard. Any endless synchronous run either loops in one frame or makes endless calls,
- * so it passes one of these counters, and `check()` throws once the run is over its time limit.
+ * the node's Guard. Any endless run either loops in one frame or makes endless calls, so it passes
+ * one of these counters, and `check()` throws once the run is over its time limit.
  *
- * Timing is lazy so that a call that never reaches 1000 checks pays no clock read: the first
- * `check()` of a synchronous run arms the deadline (limit ms from then) and queues a microtask that
- * disarms it, which runs as soon as the run ends or awaits. So the limit applies per synchronous
- * run however control entered the code (message, timer, promise continuation, host callback), and
- * counts from at most 1000 checks after the run began. The node calls `enter()` before each call
- * it makes itself, so back-to-back messages in one delivery batch get one limit each.
+ * A run lasts until the event loop gets a turn: the first `check()` arms the deadline (limit ms
+ * from then) and queues a setImmediate that disarms it. An `await` or a promise callback does not
+ * end the run, so `while (true) { await null }` and a self-feeding promise chain — which starve
+ * the event loop through the microtask queue exactly as a synchronous loop does — are stopped
+ * like one. Code that really waits (I/O, timers) lets the loop turn and starts afresh. Timing is
+ * lazy so that a call that never reaches 1000 checks pays no clock read. The node calls `enter()`
+ * before each call it makes itself, so back-to-back messages in one delivery batch get one limit
+ * each (deliveries are macrotasks, so they never interleave with a runaway microtask chain).
  *
  * Once over time, a run stays over time until it ends: every later check throws too, so code that
  * catches the error and loops on is stopped at its next check outside the `try`.
@@ -18,11 +20,13 @@
  * User code cannot name the guard (its variable has a random suffix, see sandbox.ts), so
  * assigning look-alike names does nothing. Code that reads its own source back can learn the name
  * and reset the counter; like node:vm itself, the guard stops mistakes, not deliberate escapes.
+ * Code built at run time (`eval`, `Function` and the other function constructors of the node's
+ * context) goes through `instrumentCode` before it is compiled (see runtime-code.ts).
  *
- * Not covered: time spent inside one host call (a backtracking regular expression, sorting or
- * parsing a huge input, library code) and code made at run time with `eval` or `Function`.
- * Instrumenting inserts text at source positions and never regenerates code, and inserts no line
- * breaks, so line numbers in user stack traces are unchanged.
+ * Not covered: time spent inside one host call (sorting or parsing a huge input, library code, a
+ * regular expression with backreferences — see sandbox.ts for the others). Instrumenting inserts
+ * text at source positions and never regenerates code, and inserts no line breaks, so line
+ * numbers in user stack traces are unchanged.
  */
 import type * as Acorn from 'acorn';
 import type { Node as AstNode } from 'acorn';
@@ -38,10 +42,12 @@ export class Guard {
   /** Incremented by the instrumented code; public because that code reads it directly. */
   n = 0;
   private deadline = 0;
+  private disarmQueued = false;
   private readonly limit: number;
   private readonly label: string;
   private readonly disarm = () => {
     this.deadline = 0;
+    this.disarmQueued = false;
   };
 
   constructor(limit: number, label: string) {
@@ -60,7 +66,10 @@ export class Guard {
     const now = performance.now();
     if (this.deadline === 0) {
       this.deadline = now + this.limit;
-      queueMicrotask(this.disarm);
+      if (!this.disarmQueued) {
+        this.disarmQueued = true;
+        setImmediate(this.disarm);
+      }
     } else if (now > this.deadline) {
       throw new RangeError(`Function node ${this.label} ran longer than ${this.limit} ms`);
     }
@@ -86,12 +95,24 @@ interface Insertion {
  */
 export function instrument(source: string, prefix: string, suffix: string, guardName: string): string {
   const text = `(${prefix}${source}${suffix})`;
+  // Nothing is inserted into the prefix or the suffix, so they come off unchanged.
+  const result = insertChecks(text, guardName, 1);
+  return result.slice(prefix.length + 1, result.length - suffix.length - 1);
+}
+
+/** Returns a whole script (`eval`'s argument, a built function's text) with checks everywhere. */
+export function instrumentCode(text: string, guardName: string): string {
+  return insertChecks(text, guardName, -1);
+}
+
+/** The text with every check in place; the function starting at `skip` gets none at its start. */
+function insertChecks(text: string, guardName: string, skip: number): string {
   const ast = acorn().parse(text, { ecmaVersion: 'latest', sourceType: 'script', preserveParens: true }) as unknown as AnyNode;
   const check = `if(++${guardName}.n>${CHECK_EVERY})${guardName}.check();`;
   const out: Insertion[] = [];
   const visit = (node: AnyNode): void => {
     if (LOOPS.has(node.type)) guardStatement(node.body as AnyNode, check, out);
-    else if (FUNCTIONS.has(node.type) && node.start !== 1) guardFunction(node, check, out);
+    else if (FUNCTIONS.has(node.type) && node.start !== skip) guardFunction(node, check, out);
     for (const key in node) {
       const value = node[key];
       if (Array.isArray(value)) {
@@ -103,14 +124,13 @@ export function instrument(source: string, prefix: string, suffix: string, guard
   };
   visit(ast);
   out.sort((a, b) => a.pos - b.pos || Number(a.opens) - Number(b.opens));
-  const offset = prefix.length + 1;
   let result = '';
-  let at = offset;
+  let at = 0;
   for (const { pos, text: piece } of out) {
     result += text.slice(at, pos) + piece;
     at = pos;
   }
-  return result + text.slice(at, offset + source.length);
+  return result + text.slice(at);
 }
 
 function isNode(value: unknown): value is AnyNode {

@@ -12,14 +12,24 @@
  * or intrinsics. Isolation given up: nodes with *identical* code share the context's global
  * object, so a sloppy undeclared assignment (`count = 1`) or a change to `Array.prototype` in
  * one is seen by its twins. As in Node-RED, node:vm is not a security boundary: host objects
- * handed to the code (msg, Buffer, console) lead back to the host's `Function`.
+ * handed to the code (msg, Buffer, console) lead back to the host's `Function`, whose code is
+ * neither instrumented nor bounded.
+ *
+ * Catastrophic regular expressions: V8 falls back to its linear-time engine for a regular
+ * expression that backtracks excessively (the flag set below, process-wide, so http-in routes
+ * and nodes gain it too). That engine does not take backreferences or lookbehinds, so a pattern
+ * using them still backtracks without bound inside one host call the guard cannot interrupt.
  */
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import util from 'node:util';
+import v8 from 'node:v8';
 import vm from 'node:vm';
-import { instrument, type Guard } from './guard.js';
+import { Guard, instrument } from './guard.js';
+import { blockAtomicsWait, GUARDED_CONTEXT, installRuntimeCode } from './runtime-code.js';
+
+v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 export interface SandboxOptions {
   allowHostAccess: boolean;
@@ -132,17 +142,19 @@ export class Sandbox {
   }
 
   /**
-   * Compiles (or reuses) the code, instrumented when `guarded` (see guard.ts), and
-   * returns it with the key to release it by. Throws the SyntaxError of bad code. Binding to a
-   * node is left to the caller, when the node first needs it: a deployed node that never runs
-   * costs no closures.
+   * Compiles (or reuses) the code, instrumented when it has a time `limit` (ms, 0 = none; see
+   * guard.ts), and returns it with the key to release it by. Throws the SyntaxError of bad code.
+   * Binding to a node is left to the caller, when the node first needs it: a deployed node that
+   * never runs costs no closures. Code the node builds at run time is bounded by a guard of the
+   * context, labelled `label` (the first node to compile the code).
    */
-  acquire(parts: SourceParts, guarded: boolean, filename: string): { key: string; compiled: Compiled } {
-    const key = `${guarded ? 'g' : 'u'}${JSON.stringify(parts)}`;
+  acquire(parts: SourceParts, limit: number, filename: string, label: string): { key: string; compiled: Compiled } {
+    const guarded = limit > 0;
+    const key = `${guarded ? `g${limit}` : 'u'}${JSON.stringify(parts)}`;
     let entry = this.entries.get(key);
     if (!entry) {
       const script = new vm.Script(this.source(parts, guarded), { filename });
-      const context = this.createContext();
+      const context = this.createContext(guarded ? new Guard(limit, label) : null);
       const factory = script.runInContext(context) as Factory;
       entry = { context, factory, users: 0 };
       this.entries.set(key, entry);
@@ -171,7 +183,7 @@ export class Sandbox {
     }
   }
 
-  private createContext(): vm.Context {
+  private createContext(guard: Guard | null): vm.Context {
     const globals: Record<string, unknown> = {
       console,
       util,
@@ -184,6 +196,9 @@ export class Sandbox {
       globals.process = process;
       globals.require = createRequire(path.join(this.options.userDir, 'package.json'));
     }
-    return vm.createContext(globals, { name: 'function node' });
+    const context = vm.createContext(globals, { name: 'function node', ...(guard ? GUARDED_CONTEXT : {}) });
+    blockAtomicsWait(context);
+    if (guard) installRuntimeCode(context, guard, this.names.guard);
+    return context;
   }
 }
