@@ -48,7 +48,7 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
     return user !== undefined && (s.stamp === undefined || s.stamp === passwordStamp(user));
   });
   for (const s of ended) log.audit({ event: 'auth.session.ended', username: s.username, client: s.client, reason: users.has(s.username) ? 'password_changed' : 'user_removed' }, 'session ended at start');
-  const auth = new CredentialsAuth(config, deps.settings.loginThrottle, log, checker, tokens);
+  const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, deps.settings.loginThrottle), log, checker, tokens);
   const unsubscribe = deps.storage.shared?.onChange((change) => {
     if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
   });
@@ -101,7 +101,6 @@ class CredentialsAuth implements AuthService {
   readonly enabled = true;
   readonly anonymousScope: string[] | undefined;
   private readonly users: Map<string, UserConfig>;
-  private readonly throttle: LoginThrottle;
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
   // bcrypt is pure CPU: leave one core to the event loop (and one pool thread to file I/O), so a login
   // storm cannot make the rest of the API or the flows' http-in routes sluggish.
@@ -118,14 +117,13 @@ class CredentialsAuth implements AuthService {
 
   constructor(
     private readonly config: AdminAuthConfig,
-    throttle: Settings['loginThrottle'],
+    private readonly throttle: LoginThrottle,
     private readonly log: Logger,
     private readonly checker: PasswordChecker,
     private readonly tokens: TokenStore,
   ) {
     this.users = new Map(config.users.map((u) => [u.username, u]));
     this.anonymousScope = config.default && permissionList(config.default.permissions);
-    this.throttle = new LoginThrottle(throttle);
     this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS);
     this.timer.unref();
   }
@@ -188,7 +186,7 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ event: 'auth.login.fail', reason: 'throttled', ...who }, 'login refused: too many failures');
       return new OAuthError(429, 'temporarily_unavailable', `Too many failed login attempts; retry in ${wait} seconds`, wait);
     };
-    const early = this.throttle.retryAfter(req.ip, req.username);
+    const early = await this.throttle.retryAfter(req.ip, req.username);
     if (early > 0) throw throttled(early);
     if (!this.bcryptQueue.hasRoom()) {
       throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
@@ -197,9 +195,8 @@ class CredentialsAuth implements AuthService {
     // attempt waited count, so a burst of parallel guesses cannot outrun the limit.
     const attempt = await this.userTurn(req.username, () =>
       this.bcryptQueue.run<Attempt>(async () => {
-        const wait = this.throttle.retryAfter(req.ip, req.username);
+        const wait = await this.throttle.attempt(req.ip, req.username);
         if (wait > 0) return { throttled: wait };
-        this.throttle.failed(req.ip, req.username);
         return { user: await this.checker.check(req.username, req.password) };
       }),
     );
@@ -209,7 +206,7 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ event: 'auth.login.fail', reason: 'credentials', ...who }, 'login failed: bad username or password');
       throw new OAuthError(400, 'invalid_grant', 'Invalid username or password');
     }
-    this.throttle.succeeded(req.ip, req.username);
+    await this.throttle.succeeded(req.ip, req.username);
     let scope: string[];
     try {
       scope = resolveScope(req.scope, user.permissions);
@@ -229,7 +226,8 @@ class CredentialsAuth implements AuthService {
    */
   private async userTurn<T>(username: string, fn: () => Promise<T>): Promise<T> {
     const key = username.slice(0, 256);
-    if (this.throttle.userDelay(username) === 0 && !this.userTurns.has(key)) return fn();
+    // Asked again after reading the counters: another login's turn may have begun meanwhile.
+    if (!this.userTurns.has(key) && (await this.throttle.userDelay(username)) === 0 && !this.userTurns.has(key)) return fn();
     const waiting = (this.waitingFor.get(key) ?? 0) + 1;
     if (waiting > MAX_WAITING_PER_USER) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins for this user in progress; retry shortly', 5);
     this.waitingFor.set(key, waiting);
@@ -239,7 +237,7 @@ class CredentialsAuth implements AuthService {
     this.userTurns.set(key, mine);
     try {
       await previous;
-      const pause = this.throttle.userDelay(username);
+      const pause = await this.throttle.userDelay(username);
       if (pause > 0) await delay(pause);
       return await fn();
     } finally {
@@ -308,7 +306,7 @@ class CredentialsAuth implements AuthService {
   }
 
   private prune(): void {
-    this.throttle.prune();
+    this.throttle.prune().catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'pruning login failures failed'));
     this.tokens.prune().catch((e: unknown) => this.log.error({ err: e }, 'pruning expired sessions failed'));
   }
 }

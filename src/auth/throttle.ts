@@ -1,11 +1,11 @@
+import type { LoginFailures } from '../storage/types.js';
+
 export interface ThrottleOptions {
   /** Failures allowed per (address, username) within the window. */
   maxFailures: number;
   windowMs: number;
   /** Failures allowed per address across all usernames, as a multiple of maxFailures. */
   addressFactor?: number;
-  /** Keys tracked at most; beyond it the stalest are forgotten. */
-  maxKeys?: number;
   /** First delay (ms) once a username passed maxFailures from all addresses together; doubles per failure. */
   userDelayMs?: number;
   /** The longest such delay (ms). */
@@ -18,29 +18,21 @@ export interface ThrottleOptions {
  * username alone, which lets anyone lock a known user out and lets spraying many usernames
  * through; here another address is never locked out, and one address spraying usernames is.
  * Only failures count (a refused attempt does not extend the lockout), and a success clears its
- * (address, username) counter. Each key keeps only the timestamps that can still matter.
+ * (address, username) counter. The counters live in storage: with a shared backend, failures on
+ * one instance count on every other.
  */
-/** Timestamps kept per key beyond its limit. */
-const SPARE = 32;
-
 export class LoginThrottle {
-  private readonly pairs = new Map<string, number[]>();
-  private readonly addresses = new Map<string, number[]>();
-  /** Failures per username from every address: guessing is slowed, never refused (the real user still gets in). */
-  private readonly users = new Map<string, number[]>();
   private readonly userDelayMs: number;
   private readonly maxUserDelayMs: number;
   private readonly pairLimit: number;
   private readonly addressLimit: number;
   private readonly windowMs: number;
-  private readonly maxKeys: number;
   private readonly now: () => number;
 
-  constructor(options: ThrottleOptions) {
+  constructor(private readonly failures: LoginFailures, options: ThrottleOptions) {
     this.pairLimit = options.maxFailures;
     this.addressLimit = options.maxFailures * (options.addressFactor ?? 4);
     this.windowMs = options.windowMs;
-    this.maxKeys = options.maxKeys ?? 50_000;
     this.now = options.now ?? Date.now;
     this.userDelayMs = options.userDelayMs ?? 500;
     this.maxUserDelayMs = options.maxUserDelayMs ?? 30_000;
@@ -51,84 +43,68 @@ export class LoginThrottle {
    * failures from all addresses together in the window, then doubling per further failure up to
    * the ceiling. Spread over many addresses, guesses at one user slow down exponentially.
    */
-  userDelay(username: string): number {
-    const times = this.users.get(userKey(username));
-    if (!times) return 0;
-    const cutoff = this.now() - this.windowMs;
-    const recent = times.filter((t) => t > cutoff).length;
+  async userDelay(username: string): Promise<number> {
+    const key = userKey(username);
+    const recent = (await this.failures.recent([key], this.now() - this.windowMs))[key]?.length ?? 0;
     if (recent < this.pairLimit) return 0;
     return Math.min(this.maxUserDelayMs, this.userDelayMs * 2 ** Math.min(30, recent - this.pairLimit));
   }
 
   /** Seconds until `address` may try `username` again; 0 when it may now. */
-  retryAfter(address: string, username: string): number {
+  async retryAfter(address: string, username: string): Promise<number> {
     const now = this.now();
-    const wait = Math.max(
-      this.waitFor(this.pairs.get(pairKey(address, username)), this.pairLimit, now),
-      this.waitFor(this.addresses.get(address), this.addressLimit, now),
-    );
-    return wait > 0 ? Math.ceil(wait / 1000) : 0;
+    const keys = keysOf(address, username);
+    return this.wait(await this.failures.recent([keys.pair, keys.address], now - this.windowMs), keys, now);
   }
 
   /**
-   * Counts an attempt as failed before its password is checked, so attempts in flight at the same
-   * time all count (a burst got one extra guess when failures were counted afterwards).
+   * Counts an attempt as failed before its password is checked, unless `address` must wait: then
+   * resolves the seconds to wait and counts nothing. Counting first (atomically with the check,
+   * across instances too) means attempts in flight at the same time cannot outrun the limit.
    */
-  failed(address: string, username: string): void {
+  async attempt(address: string, username: string): Promise<number> {
     const now = this.now();
-    // Kept beyond the limit (bounded) so a success taking its own count back leaves the earlier ones.
-    this.record(this.pairs, pairKey(address, username), this.pairLimit + SPARE, now);
-    this.record(this.addresses, address, this.addressLimit + SPARE, now);
-    this.record(this.users, userKey(username), this.pairLimit + SPARE, now);
+    const keys = keysOf(address, username);
+    const { recorded, times } = await this.failures.countIf([keys.pair, keys.address, keys.user], now - this.windowMs, now, (t) => this.wait(t, keys, now) === 0);
+    return recorded ? 0 : this.wait(times, keys, now);
   }
 
-  /** The attempt counted by failed() succeeded: it is taken back and the pair's counter cleared. */
-  succeeded(address: string, username: string): void {
-    this.pairs.delete(pairKey(address, username));
-    this.users.get(userKey(username))?.pop();
-    this.addresses.get(address)?.pop();
+  /** The attempt counted by attempt() succeeded: it is taken back and the pair's counter cleared. */
+  async succeeded(address: string, username: string): Promise<void> {
+    const keys = keysOf(address, username);
+    await this.failures.forgive([keys.user, keys.address], [keys.pair]);
   }
 
-  /** Forgets keys whose failures have all left the window. */
-  prune(): void {
-    const cutoff = this.now() - this.windowMs;
-    for (const map of [this.pairs, this.addresses, this.users]) {
-      for (const [k, times] of map) if (times[times.length - 1] <= cutoff) map.delete(k);
-    }
+  /** Forgets failures that have left the window. */
+  prune(): Promise<void> {
+    return this.failures.prune(this.now() - this.windowMs);
+  }
+
+  private wait(times: Record<string, number[]>, keys: Keys, now: number): number {
+    const ms = Math.max(this.waitFor(times[keys.pair], this.pairLimit, now), this.waitFor(times[keys.address], this.addressLimit, now));
+    return ms > 0 ? Math.ceil(ms / 1000) : 0;
   }
 
   /** Milliseconds until fewer than `limit` failures remain inside the window. */
   private waitFor(times: number[] | undefined, limit: number, now: number): number {
     if (!times || times.length < limit) return 0;
-    return times[times.length - limit] + this.windowMs - now;
-  }
-
-  private record(map: Map<string, number[]>, key: string, limit: number, now: number): void {
-    const times = map.get(key) ?? [];
-    // Re-inserting keeps the map in least-recently-failed order, so eviction drops the stalest.
-    map.delete(key);
-    times.push(now);
-    if (times.length > limit) times.splice(0, times.length - limit);
-    map.set(key, times);
-    if (map.size > this.maxKeys) {
-      this.prune();
-      const excess = map.size - this.maxKeys;
-      let i = 0;
-      for (const k of map.keys()) {
-        if (i++ >= excess) break;
-        map.delete(k);
-      }
-    }
+    return times[times.length - limit]! + this.windowMs - now;
   }
 }
 
-/** Usernames are attacker-chosen: bounding them bounds the memory a key can take. */
-function pairKey(address: string, username: string): string {
-  return JSON.stringify([address, username.slice(0, 256)]);
+interface Keys {
+  pair: string;
+  address: string;
+  user: string;
+}
+
+/** Usernames are attacker-chosen: bounding them bounds the memory a key can take. The prefixes keep the three kinds apart. */
+function keysOf(address: string, username: string): Keys {
+  return { pair: `p:${JSON.stringify([address, username.slice(0, 256)])}`, address: `a:${address}`, user: userKey(username) };
 }
 
 function userKey(username: string): string {
-  return username.slice(0, 256);
+  return `u:${username.slice(0, 256)}`;
 }
 
 /** `::ffff:127.0.0.1` is 127.0.0.1: one client must not get two budgets. */

@@ -1,4 +1,5 @@
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { ModuleHost } from './host.js';
 import { setInfo } from './info.js';
@@ -7,44 +8,54 @@ import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
 import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
+import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
 import { InstallQueue, InstallSnapshot, assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
-
-/**
- * How a module came to be loaded; only npm-installed ones (`npm`, `local`, `tarball`) can be
- * removed. `dependency`: npm put it in node_modules for another module; installing it by name
- * makes it the user's own.
- */
-type ModuleSource = 'npm' | 'local' | 'tarball' | 'nodesDir' | 'builtin' | 'dependency';
-
-interface ModuleRecord {
-  source: ModuleSource;
-  version: string;
-  sets: SetFlags;
-}
 
 /** The runtime-config key holding installed modules and set enabled flags. */
 const CONFIG_KEY = 'modules';
 
 /**
- * With shared storage every instance installs its own modules into its own user dir, so each keeps
- * its own list: one shared list would make instances load (and overwrite) what only another has.
+ * With shared storage each instance records what its own user dir has under its own key; what
+ * every instance should have is the shared list (ModuleSync).
  */
 function configKey(host: ModuleHost): string {
   const shared = host.storage.shared;
   return shared ? `${CONFIG_KEY}@${shared.instanceId}` : CONFIG_KEY;
 }
-const REMOVABLE: ModuleSource[] = ['npm', 'local', 'tarball'];
 
 /**
  * Installs, upgrades, removes, enables and disables node modules, one change at a time, and keeps
  * the list (with enabled flags) in the runtime config so the next start loads the same modules.
+ * With shared storage, every change made here is published and the others' are followed.
  */
-export class ModuleManager {
+export class ModuleManager implements LocalModules {
   private readonly queue = new InstallQueue();
-  private records: Record<string, ModuleRecord> = {};
+  records: Record<string, ModuleRecord> = {};
   private loaded = false;
+  /** Present with shared storage: the list every instance follows. */
+  readonly sync: ModuleSync | undefined;
 
-  constructor(private readonly host: ModuleHost) {}
+  constructor(private readonly host: ModuleHost) {
+    const shared = host.storage.shared;
+    this.sync = shared && new ModuleSync(shared.modules, this, host.log.child({ module: 'modules' }));
+  }
+
+  run<T>(task: () => Promise<T>): Promise<T> {
+    return this.queue.run(task);
+  }
+
+  loadedSets(name: string): SetFlags | undefined {
+    const mod = this.host.registry.modules.get(name);
+    return mod && Object.fromEntries([...mod.sets.values()].map((s) => [s.name, s.enabled]));
+  }
+
+  /** Each loaded module's version, and the changes in progress or failed here (GET /cluster). */
+  states(): Record<string, ModuleState> {
+    const out: Record<string, ModuleState> = {};
+    for (const m of this.host.registry.modules.values()) if (!m.builtin) out[m.name] = { version: m.version, state: 'installed' };
+    for (const [name, state] of this.sync?.states ?? []) out[name] = state;
+    return out;
+  }
 
   private get nodeModules(): string {
     return path.join(this.host.settings.userDir, 'node_modules');
@@ -119,18 +130,26 @@ export class ModuleManager {
     if (target.kind === 'path') {
       if (!palette.allowLocalPaths) throw new RunnelError('local_path_not_allowed', 'Installing from a local path is disabled');
       return this.queue.run(async () => {
+        await this.sync?.assertReachable();
         const pkg = await readNodeModulePackage(target.dir);
         assertAllowed(pkg.name, palette);
         assertInstallableManifest(pkg, palette);
         this.assertInstallable(pkg.name, pkg.version);
-        return this.installSpec(pkg.name, target.dir, 'local');
+        return this.published(await this.installSpec(pkg.name, target.dir, 'local', target.dir), null);
       });
     }
     assertAllowed(target.name, palette);
     return this.queue.run(async () => {
+      await this.sync?.assertReachable();
       this.assertInstallable(target.name, target.version);
-      return this.installSpec(target.name, target.version ? `${target.name}@${target.version}` : target.name, 'npm');
+      return this.published(await this.installSpec(target.name, target.version ? `${target.name}@${target.version}` : target.name, 'npm'), null);
     });
+  }
+
+  /** Tells the other instances about a module installed here (with the bytes of an upload). */
+  private async published(mod: ModuleInfo, tarball: Buffer | null): Promise<ModuleInfo> {
+    await this.sync?.publish(mod.name, this.records[mod.name], tarball);
+    return mod;
   }
 
   /** POST /nodes with a tarball; `file` is a temporary upload the caller deletes afterwards. */
@@ -139,47 +158,101 @@ export class ModuleManager {
     if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled');
     if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Uploading modules is disabled');
     return this.queue.run(async () => {
-      const pkg = await inspectTarball(file);
-      assertAllowed(pkg.name, palette);
-      assertInstallableManifest(pkg, palette);
-      this.assertInstallable(pkg.name, pkg.version);
-      const nodesDir = path.join(this.ctx.userDir, 'nodes');
-      await mkdir(nodesDir, { recursive: true });
-      const kept = this.keptTarball(pkg.name, pkg.version);
-      await copyFile(file, kept);
-      try {
-        return await this.installSpec(pkg.name, kept, 'tarball');
-      } catch (err) {
-        await rm(kept, { force: true });
-        throw err;
-      }
+      await this.sync?.assertReachable();
+      const mod = await this.installTarballFile(file);
+      return this.published(mod, this.sync ? await readFile(this.keptTarball(mod.name, mod.version)) : null);
     });
   }
 
-  /** DELETE /nodes/:module. */
+  private async installTarballFile(file: string, flags?: SetFlags, expected?: string): Promise<ModuleInfo> {
+    const palette = this.ctx.palette;
+    const pkg = await inspectTarball(file);
+    if (expected !== undefined && pkg.name !== expected) throw new RunnelError('invalid_module', `The stored tarball of ${expected} holds ${pkg.name}`);
+    assertAllowed(pkg.name, palette);
+    assertInstallableManifest(pkg, palette);
+    this.assertInstallable(pkg.name, pkg.version);
+    const nodesDir = path.join(this.ctx.userDir, 'nodes');
+    await mkdir(nodesDir, { recursive: true });
+    const kept = this.keptTarball(pkg.name, pkg.version);
+    await copyFile(file, kept);
+    try {
+      return await this.installSpec(pkg.name, kept, 'tarball', undefined, flags);
+    } catch (err) {
+      await rm(kept, { force: true });
+      throw err;
+    }
+  }
+
+  /** A module of the shared list, installed here from where its record says, under this instance's policy. */
+  async installWanted(name: string, want: ModuleRecord, tarball: () => Promise<Buffer | undefined>): Promise<void> {
+    const palette = this.ctx.palette;
+    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled');
+    if (want.source === 'tarball') {
+      if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Uploading modules is disabled');
+      const bytes = await tarball();
+      if (!bytes) throw new RunnelError('not_found', `The shared list has no tarball for ${name}`);
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'runnel-shared-module-'));
+      try {
+        await writeFile(path.join(dir, 'module.tgz'), bytes);
+        await this.installTarballFile(path.join(dir, 'module.tgz'), want.sets, name);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+      return;
+    }
+    if (want.source === 'local') {
+      if (!palette.allowLocalPaths) throw new RunnelError('local_path_not_allowed', 'Installing from a local path is disabled');
+      const dir = parseInstallTarget(want.path ?? '', undefined);
+      if (dir.kind !== 'path') throw new RunnelError('invalid_module', `The shared list has no directory for ${name}`);
+      const pkg = await readNodeModulePackage(dir.dir);
+      if (pkg.name !== name) throw new RunnelError('invalid_module', `${dir.dir} now holds ${pkg.name}, not ${name}`);
+      assertAllowed(name, palette);
+      assertInstallableManifest(pkg, palette);
+      this.assertInstallable(name, pkg.version);
+      await this.installSpec(name, dir.dir, 'local', dir.dir, want.sets);
+      return;
+    }
+    const target = parseInstallTarget(name, want.version);
+    if (target.kind !== 'registry') throw new RunnelError('invalid_module_name', `Invalid module name: ${name}`);
+    assertAllowed(name, palette);
+    this.assertInstallable(name, want.version);
+    await this.installSpec(name, `${name}@${want.version}`, 'npm', undefined, want.sets);
+  }
+
+  /** DELETE /nodes/:module; in a cluster also a module only the shared list has (it failed here). */
   remove(name: string): Promise<void> {
     return this.queue.run(async () => {
-      const mod = this.find(name);
-      if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source)) {
-        throw new RunnelError('module_not_removable', `Module ${name} was not installed through the admin API and cannot be removed`);
-      }
-      this.assertNotInUse([...mod.sets.values()]);
-      await npmUninstall(name, this.ctx);
-      await unloadModule(this.host, mod);
-      await this.syncDependencies();
-      if (this.records[name].source === 'tarball') await rm(this.keptTarball(name, mod.version), { force: true });
-      delete this.records[name];
-      await this.persist();
-      this.host.log.info({ module: name }, 'node module removed');
-      this.notify('node/removed', [...mod.sets.values()].map((set) => setInfo(set, mod)));
+      await this.sync?.assertReachable();
+      if (this.sync && !this.host.registry.modules.has(name) && (await this.sync.has(name))) return this.sync.publish(name, undefined);
+      await this.removeInstalled(name);
+      await this.sync?.publish(name, undefined);
     });
+  }
+
+  /** Removes a module from this instance only. */
+  async removeInstalled(name: string): Promise<void> {
+    const mod = this.find(name);
+    if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source)) {
+      throw new RunnelError('module_not_removable', `Module ${name} was not installed through the admin API and cannot be removed`);
+    }
+    this.assertNotInUse([...mod.sets.values()]);
+    await npmUninstall(name, this.ctx);
+    await unloadModule(this.host, mod);
+    await this.syncDependencies();
+    if (this.records[name].source === 'tarball') await rm(this.keptTarball(name, mod.version), { force: true });
+    delete this.records[name];
+    await this.persist();
+    this.host.log.info({ module: name }, 'node module removed');
+    this.notify('node/removed', [...mod.sets.values()].map((set) => setInfo(set, mod)));
   }
 
   /** PUT /nodes/:module `{enabled}`: every set of the module. */
   async setModuleEnabled(name: string, enabled: boolean): Promise<ModuleInfo> {
     const mod = this.find(name);
     return this.queue.run(async () => {
+      await this.sync?.assertReachable();
       await this.applyEnabled(mod, [...mod.sets.values()], enabled);
+      await this.sync?.publish(name, this.records[name]);
       return mod;
     });
   }
@@ -190,7 +263,9 @@ export class ModuleManager {
     const set = mod.sets.get(setName);
     if (!set) throw new RunnelError('not_found', `Node set ${name}/${setName} not found`);
     return this.queue.run(async () => {
+      await this.sync?.assertReachable();
       await this.applyEnabled(mod, [set], enabled);
+      await this.sync?.publish(name, this.records[name]);
       return set;
     });
   }
@@ -204,6 +279,15 @@ export class ModuleManager {
     const mod = this.host.registry.modules.get(name);
     if (!mod) throw new RunnelError('not_found', `Module ${name} not found`);
     return mod;
+  }
+
+  /** Sets the enabled flags the shared list gives (sets it does not name keep theirs). */
+  async applyFlags(name: string, sets: SetFlags): Promise<void> {
+    const mod = this.find(name);
+    for (const [setName, enabled] of Object.entries(sets)) {
+      const set = mod.sets.get(setName);
+      if (set && set.enabled !== enabled) await this.applyEnabled(mod, [set], enabled);
+    }
   }
 
   private assertInstallable(name: string, version: string | undefined): void {
@@ -239,7 +323,7 @@ export class ModuleManager {
    * code in place and restarts the nodes of its types so they run the new version. Any failure puts
    * the user dir and the registry back as they were.
    */
-  private async installSpec(name: string, spec: string, source: ModuleSource): Promise<ModuleInfo> {
+  private async installSpec(name: string, spec: string, source: ModuleSource, localPath?: string, flags?: SetFlags): Promise<ModuleInfo> {
     const ctx = this.ctx;
     const previous = this.host.registry.modules.get(name);
     const snapshot = await InstallSnapshot.take(ctx, name);
@@ -252,7 +336,7 @@ export class ModuleManager {
         await unloadModule(this.host, previous);
         unloaded = true;
       }
-      const result = await loadModule(this.host, dir, this.records[name]?.sets ?? {});
+      const result = await loadModule(this.host, dir, flags ?? this.records[name]?.sets ?? {});
       loaded = result.module;
       const conflict = result.conflicts[0];
       if (conflict) {
@@ -265,7 +349,9 @@ export class ModuleManager {
       throw err;
     }
     await snapshot.discard();
-    this.records[name] = { source, version: loaded.version, sets: Object.fromEntries([...loaded.sets.values()].map((s) => [s.name, s.enabled])) };
+    this.records[name] = {
+      source, version: loaded.version, sets: Object.fromEntries([...loaded.sets.values()].map((s) => [s.name, s.enabled])), ...(localPath ? { path: localPath } : {}),
+    };
     this.host.log.info({ module: name, version: loaded.version }, previous ? 'node module upgraded' : 'node module installed');
     await this.syncDependencies();
     await this.persist();

@@ -267,10 +267,18 @@ export class Runtime {
     }
     const shared = this.storage.shared;
     if (!shared) return;
+    const sync = this.modules.sync;
+    const reconcile = (retry: boolean) => void sync?.reconcile(retry).catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'reading the shared module list failed'));
     this.unfollow = shared.onChange((change) => {
+      if (change.kind === 'modules' || change.kind === 'resync') reconcile(change.kind === 'resync');
       if (change.kind !== 'flows' && change.kind !== 'resync') return;
-      this.follow().catch((err: unknown) => this.log.error({ err }, 'applying the flows another instance deployed failed'));
+      this.follow().then(
+        // A removal or disable that flows blocked here may go through now.
+        () => sync?.blockedByFlows && reconcile(true),
+        (err: unknown) => this.log.error({ err }, 'applying the flows another instance deployed failed'),
+      );
     });
+    reconcile(true);
     this.member = new ClusterMember(shared, {
       log: this.log,
       describe: (primary) => this.describeInstance(primary),
@@ -295,9 +303,7 @@ export class Runtime {
   }
 
   private describeInstance(primary: boolean): Omit<InstanceRecord, 'id' | 'lastSeen'> {
-    const modules: Record<string, string> = {};
-    for (const m of this.registry.modules.values()) if (!m.builtin) modules[m.name] = m.version;
-    return { url: this.settings.instanceUrl ?? null, version: this.version, rev: this.active.rev, state: this.getState().state, primary, modules };
+    return { url: this.settings.instanceUrl ?? null, version: this.version, rev: this.active.rev, state: this.getState().state, primary, modules: this.modules.states() };
   }
 
   /** Starts or stops the primary-only tabs as this instance gains or loses the primary role. */

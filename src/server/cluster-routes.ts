@@ -13,7 +13,20 @@ const instance = {
     state: { type: 'string' },
     primary: { type: 'boolean' },
     lastSeen: { type: 'string' },
-    modules: { type: 'object', additionalProperties: true },
+    /** By module name: what this instance has loaded, and a change of the shared list in progress or failed here. */
+    modules: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        required: ['version', 'state'],
+        properties: {
+          version: { type: ['string', 'null'] },
+          state: { type: 'string', enum: ['installed', 'installing', 'removing', 'failed'] },
+          wanted: { type: 'string' },
+          error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+        },
+      },
+    },
   },
 } as const;
 

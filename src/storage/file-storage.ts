@@ -9,6 +9,7 @@ import { credsFileText, flowsFileText, loadFlowPair, type LoadedCreds, type Pair
 import { hashJson } from './rev.js';
 import { SerialQueue } from './serial-queue.js';
 import { FileHistory } from './file-history.js';
+import { MemoryLoginFailures } from './memory-login-failures.js';
 import type {
   FlowNodeConfig, FlowsSnapshot, Revision, RevisionInfo, RevisionMeta, RuntimeConfig, SaveFlowsRequest, SessionRecord, Storage, StoredCredentials,
 } from './types.js';
@@ -36,6 +37,7 @@ export function createFileStorage(settings: Settings, log: Logger): Storage {
 }
 
 class FileStorage implements Storage {
+  readonly loginFailures = new MemoryLoginFailures();
   private readonly queue = new SerialQueue();
   private readonly userDir: string;
   private readonly paths: PairPaths;

@@ -112,6 +112,8 @@ export type StorageChange =
   | { kind: 'sessions'; origin: string }
   /** Context values written elsewhere: these top-level keys of a scope (null: the whole scope). */
   | { kind: 'context'; scope: string; keys: string[] | null; origin: string }
+  /** The shared list of installed node modules changed. */
+  | { kind: 'modules'; origin: string }
   /** The change feed was interrupted and is back: changes may have been missed, compare revs. */
   | { kind: 'resync' };
 
@@ -147,6 +149,29 @@ export interface SharedContext {
   clean(activeIds: string[]): Promise<void>;
 }
 
+/** One module of the shared list: what the module manager records about it (opaque to storage). */
+export interface SharedModuleEntry {
+  name: string;
+  record: Record<string, unknown>;
+}
+
+/**
+ * The node modules every instance sharing the backend installs: one list they all reconcile to,
+ * with the bytes of uploaded tarballs (other instances cannot read the uploader's user dir).
+ */
+export interface SharedModules {
+  list(): Promise<SharedModuleEntry[]>;
+  /**
+   * Adds or replaces a module's record and tells the other instances. `tarball`: the uploaded
+   * package's bytes; null drops stored bytes; omitted keeps them.
+   */
+  put(name: string, record: Record<string, unknown>, tarball?: Buffer | null): Promise<void>;
+  /** Removes a module from the list (with its bytes) and tells the other instances. */
+  remove(name: string): Promise<void>;
+  /** The stored tarball of a module; undefined when there is none. */
+  tarball(name: string): Promise<Buffer | undefined>;
+}
+
 /** What a backend that several instances share (PostgreSQL) adds: the changes made elsewhere. */
 export interface SharedStorage {
   /** This instance's id; changes it made itself are not reported back to it. */
@@ -154,6 +179,7 @@ export interface SharedStorage {
   /** Calls `listener` for every change another instance commits; returns the unsubscribe function. */
   onChange(listener: (change: StorageChange) => void): () => void;
   readonly context: SharedContext;
+  readonly modules: SharedModules;
   /** A session another instance may have created since this one last read the sessions. */
   findSession(tokenHash: string): Promise<SessionRecord | undefined>;
   /**
@@ -171,9 +197,30 @@ export interface SharedStorage {
   currentRev(): Promise<{ rev: string; type: string }>;
 }
 
+/**
+ * Failed logins by key (the throttle's address, user and (address, user) keys), as epoch-ms times.
+ * A shared backend counts every instance's failures, so a limit holds across the cluster.
+ */
+export interface LoginFailures {
+  /** The failure times after `since` of each key that has any, oldest first. */
+  recent(keys: string[], since: number): Promise<Record<string, number[]>>;
+  /**
+   * One atomic step, also across instances: reads the keys' failure times after `since` and, when
+   * `admit` accepts them, records a failure at `now` under every key. Resolves with the times read
+   * and whether the failure was recorded.
+   */
+  countIf(keys: string[], since: number, now: number, admit: (times: Record<string, number[]>) => boolean): Promise<{ recorded: boolean; times: Record<string, number[]> }>;
+  /** A successful login: takes back the newest failure of each `pop` key and forgets the `clear` keys. */
+  forgive(pop: string[], clear: string[]): Promise<void>;
+  /** Forgets every failure at or before `before`. */
+  prune(before: number): Promise<void>;
+}
+
 export interface Storage {
   /** Present when other instances share this storage; undefined for a single instance's files. */
   readonly shared?: SharedStorage;
+  /** Login throttling's counters: kept in memory by the file backend (a single instance), in the database by a shared one. */
+  readonly loginFailures: LoginFailures;
   /** Prepares the backend (creates the user dir, repairs an interrupted save). Call once. */
   init(): Promise<void>;
   getFlows(): Promise<FlowsSnapshot>;

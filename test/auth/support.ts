@@ -1,9 +1,11 @@
 import { resolveSettings, type Settings } from '../../src/settings.js';
 import type { SessionRecord, Storage } from '../../src/storage/types.js';
+import { MemoryLoginFailures } from '../../src/storage/memory-login-failures.js';
 import { adminHash, readerHash } from '../helpers/users.js';
 
-/** Just the sessions part of Storage, in memory; `saved` counts writes and keeps copies. */
+/** Just the sessions and login-failure parts of Storage, in memory; `saved` counts writes and keeps copies. */
 export class MemorySessions implements Storage {
+  readonly loginFailures = new MemoryLoginFailures();
   sessions: SessionRecord[] = [];
   saves = 0;
   async init() {}

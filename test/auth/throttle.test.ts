@@ -1,64 +1,94 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LoginThrottle } from '../../src/auth/throttle.js';
+import { LoginThrottle, type ThrottleOptions } from '../../src/auth/throttle.js';
+import { MemoryLoginFailures } from '../../src/storage/memory-login-failures.js';
 
 function clock(start = 1_000_000) {
   const c = { t: start, now: () => c.t };
   return c;
 }
 
-test('locks (address, username) after maxFailures, with the seconds left', () => {
+function throttle(options: ThrottleOptions, store = new MemoryLoginFailures()) {
+  return new LoginThrottle(store, options);
+}
+
+test('locks (address, username) after maxFailures, with the seconds left', async () => {
   const c = clock();
-  const t = new LoginThrottle({ maxFailures: 3, windowMs: 60_000, now: c.now });
+  const t = throttle({ maxFailures: 3, windowMs: 60_000, now: c.now });
   for (let i = 0; i < 3; i++) {
-    assert.equal(t.retryAfter('10.0.0.1', 'admin'), 0);
-    t.failed('10.0.0.1', 'admin');
+    assert.equal(await t.retryAfter('10.0.0.1', 'admin'), 0);
+    assert.equal(await t.attempt('10.0.0.1', 'admin'), 0);
     c.t += 1000;
   }
   // First failure at t0, now t0+3s: the window frees up at t0+60s.
-  assert.equal(t.retryAfter('10.0.0.1', 'admin'), 57);
-  assert.equal(t.retryAfter('10.0.0.2', 'admin'), 0, 'another address is not locked out');
-  assert.equal(t.retryAfter('10.0.0.1', 'reader'), 0, 'another user from that address is not locked out');
+  assert.equal(await t.retryAfter('10.0.0.1', 'admin'), 57);
+  assert.equal(await t.attempt('10.0.0.1', 'admin'), 57, 'a refused attempt is not counted');
+  assert.equal(await t.retryAfter('10.0.0.2', 'admin'), 0, 'another address is not locked out');
+  assert.equal(await t.retryAfter('10.0.0.1', 'reader'), 0, 'another user from that address is not locked out');
   c.t += 57_000;
-  assert.equal(t.retryAfter('10.0.0.1', 'admin'), 0, 'the oldest failure left the window');
+  assert.equal(await t.retryAfter('10.0.0.1', 'admin'), 0, 'the oldest failure left the window');
 });
 
-test('a success clears the pair counter', () => {
+test('a success clears the pair counter', async () => {
   const c = clock();
-  const t = new LoginThrottle({ maxFailures: 2, windowMs: 60_000, now: c.now });
-  t.failed('a', 'admin');
-  t.failed('a', 'admin');
-  t.succeeded('a', 'admin');
-  t.failed('a', 'admin');
-  assert.equal(t.retryAfter('a', 'admin'), 0);
-  t.failed('a', 'admin');
-  assert.equal(t.retryAfter('a', 'admin'), 60);
+  const t = throttle({ maxFailures: 2, windowMs: 60_000, now: c.now });
+  await t.attempt('a', 'admin');
+  await t.attempt('a', 'admin');
+  await t.succeeded('a', 'admin');
+  await t.attempt('a', 'admin');
+  assert.equal(await t.retryAfter('a', 'admin'), 0);
+  await t.attempt('a', 'admin');
+  assert.equal(await t.retryAfter('a', 'admin'), 60);
 });
 
-test('one address spraying usernames is throttled for every username', () => {
+test('one address spraying usernames is throttled for every username', async () => {
   const c = clock();
-  const t = new LoginThrottle({ maxFailures: 2, windowMs: 10_000, addressFactor: 4, now: c.now });
-  for (let i = 0; i < 7; i++) t.failed('a', `user${i}`);
-  assert.equal(t.retryAfter('a', 'fresh'), 0);
-  t.failed('a', 'user7');
-  assert.equal(t.retryAfter('a', 'fresh'), 10);
-  assert.equal(t.retryAfter('b', 'fresh'), 0);
-  // Attempts are counted before the check; a success takes back only its own count, so a
-  // sprayer with one valid account gains nothing.
-  t.failed('a', 'user7');
-  t.succeeded('a', 'user7');
-  assert.equal(t.retryAfter('a', 'fresh'), 10);
+  const t = throttle({ maxFailures: 2, windowMs: 10_000, addressFactor: 4, now: c.now });
+  for (let i = 0; i < 7; i++) await t.attempt('a', `user${i}`);
+  assert.equal(await t.retryAfter('a', 'fresh'), 0);
+  await t.attempt('a', 'user7');
+  assert.equal(await t.retryAfter('a', 'fresh'), 10);
+  assert.equal(await t.retryAfter('b', 'fresh'), 0);
+  // A success takes back only its own count, so a sprayer with one valid account gains nothing.
+  await t.succeeded('a', 'user7');
+  assert.equal(await t.retryAfter('a', 'fresh'), 0);
+  assert.equal(await t.attempt('a', 'user7'), 0);
+  assert.equal(await t.retryAfter('a', 'fresh'), 10);
 });
 
-test('prune forgets stale keys, and the key count is bounded', () => {
+test('failures of one username from every address slow its logins down, doubling per failure', async () => {
   const c = clock();
-  const t = new LoginThrottle({ maxFailures: 1, windowMs: 1000, addressFactor: 1000, maxKeys: 100, now: c.now });
-  for (let i = 0; i < 500; i++) t.failed('a', `u${i}`);
-  const internals = t as unknown as { pairs: Map<string, number[]>; addresses: Map<string, number[]> };
-  assert.equal(internals.pairs.size, 100);
-  assert.equal(t.retryAfter('a', 'u499'), 1, 'the most recent keys are kept');
+  const t = throttle({ maxFailures: 2, windowMs: 60_000, userDelayMs: 500, maxUserDelayMs: 2000, now: c.now });
+  await t.attempt('a', 'admin');
+  assert.equal(await t.userDelay('admin'), 0);
+  await t.attempt('b', 'admin');
+  assert.equal(await t.userDelay('admin'), 500);
+  await t.attempt('c', 'admin');
+  assert.equal(await t.userDelay('admin'), 1000);
+  for (const a of ['d', 'e', 'f']) await t.attempt(a, 'admin');
+  assert.equal(await t.userDelay('admin'), 2000, 'bounded');
+  assert.equal(await t.userDelay('other'), 0);
+});
+
+test('two throttles on one store count each other\'s failures (instances sharing storage)', async () => {
+  const c = clock();
+  const store = new MemoryLoginFailures();
+  const a = throttle({ maxFailures: 2, windowMs: 60_000, now: c.now }, store);
+  const b = throttle({ maxFailures: 2, windowMs: 60_000, now: c.now }, store);
+  await a.attempt('x', 'admin');
+  await b.attempt('x', 'admin');
+  assert.equal(await a.retryAfter('x', 'admin'), 60);
+  assert.equal(await b.attempt('x', 'admin'), 60);
+});
+
+test('prune forgets failures that left the window, and the store bounds its keys', async () => {
+  const c = clock();
+  const store = new MemoryLoginFailures(100);
+  const t = throttle({ maxFailures: 1, windowMs: 1000, addressFactor: 1000, now: c.now }, store);
+  for (let i = 0; i < 500; i++) await t.attempt('a', `u${i}`);
+  assert.equal(store.size, 100);
+  assert.equal(await t.retryAfter('a', 'u499'), 1, 'the most recent keys are kept');
   c.t += 1001;
-  t.prune();
-  assert.equal(internals.pairs.size, 0);
-  assert.equal(internals.addresses.size, 0);
+  await t.prune();
+  assert.equal(store.size, 0);
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { hashSync } from '../../src/auth/bcrypt.js';
 import { LoginThrottle, normaliseAddress } from '../../src/auth/throttle.js';
+import { MemoryLoginFailures } from '../../src/storage/memory-login-failures.js';
 import { ADMIN_PASSWORD, adminAuth, startServer, type TestServer } from '../helpers/server.js';
 import { median, send } from './support.js';
 
@@ -61,19 +62,19 @@ test('a concurrent burst gets no extra guess', async () => {
   }
 });
 
-test('IPv4-mapped addresses share the IPv4 budget; per-user delays grow exponentially and are capped', () => {
+test('IPv4-mapped addresses share the IPv4 budget; per-user delays grow exponentially and are capped', async () => {
   assert.equal(normaliseAddress('::ffff:127.0.0.1'), '127.0.0.1');
   assert.equal(normaliseAddress('::1'), '::1');
   const c = { t: 1_000_000 };
-  const t = new LoginThrottle({ maxFailures: 2, windowMs: 60_000, userDelayMs: 100, maxUserDelayMs: 1000, now: () => c.t });
+  const t = new LoginThrottle(new MemoryLoginFailures(), { maxFailures: 2, windowMs: 60_000, userDelayMs: 100, maxUserDelayMs: 1000, now: () => c.t });
   const delays = [];
   for (let i = 0; i < 7; i++) {
-    delays.push(t.userDelay('admin'));
-    t.failed(`10.0.0.${i}`, 'admin');
+    delays.push(await t.userDelay('admin'));
+    await t.attempt(`10.0.0.${i}`, 'admin');
   }
   assert.deepEqual(delays, [0, 0, 100, 200, 400, 800, 1000]);
   c.t += 60_001;
-  assert.equal(t.userDelay('admin'), 0);
+  assert.equal(await t.userDelay('admin'), 0);
 });
 
 describe('users of different bcrypt costs', () => {

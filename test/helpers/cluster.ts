@@ -27,7 +27,10 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(url: string, schema: string, size: number, extra: Record<string, unknown> = {}): Promise<TestCluster> {
+/** `extra`: settings of every instance; `perInstance`: settings of one instance by id (`node0`, ...). */
+export async function startCluster(
+  url: string, schema: string, size: number, extra: Record<string, unknown> = {}, perInstance: Record<string, Record<string, unknown>> = {},
+): Promise<TestCluster> {
   const root = await tempDir('runnel-cluster-');
   const instances: ClusterInstance[] = [];
   let next = 0;
@@ -40,6 +43,7 @@ export async function startCluster(url: string, schema: string, size: number, ex
       credentialSecret: 'cluster-secret',
       adminAuth: adminAuth(),
       ...extra,
+      ...perInstance[id],
     });
     const instance = { id, url: process.url, at: (p: string) => new URL(p.replace(/^\//, ''), process.url).href, process };
     instances.push(instance);
@@ -71,12 +75,12 @@ export interface ClusterSuite {
  * schema before the tests, everything stopped after them (killed if a stop fails, so no process
  * outlives the file). Call it inside `describe`, before the file's own hooks.
  */
-export function clusterSuite(schema: string, size: number, extra: Record<string, unknown> = {}): ClusterSuite {
+export function clusterSuite(schema: string, size: number, extra: Record<string, unknown> = {}, perInstance: Record<string, Record<string, unknown>> = {}): ClusterSuite {
   let pg: TestPostgres | undefined;
   let cluster: TestCluster | undefined;
   before(async () => {
     pg = await startPostgres();
-    cluster = await startCluster(pg.url, schema, size, extra);
+    cluster = await startCluster(pg.url, schema, size, extra, perInstance);
   });
   after(async () => {
     await cluster?.stop().catch(() => undefined);

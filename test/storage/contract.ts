@@ -205,6 +205,30 @@ export function storageContract(backend: StorageBackend): void {
       await assert.rejects(async () => storage.getLibraryEntry('../x', 'a'), { code: 'invalid_request' });
     });
 
+    it('counts login failures by key within a window, and forgives and prunes them', async () => {
+      const { storage } = await open();
+      const f = storage.loginFailures;
+      assert.deepEqual(await f.recent(['k'], 0), {});
+      const below = (n: number) => (times: Record<string, number[]>) => (times.k?.length ?? 0) < n;
+      assert.deepEqual(await f.countIf(['k', 'j'], 0, 100, below(2)), { recorded: true, times: {} });
+      assert.deepEqual(await f.countIf(['k', 'j'], 0, 200, below(2)), { recorded: true, times: { k: [100], j: [100] } });
+      assert.deepEqual(await f.countIf(['k', 'j'], 0, 300, below(2)), { recorded: false, times: { k: [100, 200], j: [100, 200] } });
+      assert.deepEqual(await f.recent(['k', 'j', 'x'], 150), { k: [200], j: [200] }, 'only failures after `since`');
+      await f.forgive(['k'], ['j']);
+      assert.deepEqual(await f.recent(['k', 'j'], 0), { k: [100] });
+      await f.countIf(['k'], 0, 400, () => true);
+      await f.prune(100);
+      assert.deepEqual(await f.recent(['k'], 0), { k: [400] });
+    });
+
+    it('lets exactly the admitted number of concurrent login attempts count', async () => {
+      const { storage } = await open();
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+        storage.loginFailures.countIf(['p', 'a'], 0, 1000 + i, (t) => (t.p?.length ?? 0) < 5)));
+      assert.equal(results.filter((r) => r.recorded).length, 5);
+      assert.equal((await storage.loginFailures.recent(['a'], 0)).a?.length, 5);
+    });
+
     it('keeps two places apart', async () => {
       const { storage: one } = await open();
       const { storage: two } = await open();

@@ -99,6 +99,40 @@ describe('postgres storage', { timeout: 60_000 }, () => {
     assert.deepEqual(seenA, [{ kind: 'sessions', origin: 'b' }]);
   });
 
+  it('shares one module list with uploaded tarballs as bytes, and tells the other instances of each change', async () => {
+    const schema = await newSchema();
+    const a = await init(schema, 'a');
+    const b = await init(schema, 'b');
+    const seenB: StorageChange[] = [];
+    b.shared!.onChange((c) => seenB.push(c));
+    const bytes = Buffer.from([0x1f, 0x8b, 0, 1, 2, 255]);
+    await a.shared!.modules.put('up', { source: 'tarball', version: '1.0.0', sets: {} }, bytes);
+    await a.shared!.modules.put('local', { source: 'local', version: '2.0.0', sets: {}, path: '/x' });
+    await eventually(() => seenB.length === 2);
+    assert.deepEqual(seenB, [{ kind: 'modules', origin: 'a' }, { kind: 'modules', origin: 'a' }]);
+    assert.deepEqual(await b.shared!.modules.list(), [
+      { name: 'local', record: { source: 'local', version: '2.0.0', sets: {}, path: '/x' } },
+      { name: 'up', record: { source: 'tarball', version: '1.0.0', sets: {} } },
+    ]);
+    assert.deepEqual(await b.shared!.modules.tarball('up'), bytes);
+    assert.equal(await b.shared!.modules.tarball('local'), undefined);
+    await b.shared!.modules.put('up', { source: 'tarball', version: '1.0.0', sets: { s: false } });
+    assert.deepEqual(await a.shared!.modules.tarball('up'), bytes, 'a record change without bytes keeps them');
+    await b.shared!.modules.put('up', { source: 'npm', version: '1.1.0', sets: {} }, null);
+    assert.equal(await a.shared!.modules.tarball('up'), undefined);
+    await b.shared!.modules.remove('local');
+    assert.deepEqual((await a.shared!.modules.list()).map((e) => e.name), ['up']);
+  });
+
+  it('counts login failures of every instance: concurrent attempts on three instances admit only the limit', async () => {
+    const schema = await newSchema();
+    const instances = await Promise.all(['a', 'b', 'c'].map((id) => init(schema, id)));
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+      instances[i % 3]!.loginFailures.countIf(['p', 'u'], 0, 1000 + i, (t) => (t.p?.length ?? 0) < 5)));
+    assert.equal(results.filter((r) => r.recorded).length, 5);
+    assert.equal((await instances[1]!.loginFailures.recent(['u'], 0)).u?.length, 5);
+  });
+
   it('keeps the sessions another instance added when one instance saves its own list', async () => {
     const schema = await newSchema();
     const a = await init(schema, 'a');

@@ -64,6 +64,14 @@ const MIGRATIONS: Migration[] = [
     CREATE TABLE ${s}.user_settings (username text PRIMARY KEY, settings text NOT NULL);
     CREATE TABLE ${s}.library (type text NOT NULL, path text NOT NULL, meta text NOT NULL, body text NOT NULL, PRIMARY KEY (type, path));
   `,
+  (s) => `
+    CREATE TABLE ${s}.modules (name text PRIMARY KEY, record text NOT NULL, tarball bytea);
+  `,
+  (s) => `
+    CREATE TABLE ${s}.login_failures (id bigserial PRIMARY KEY, key text NOT NULL, at bigint NOT NULL);
+    CREATE INDEX ON ${s}.login_failures (key, at);
+    CREATE INDEX ON ${s}.login_failures (at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

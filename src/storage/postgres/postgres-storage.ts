@@ -4,7 +4,7 @@ import type { Logger } from '../../log.js';
 import { hashJson } from '../rev.js';
 import { SerialQueue } from '../serial-queue.js';
 import type {
-  FlowsSnapshot, InstanceRecord, Revision, RevisionInfo, RevisionMeta, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
+  FlowsSnapshot, InstanceRecord, LoginFailures, Revision, RevisionInfo, RevisionMeta, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
 } from '../types.js';
 import { ChangeFeed, channelOf } from './change-feed.js';
 import { createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
@@ -13,6 +13,8 @@ import { Election } from './election.js';
 import { Library } from './library.js';
 import { Revisions } from './revisions.js';
 import { sharedContext } from './shared-context.js';
+import { sharedModules } from './modules.js';
+import { loginFailures } from './login-failures.js';
 import { migrate } from './migrations.js';
 
 /**
@@ -49,6 +51,7 @@ export function createPostgresStorage(config: PostgresConfig, instanceId: string
 
 class PostgresStorage implements Storage {
   readonly shared: SharedStorage;
+  readonly loginFailures: LoginFailures;
   private readonly pool: pg.Pool;
   private readonly feed: ChangeFeed;
   private readonly t: { flows: string; sessions: string; config: string; instances: string; users: string };
@@ -68,6 +71,7 @@ class PostgresStorage implements Storage {
     this.revisions = new Revisions(`${s}.revisions`, historyMax);
     this.library = new Library(`${s}.library`, (text, values) => this.query(text, values));
     this.channel = channelOf(config.schema);
+    this.loginFailures = loginFailures({ table: `${s}.login_failures`, query: (text, values) => this.query(text, values), transaction: (work) => this.transaction(work) });
     this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log);
     this.shared = {
       instanceId,
@@ -76,6 +80,13 @@ class PostgresStorage implements Storage {
       findSession: (tokenHash: string) => this.findSession(tokenHash),
       context: sharedContext({
         table: `${s}.context`,
+        query: (text, values) => this.query(text, values),
+        transaction: (work) => this.transaction(work),
+        notify: (client, change) => this.notify(client, change),
+        instanceId,
+      }),
+      modules: sharedModules({
+        table: `${s}.modules`,
         query: (text, values) => this.query(text, values),
         transaction: (work) => this.transaction(work),
         notify: (client, change) => this.notify(client, change),
