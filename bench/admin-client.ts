@@ -28,7 +28,7 @@ export function deployBody(flows: FlowNode[]): string {
   return JSON.stringify({ flows });
 }
 
-async function postFlows(base: string, token: string, body: string, type: 'full' | 'nodes', signal: AbortSignal) {
+export async function postFlows(base: string, token: string, body: string, type: 'full' | 'nodes', signal: AbortSignal) {
   const res = await fetch(`${base}flows`, { method: 'POST', headers: flowsHeaders(token, type), body, signal });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`POST /flows (${type}) answered ${res.status}: ${text.slice(0, 300)}`);

@@ -42,6 +42,7 @@ declare module 'autocannon' {
       '2xx': number;
     }
   }
-  function autocannon(options: autocannon.Options): Promise<autocannon.Result>;
+  /** The running instance is also a promise of the result; `stop` ends the run early. */
+  function autocannon(options: autocannon.Options): Promise<autocannon.Result> & { stop(): void };
   export = autocannon;
 }

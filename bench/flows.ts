@@ -174,6 +174,17 @@ export function httpChainFlow(length: number, url: string, body: string): FlowNo
 }
 
 /**
+ * http in → function answering after `delayMs` → http response. `version` changes only a comment in
+ * the function, so every version is a different flow answering the same body.
+ */
+export function slowAnswerFlow(version: number, url: string, body: string, delayMs: number): FlowNode[] {
+  const ids = new IdSource(5);
+  const [z, inId, fnId, outId] = [ids.id(), ids.id(), ids.id(), ids.id()];
+  const func = `// version ${version}\nsetTimeout(() => { msg.payload = ${JSON.stringify(body)}; node.send(msg); }, ${delayMs});\nreturn null;`;
+  return [tab(z, 'Deploy under load'), httpIn(inId, z, url, [fnId], [0, 0]), fn(fnId, z, func, [[outId]], [1, 0]), httpResponse(outId, z, [2, 0])];
+}
+
+/**
  * One inject (once, shortly after deploy) starts a message round a ring of `ringSize` function
  * nodes; every hop counts, and after `messages` hops the message leaves the ring. Start and end
  * times are kept in global context (in-process clock) and served as JSON at `resultUrl`.

@@ -12,6 +12,8 @@ export interface CannonJob {
   expectBody?: string;
   /** Log in as a different user on every request (form body for POST /auth/token). */
   rotateLogins?: { usernames: string[]; password: string; clientId: string };
+  /** Run until the harness says stop (over IPC) rather than for `duration`, which is then only a bound. */
+  untilStopped?: boolean;
 }
 
 /** Sequential GETs with a pause between them: a client-side view of the server's responsiveness. */

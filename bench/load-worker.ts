@@ -37,7 +37,9 @@ async function cannon(job: CannonJob): Promise<CannonResult> {
   if (job.body !== undefined) options.body = job.body;
   if (job.expectBody !== undefined) options.expectBody = job.expectBody;
   if (job.rotateLogins) options.requests = loginRequests(job.rotateLogins);
-  const result = await autocannon(options);
+  const instance = autocannon(options);
+  if (job.untilStopped) process.once('message', () => instance.stop());
+  const result = await instance;
   return {
     kind: 'cannon',
     rps: result['2xx'] / result.duration,

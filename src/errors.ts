@@ -55,6 +55,7 @@ export const ERRORS = {
   credentials_undecryptable: [500, 'the stored credentials do not decrypt with the configured key'],
   storage_unavailable: [503, 'the shared database cannot be reached; nothing was changed: retry after the Retry-After header'],
   server_busy: [503, 'the server holds as many request bodies as httpServerLimits.bodyBufferTotal allows; retry after Retry-After'],
+  route_pending: [503, 'an http-in request found no route while flows were starting or being deployed, and none came within httpNodeRouteWait; retry'],
   flow_restarted: [503, 'the flow handling an http-in request was redeployed while it was handled; retry'],
   install_timeout: [504, 'npm did not finish installing or removing the module in time'],
 } as const satisfies Record<string, readonly [number, string]>;

@@ -19,6 +19,8 @@ export interface RunnelOptions {
   logDestination?: DestinationStream;
   /** Alternative storage backend; the file backend in userDir by default. */
   storage?: Storage;
+  /** Called with the URL once the server listens, which is before the flows have started. */
+  onListening?: (url: string) => void;
 }
 
 export interface RunnelInstance {
@@ -33,7 +35,11 @@ export interface RunnelInstance {
   stop(): Promise<void>;
 }
 
-/** The composition root: builds every layer and starts listening. */
+/**
+ * The composition root: builds every layer, loads modules and flows, listens, then starts the
+ * flows — so the admin API and /health answer during a long start, /health/ready says not yet,
+ * and http-in requests wait for their routes (httpNodeRouteWait). Resolves once the flows started.
+ */
 export async function startRunnel(settings: Settings, options: RunnelOptions = {}): Promise<RunnelInstance> {
   const log = createLogger(settings.logging.level, options.logDestination);
   const tls = await resolveTls(settings);
@@ -49,10 +55,17 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin, metrics }, { tls });
   const stopTlsRefresh = tls ? refreshTls(app.server as unknown as HttpsServer, settings, tls, log) : () => {};
   runtime.attachServer(app.server);
-  await runtime.start();
+  await runtime.load();
   let metricsServer: Server | undefined;
+  const host = settings.uiHost.includes(':') ? `[${settings.uiHost}]` : settings.uiHost;
+  let url = '';
   try {
     await app.listen({ port: settings.uiPort, host: settings.uiHost });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : settings.uiPort;
+    url = `${tls ? 'https' : 'http'}://${host}:${port}${settings.httpAdminRoot === '/' ? '/' : `${settings.httpAdminRoot}/`}`;
+    options.onListening?.(url);
+    await runtime.start();
     if (metrics && settings.metrics.port !== undefined) metricsServer = await startMetricsListener(metrics, settings.uiHost, settings.metrics.port);
   } catch (e) {
     stopTlsRefresh();
@@ -65,14 +78,10 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const trimmer = new MemoryTrimmer();
   trimmer.schedule();
   runtime.observeDeploys(() => trimmer.schedule());
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : settings.uiPort;
-  const host = settings.uiHost.includes(':') ? `[${settings.uiHost}]` : settings.uiHost;
-  const root = settings.httpAdminRoot === '/' ? '/' : `${settings.httpAdminRoot}/`;
   let stopping: Promise<void> | undefined;
   const metricsAddress = metricsServer?.address();
   return {
-    url: `${tls ? 'https' : 'http'}://${host}:${port}${root}`,
+    url,
     ...(typeof metricsAddress === 'object' && metricsAddress ? { metricsUrl: `http://${host}:${metricsAddress.port}/metrics` } : {}),
     settings,
     log,

@@ -69,6 +69,8 @@ export interface Settings extends HttpSecuritySettings {
   httpNodeRoot: string;
   /** What a path under httpNodeRoot that no flow serves answers: Express's HTML page (as Node-RED) or `{code, message}` JSON. */
   httpNodeNotFound: 'express' | 'json';
+  /** Milliseconds an http-in request that finds no route waits while flows start or a deploy replaces them; 0 = no wait. */
+  httpNodeRouteWait: number;
   /** Bytes (accepts "5mb" style strings in the file). */
   apiMaxLength: number;
   nodeCloseTimeout: number;
@@ -155,7 +157,7 @@ export class SettingsError extends Error {}
 
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
-  'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
+  'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
   'instanceId', 'instanceUrl', 'safeMode', ...HTTP_SECURITY_KEYS,
@@ -461,6 +463,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     httpAdminRoot: normaliseRoot(pick(raw, 'httpAdminRoot', isString, 'a path', '/'), 'httpAdminRoot'),
     httpNodeRoot: normaliseRoot(pick(raw, 'httpNodeRoot', isString, 'a path', '/'), 'httpNodeRoot'),
     httpNodeNotFound: pick(raw, 'httpNodeNotFound', (v) => v === 'express' || v === 'json', '"express" or "json"', 'express' as const),
+    httpNodeRouteWait: pick(raw, 'httpNodeRouteWait', isInt(0, 3_600_000), 'milliseconds (0 = no wait)', 10000),
     apiMaxLength: raw.apiMaxLength === undefined ? 5 * 1024 * 1024 : parseSize(raw.apiMaxLength, 'apiMaxLength'),
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
     safeMode: pick(raw, 'safeMode', isBool, 'true or false', false) || /^(1|true|yes)$/i.test(env.RUNNEL_SAFE ?? ''),

@@ -1,5 +1,6 @@
 import type { Options } from '../cli-args.js';
 import { deployScenario, redeployScenario } from './deploy.js';
+import { deployUnderLoadScenario } from './deploy-load.js';
 import { getFlowsScenario } from './get-flows.js';
 import { httpChainScenario } from './http-chain.js';
 import { loginRateScenario } from './login-rate.js';
@@ -18,6 +19,7 @@ export function allScenarios(opts: Options): Scenario[] {
     redeployScenario,
     httpChainScenario(1),
     httpChainScenario(10),
+    deployUnderLoadScenario,
     msgThroughputScenario,
     mqttPipelineScenario,
     websocketEchoScenario,

@@ -5,8 +5,11 @@ import { statusOf } from '../errors.js';
 import cors from 'cors';
 
 const METHODS = new Set(['get', 'post', 'put', 'delete', 'patch']);
-/** How long requests in flight get to be answered after their http-in node closed. */
-const OPEN_REQUEST_GRACE_MS = 200;
+/**
+ * How long a closing http-in node waits for the requests it already took to be answered. The
+ * nodes after it close only then (sources close first), so the old flow finishes them.
+ */
+const OPEN_REQUEST_DRAIN_MS = 1000;
 // Methods whose message carries the request body; GET carries the query instead.
 const BODY_METHODS = new Set(['post', 'put', 'delete', 'patch', 'options']);
 
@@ -60,14 +63,18 @@ export default function (RED: RedApi) {
     skipBodyParsing: boolean;
     /** Requests this node received that nobody has answered yet. */
     readonly open = new Set<ServerResponse>();
+    /** While closing: called when the last open request has been answered. */
+    private drained: (() => void) | undefined;
 
     /**
-     * A redeploy can drop a request's message with the nodes that carried it (Node-RED then leaves
-     * the client hanging). Requests still unanswered shortly after this node closes get a 503.
+     * Closing waits for the requests in flight, as the nodes after this one keep running until it
+     * has closed. A flow that does not answer them in time would drop them with its nodes (Node-RED
+     * then leaves the client hanging): they get a 503.
      */
     private answerOpenRequests(done: () => void): void {
       if (this.open.size === 0) return done();
-      setTimeout(() => {
+      const timer = setTimeout(() => {
+        this.drained = undefined;
         for (const res of this.open) {
           if (!res.headersSent) {
             res.statusCode = statusOf('flow_restarted');
@@ -78,7 +85,12 @@ export default function (RED: RedApi) {
         }
         this.open.clear();
         done();
-      }, OPEN_REQUEST_GRACE_MS);
+      }, OPEN_REQUEST_DRAIN_MS);
+      this.drained = () => {
+        this.drained = undefined;
+        clearTimeout(timer);
+        done();
+      };
     }
 
     constructor(config: NodeConfig) {
@@ -103,9 +115,11 @@ export default function (RED: RedApi) {
       const method = this.method;
       const withBody = BODY_METHODS.has(method);
       const open = this.open;
+      const node = this;
       // One listener per node, called with the response as `this`: no closure per request.
       const forget = function (this: ServerResponse) {
         open.delete(this);
+        if (open.size === 0) node.drained?.();
       };
       const callback: RouteHandler = (req, res) => {
         open.add(res);

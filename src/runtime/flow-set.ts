@@ -153,10 +153,19 @@ export class FlowSet {
     if (ids.length === 0) return;
     // Shutting down (no next configuration) is not removal: Node-RED closes with removed=false.
     const removed = (id: string) => next !== undefined && (!next.all.has(id) || !isActive(next, id));
-    // Regular nodes close before the config nodes they may still be using.
+    // Regular nodes close before the config nodes they may still be using, and of those, the ones
+    // no other closing node sends to (http in, inject, …) first: what they already let in finishes
+    // in the nodes after them, which close once they have.
     const regular = ids.filter((id) => !this.configIds.has(id));
     const configs = ids.filter((id) => this.configIds.has(id));
-    for (const batch of [regular, configs]) {
+    const fed = new Set<string>();
+    for (const id of regular) {
+      const wires = this.current?.all.get(id)?.wires;
+      if (Array.isArray(wires)) for (const port of wires) if (Array.isArray(port)) for (const target of port) fed.add(target);
+    }
+    const sources = regular.filter((id) => !fed.has(id));
+    const downstream = regular.filter((id) => fed.has(id));
+    for (const batch of [sources, downstream, configs]) {
       await Promise.all(
         batch.map((id) => {
           const flow = this.home.get(id)!;

@@ -35,6 +35,7 @@ import type { NodeSets } from './red-api-types.js';
 import { nodeClasses } from './node-classes.js';
 import { ClusterMember } from './cluster-member.js';
 import { primaryOnlyIds, primaryView } from './primary-only.js';
+import { FlowTransition } from './transition.js';
 
 const EMPTY_DIFF: ConfigDiff = {
   added: new Set(), changed: new Set(), removed: new Set(), rewired: new Set(), linked: new Set(), flowChanged: new Set(), globalConfigChanged: false,
@@ -115,6 +116,10 @@ export class Runtime {
   private member: ClusterMember | undefined;
   /** Whether primary-only tabs run here: always for a single instance, for the elected one in a cluster. */
   private primary: boolean;
+  /** From construction until the stored flows have started, and while a deploy stops and starts nodes. */
+  private readonly transition = new FlowTransition();
+  private loading: Promise<void> | undefined;
+  private stoppedByOperator = false;
   /** The stored credentials did not decrypt at start: the editor is warned until a deploy replaces them. */
   private credentialsUnreadable = false;
   /** The last `runtime-state` notification, for whoever starts listening later (the editor's /comms). */
@@ -155,6 +160,7 @@ export class Runtime {
     this.modules = new ModuleManager(this);
     this.primary = deps.storage.shared === undefined;
     this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
+    this.transition.begin();
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
     this.registry.on('type-replaced', (type: string) => {
@@ -207,8 +213,15 @@ export class Runtime {
     this.server = server;
   }
 
-  /** Loads node types, credentials and the stored flows, and starts them. */
-  async start(): Promise<void> {
+  /**
+   * Loads node types, credentials and the stored flows without starting them. From here on the
+   * admin API can answer (Node-RED listens at this point too), while `start` starts the nodes.
+   */
+  load(): Promise<void> {
+    return (this.loading ??= this.loadAll());
+  }
+
+  private async loadAll(): Promise<void> {
     // Persistent context is loaded before any node can read it.
     await this.context.open();
     this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log);
@@ -225,23 +238,33 @@ export class Runtime {
     );
     this.registerBuiltinNodes();
     await this.modules.loadInstalled();
-    const stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
-    await this.mutex.run(async () => {
-      // Instances sharing storage must share the key: one that cannot read the credentials would
-      // run the flows without them and overwrite them at its first deploy.
-      await this.loadFromStorage(this.storage.shared !== undefined);
-      if (this.safeMode) {
-        this.log.info('Flows stopped in safe mode. Deploy to start.');
-        this.events.emit('runtime-event', { id: 'runtime-state', payload: SAFE_MODE_STATE, retain: true });
-        return;
-      }
-      if (stoppedByOperator) {
-        this.log.info('Flows stopped through POST /flows/state: loaded, not started');
-        this.noticeState('stop', false);
-        return;
-      }
-      await this.runFlows();
-    });
+    this.stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
+    // Instances sharing storage must share the key: one that cannot read the credentials would
+    // run the flows without them and overwrite them at its first deploy.
+    await this.mutex.run(() => this.loadFromStorage(this.storage.shared !== undefined));
+  }
+
+  /** Loads (if `load` has not) and starts the stored flows, then follows the other instances. */
+  async start(): Promise<void> {
+    try {
+      await this.load();
+      await this.mutex.run(async () => {
+        if (this.safeMode) {
+          this.log.info('Flows stopped in safe mode. Deploy to start.');
+          this.events.emit('runtime-event', { id: 'runtime-state', payload: SAFE_MODE_STATE, retain: true });
+          return;
+        }
+        if (this.stoppedByOperator) {
+          this.log.info('Flows stopped through POST /flows/state: loaded, not started');
+          this.noticeState('stop', false);
+          return;
+        }
+        // POST /flows/state may have started them since load.
+        if (!this.started) await this.runFlows();
+      });
+    } finally {
+      this.transition.end();
+    }
     const shared = this.storage.shared;
     if (!shared) return;
     const sync = this.modules.sync;
@@ -264,6 +287,15 @@ export class Runtime {
     this.member.start();
   }
 
+  /**
+   * While the flows are not started yet or a deploy is stopping and starting nodes: resolves when
+   * they run again. undefined when nothing is under way. The HTTP layer holds requests that find
+   * no route until then.
+   */
+  get flowsPending(): Promise<void> | undefined {
+    return this.transition.pending;
+  }
+
   /** GET /cluster: the live instances (just this one without shared storage). */
   async clusterView(): Promise<InstanceRecord[]> {
     if (this.member) return this.member.instances();
@@ -282,7 +314,7 @@ export class Runtime {
       if (!this.started) return;
       const affected = primaryOnlyIds(this.active.flows);
       this.active.parsed = this.parse(this.active.flows);
-      if (affected.size > 0) await this.flowSet.apply(this.active.parsed, primary ? new Set() : affected);
+      if (affected.size > 0) await this.transition.during(() => this.flowSet.apply(this.active.parsed, primary ? new Set() : affected));
     });
   }
 
@@ -318,12 +350,14 @@ export class Runtime {
     const type = stored === 'reload' ? 'full' : stored;
     const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.view);
     this.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
-    await ensureFlowModules(this, next.parsed.all.values());
-    // Modules and the editor see a deploy made elsewhere exactly as one made here.
-    this.emitFlows('stopping', next.type, next.diff);
-    await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-      this.emitStopped(next.type, next.diff, true);
-      this.emitFlows('starting', next.type, next.diff);
+    await this.transition.during(async () => {
+      await ensureFlowModules(this, next.parsed.all.values());
+      // Modules and the editor see a deploy made elsewhere exactly as one made here.
+      this.emitFlows('stopping', next.type, next.diff);
+      await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+        this.emitStopped(next.type, next.diff, true);
+        this.emitFlows('starting', next.type, next.diff);
+      });
     });
     this.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
@@ -358,12 +392,14 @@ export class Runtime {
     });
   }
 
-  private async runFlows(): Promise<void> {
-    await ensureFlowModules(this, this.active.parsed.all.values());
-    this.emitFlows('starting', 'full');
-    await this.flowSet.apply(this.active.parsed, 'all');
-    this.started = true;
-    this.emitStarted('full', undefined, false);
+  private runFlows(): Promise<void> {
+    return this.transition.during(async () => {
+      await ensureFlowModules(this, this.active.parsed.all.values());
+      this.emitFlows('starting', 'full');
+      await this.flowSet.apply(this.active.parsed, 'all');
+      this.started = true;
+      this.emitStarted('full', undefined, false);
+    });
   }
 
   async stop(): Promise<void> {
@@ -511,7 +547,11 @@ export class Runtime {
     const type = req.type === 'reload' ? 'full' : req.type;
     const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.view);
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
-    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows), type };
+    const sameText = (id: string) => {
+      const before = old.parsed.text?.get(id);
+      return before !== undefined && before === next.parsed.text?.get(id);
+    };
+    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, sameText), type };
     const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, revision: meta, type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
@@ -523,16 +563,20 @@ export class Runtime {
     if (this.safeMode) {
       // As in Node-RED, a deploy of any type leaves safe mode and starts everything.
       this.safeMode = false;
-      await ensureFlowModules(this, next.parsed.all.values());
-      this.emitFlows('starting', 'full');
-      ({ started: restarted } = await this.flowSet.apply(next.parsed, 'all'));
+      ({ started: restarted } = await this.transition.during(async () => {
+        await ensureFlowModules(this, next.parsed.all.values());
+        this.emitFlows('starting', 'full');
+        return this.flowSet.apply(next.parsed, 'all');
+      }));
       this.started = true;
     } else if (this.started) {
-      await ensureFlowModules(this, next.parsed.all.values());
-      this.emitFlows('stopping', next.type, next.diff);
-      ({ stopped, started: restarted } = await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-        this.emitStopped(next.type, next.diff, true);
-        this.emitFlows('starting', next.type, next.diff);
+      ({ stopped, started: restarted } = await this.transition.during(async () => {
+        await ensureFlowModules(this, next.parsed.all.values());
+        this.emitFlows('stopping', next.type, next.diff);
+        return this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+          this.emitStopped(next.type, next.diff, true);
+          this.emitFlows('starting', next.type, next.diff);
+        });
       }));
     }
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
@@ -542,17 +586,21 @@ export class Runtime {
     return { rev, restarted, stopped };
   }
 
-  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[]) {
+  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[], sameText?: (id: string) => boolean) {
     return {
       time: Date.now(),
       ...(req.user === undefined ? {} : { user: req.user }),
       nodeCount: after.length,
-      summary: summarise(before, after),
+      summary: summarise(before, after, sameText),
     };
   }
 
   /** Re-reads flows and credentials from storage and restarts everything. */
-  private async reload(req: DeployRequest): Promise<DeployResult> {
+  private reload(req: DeployRequest): Promise<DeployResult> {
+    return this.transition.during(() => this.reloadFlows(req));
+  }
+
+  private async reloadFlows(req: DeployRequest): Promise<DeployResult> {
     const old = this.active.rev;
     this.emitFlows('stopping', 'full', noDiff);
     await this.flowSet.stopAll();
@@ -593,7 +641,7 @@ export class Runtime {
         else ids.add(conf.id);
       }
       for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
-      return (await this.flowSet.apply(parsed, ids)).started;
+      return (await this.transition.during(() => this.flowSet.apply(parsed, ids))).started;
     });
   }
 

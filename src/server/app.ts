@@ -19,6 +19,7 @@ import { errorBody } from './schemas.js';
 import swagger from '@fastify/swagger';
 import { openApiOptions, openApiRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
+import { RouteWait } from './http-node/route-wait.js';
 import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
 import { AdminPaths } from './admin-paths.js';
@@ -155,6 +156,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     adminPaths,
     editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
     ...(settings.httpNodeAuth && typeof settings.httpNodeAuth === 'object' && !Array.isArray(settings.httpNodeAuth) ? { nodeAuth: basicAuthCheck(settings.httpNodeAuth) } : {}),
+    routeWait: new RouteWait(() => services.runtime.flowsPending, settings.httpNodeRouteWait),
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });
   const statics = staticFiles(settings);

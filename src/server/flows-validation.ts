@@ -46,14 +46,22 @@ export function assertShallow(value: object, what: string): void {
   if (tooDeep(value)) throw invalid(`${what} are nested more than ${MAX_DEPTH} levels deep`);
 }
 
-/** Iterative, so the check itself cannot overflow the stack it protects. */
-function tooDeep(root: object): boolean {
-  const stack: [unknown, number][] = [[root, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
-    if (depth > MAX_DEPTH) return true;
-    if (value === null || typeof value !== 'object') continue;
-    for (const child of Object.values(value)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+/**
+ * Recursive but cut off at MAX_DEPTH, so it cannot overflow the stack it protects; no allocation
+ * per value (a deploy of 10,000 nodes walks every one of their values).
+ */
+function tooDeep(value: object, depth = 1): boolean {
+  if (depth > MAX_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
+      if (child !== null && typeof child === 'object' && tooDeep(child, depth + 1)) return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    const child: unknown = (value as Record<string, unknown>)[key];
+    if (child !== null && typeof child === 'object' && tooDeep(child, depth + 1)) return true;
   }
   return false;
 }

@@ -1,5 +1,5 @@
 import { resolveSettings } from '../../src/settings.js';
-import { startRunnel, type RunnelInstance } from '../../src/runnel.js';
+import { startRunnel, type RunnelInstance, type RunnelOptions } from '../../src/runnel.js';
 import { removeDir, tempDir } from './dirs.js';
 import { captureLog } from './log.js';
 import { ADMIN_PASSWORD } from './users.js';
@@ -21,12 +21,15 @@ export interface TestServer {
   dispose(): Promise<void>;
 }
 
-/** Starts Runnel in-process on an ephemeral loopback port with a fresh (or given) user dir. */
-export async function startServer(raw: Record<string, unknown> = {}, userDir?: string): Promise<TestServer> {
+/**
+ * Starts Runnel in-process on an ephemeral loopback port with a fresh (or given) user dir; resolves
+ * once its flows started (`onListening` hears of the URL before that).
+ */
+export async function startServer(raw: Record<string, unknown> = {}, userDir?: string, options: Pick<RunnelOptions, 'onListening'> = {}): Promise<TestServer> {
   const dir = userDir ?? (await tempDir());
   const settings = resolveSettings({ uiPort: 0, uiHost: '127.0.0.1', userDir: dir, logging: { level: 'info' }, ...raw });
   const captured = captureLog();
-  const instance = await startRunnel(settings, { logDestination: captured.sink });
+  const instance = await startRunnel(settings, { logDestination: captured.sink, ...options });
   const url = instance.url;
   let stopped = false;
   const stop = async () => {

@@ -5,11 +5,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { captureLog } from '../helpers/log.js';
 import {
@@ -26,12 +23,11 @@ import { resolveSettings } from '../../src/settings.js';
 import { eventually, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { type Conf } from '../nodes/flow.js';
-import { npmPack } from './support.js';
+import { loopbackRegistry, packPad, PAD_PACKAGE, type LoopbackRegistry } from '../helpers/registry.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
 
-const PKG = 'runnel-fixture-pad';
-const TGZ_PATH = `/${PKG}/-/${PKG}-1.0.0.tgz`;
+const PKG = PAD_PACKAGE;
 
 describe('module specs', () => {
   it('splits name, subpath and version as Node-RED does', () => {
@@ -119,53 +115,15 @@ describe('settings', () => {
   });
 });
 
-/** A package npm can pack, offline: `pad(s, n, c)` pads on the left. */
-async function packFixture(work: string): Promise<string> {
-  const src = path.join(work, 'src');
-  await mkdir(src, { recursive: true });
-  await writeFile(path.join(src, 'package.json'), JSON.stringify({ name: PKG, version: '1.0.0', main: 'index.js' }));
-  await writeFile(path.join(src, 'index.js'), "module.exports = (s, n, c) => String(s).padStart(n, c === undefined ? ' ' : c);\n");
-  const dest = path.join(work, 'packed');
-  await mkdir(dest);
-  return npmPack(src, dest);
-}
-
-/** Serves the fixture as a package registry on 127.0.0.1 and records the paths asked for. */
-async function loopbackRegistry(tgz: Buffer): Promise<{ server: Server; url: string; requests: string[] }> {
-  const requests: string[] = [];
-  const server = createServer((req, res) => {
-    requests.push(req.url ?? '');
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    if (req.url === `/${PKG}`) {
-      const dist = {
-        tarball: `${base}${TGZ_PATH}`,
-        shasum: createHash('sha1').update(tgz).digest('hex'),
-        integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
-      };
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ name: PKG, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { name: PKG, version: '1.0.0', main: 'index.js', dist } } }));
-    } else if (req.url === TGZ_PATH) {
-      res.setHeader('content-type', 'application/octet-stream');
-      res.end(tgz);
-    } else {
-      res.statusCode = 404;
-      res.setHeader('content-type', 'application/json');
-      res.end('{"error":"Not found"}');
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, requests };
-}
-
 describe('external modules', { timeout: 240_000 }, () => {
   let work: string;
   let tgz: string;
-  let registry: Awaited<ReturnType<typeof loopbackRegistry>>;
+  let registry: LoopbackRegistry;
   const saved = { registry: process.env.npm_config_registry, cache: process.env.npm_config_cache };
 
   before(async () => {
     work = await tempDir();
-    tgz = await packFixture(work);
+    tgz = await packPad(work);
     registry = await loopbackRegistry(await readFile(tgz));
     // Every npm this process spawns (runNpm passes the environment on) asks the loopback registry.
     process.env.npm_config_registry = registry.url;

@@ -15,9 +15,10 @@ import { compilePath } from './path-pattern.js';
 import type { LinearRegExp } from './linear-regexp.js';
 import type { OriginCheck } from '../request-origin.js';
 import type { AdminPaths } from '../admin-paths.js';
-import { sendExpressNotFound } from './not-found.js';
+import { sendExpressNotFound, sendJson } from './not-found.js';
 import { responseOptions, routingOptions, trustProxy, type ResponseOptions, type TrustFn } from './app-settings.js';
 import { sendBasicAuthChallenge, type BasicAuthCheck } from '../http-security/basic-auth.js';
+import type { RouteWait } from './route-wait.js';
 
 /** RED.httpNode / RED.httpAdmin: an Express-style router that raw requests are handed to. */
 export interface HttpNodeApp extends RouteApp {
@@ -225,15 +226,6 @@ function under(mount: string, url: string): boolean {
   return next === undefined || next === '/' || next === '?';
 }
 
-function sendJson(res: ServerResponse, status: number, body: { code: string; message: string }): void {
-  const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.end(text);
-}
-
 /** The router behind http-in nodes and RED.httpNode, mounted at httpNodeRoot. */
 export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp {
   const adminMount = mountOf(settings.httpAdminRoot);
@@ -294,6 +286,8 @@ export interface HttpNodePluginOptions {
   editorAtRoot?: boolean;
   /** httpNodeAuth's user: checked before a request's body is read, OPTIONS excepted (preflights). */
   nodeAuth?: BasicAuthCheck;
+  /** Holds requests no route took while the flows start or are redeployed (httpNodeRouteWait). */
+  routeWait?: RouteWait;
 }
 
 /**
@@ -301,20 +295,8 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck, adminPaths, nodeAuth }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck, adminPaths, nodeAuth, routeWait }) => {
   const app = services.httpNode;
-  // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
-  const toNodeRoutes: Fallthrough = (err, req, res) => {
-    const admin = adminRoutes as HttpNodeApp;
-    if (err !== undefined) return admin.respondUnhandled(err, req, res);
-    const expressReq = req as ExpressRequest;
-    req.url = expressReq.originalUrl;
-    if (!nodeAuth || req.method === 'OPTIONS') return app.serve(req, res, expressReq.body);
-    Promise.resolve(nodeAuth(req)).then((ok) => {
-      if (ok) app.serve(req, res, expressReq.body);
-      else sendBasicAuthChallenge(res);
-    }, (e: unknown) => app.respondUnhandled(e, req, res));
-  };
   /** Whether RED.httpAdmin has a route or middleware that may take the request (it is tried first). */
   const adminMayHandle = (url: string, path: string, method: string) =>
     adminRoutes !== undefined && adminRoutes.covers(url) && adminRoutes.mayHandle(path.slice(adminRoutes.mountPath.length) || '/', method);
@@ -323,12 +305,54 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
     done(null, body);
   });
   scope.setErrorHandler(adminErrorHandler);
-  const route = (req: IncomingMessage, res: ServerResponse, body: unknown): void => {
+  /** Reads the body the way the request's route wants it, then routes the request. */
+  const serve = (req: IncomingMessage, res: ServerResponse, raw: Buffer | undefined): void => {
+    const contentType = req.headers['content-type'];
+    const mode = app.bodyModeOf(req.method ?? 'GET', req.url ?? '/');
+    if (mode === 'upload' && isMultipart(contentType)) {
+      parseMultipart(req.headers, raw ?? Buffer.alloc(0)).then(({ fields, files }) => {
+        (req as ExpressRequest).files = files;
+        route(req, res, fields, raw);
+      }, (e: unknown) => app.respondUnhandled(e, req, res));
+      return;
+    }
+    let body: unknown;
+    try {
+      if (mode === 'raw') body = raw ?? Buffer.alloc(0);
+      else if (mode === 'upload') body = uploadRouteBody(contentType, raw);
+      else body = parseBody(contentType, raw);
+    } catch (e) {
+      app.respondUnhandled(e, req, res);
+      return;
+    }
+    route(req, res, body, raw);
+  };
+  const route = (req: IncomingMessage, res: ServerResponse, body: unknown, raw: Buffer | undefined): void => {
+    // No route took it: while the flows start or are redeployed it waits for them and is served
+    // again from its raw body, since the new route may read bodies another way.
+    const unmatched: Fallthrough = (err, q, s) => {
+      if (err === undefined && routeWait?.hold(q, s, () => {
+        q.url = (q as ExpressRequest).originalUrl;
+        serve(q, s, raw);
+      })) return;
+      app.respondUnhandled(err, q, s);
+    };
     const url = req.url ?? '/';
     if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url) && !originCheck?.(req.method ?? 'GET', req.headers)) {
+      // RED.httpAdmin answered nothing: the request continues to the node routes, as in Express.
+      const toNodeRoutes: Fallthrough = (err, q, s) => {
+        if (err !== undefined) return (adminRoutes as HttpNodeApp).respondUnhandled(err, q, s);
+        const expressReq = q as ExpressRequest;
+        q.url = expressReq.originalUrl;
+        if (!nodeAuth || q.method === 'OPTIONS') return app.dispatch(q, s, expressReq.body, unmatched);
+        Promise.resolve(nodeAuth(q)).then((ok) => {
+          if (ok) app.dispatch(q, s, expressReq.body, unmatched);
+          else sendBasicAuthChallenge(s);
+        }, (e: unknown) => app.respondUnhandled(e, q, s));
+      };
       adminRoutes.dispatch(req, res, body, toNodeRoutes);
     } else {
-      app.serve(req, res, body);
+      app.dispatch(req, res, body, unmatched);
     }
   };
   if (nodeAuth) {
@@ -361,6 +385,8 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
     const headers = request.headers;
     if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return;
     if (headers['content-length'] === '0') return;
+    // The route may be on its way back: the body is read and the request waits for it.
+    if (routeWait?.active) return;
     const url = request.raw.url ?? '/';
     if (!app.covers(url)) return;
     const full = pathOf(url);
@@ -379,28 +405,7 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
   }
   const handler: RouteHandlerMethod = (request, reply) => {
     reply.hijack();
-    const req = request.raw;
-    const res = reply.raw;
-    const raw = request.body as Buffer | undefined;
-    const contentType = request.headers['content-type'];
-    const mode = app.bodyModeOf(req.method ?? 'GET', req.url ?? '/');
-    if (mode === 'upload' && isMultipart(contentType)) {
-      parseMultipart(request.headers, raw ?? Buffer.alloc(0)).then(({ fields, files }) => {
-        (req as ExpressRequest).files = files;
-        route(req, res, fields);
-      }, (e: unknown) => app.respondUnhandled(e, req, res));
-      return;
-    }
-    let body: unknown;
-    try {
-      if (mode === 'raw') body = raw ?? Buffer.alloc(0);
-      else if (mode === 'upload') body = uploadRouteBody(contentType, raw);
-      else body = parseBody(contentType, raw);
-    } catch (e) {
-      app.respondUnhandled(e, req, res);
-      return;
-    }
-    route(req, res, body);
+    serve(request.raw, reply.raw, request.body as Buffer | undefined);
   };
   if (editorAtRoot) scope.route({ method: scope.supportedMethods.filter((m) => m !== 'GET' && m !== 'HEAD'), url: '/', handler });
   else scope.all('/', handler);

@@ -18,3 +18,13 @@ export function sendExpressNotFound(req: IncomingMessage, res: ServerResponse, u
   if (req.method === 'HEAD') res.end();
   else res.end(body);
 }
+
+/** A JSON `{code, message}` answer for a request no route served or could serve. */
+export function sendJson(res: ServerResponse, status: number, body: { code: string; message: string }): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.end(text);
+}
