@@ -20,6 +20,8 @@ export interface Options {
   only: string[];
   json: string | undefined;
   markdown: string | undefined;
+  /** Extra settings for every system under test (e.g. metrics on), from --settings JSON. */
+  settings: Record<string, unknown> | undefined;
   help: boolean;
 }
 
@@ -34,6 +36,7 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --big-nodes N          size of the big config for redeploy/get-flows/rss (default 10000)
   --bcrypt-cost N        bcrypt cost of the users' hashes, same for both systems (default 8)
   --systems LIST         runnel,node-red (default both; the bare server joins http-chain)
+  --settings JSON        extra settings for both systems, e.g. '{"metrics":{"enabled":true}}'
   --json FILE            write every sample and summary as JSON
   --markdown FILE        write the results table as Markdown
 `;
@@ -66,6 +69,7 @@ export function parseOptions(argv: string[]): Options {
       systems: { type: 'string' },
       json: { type: 'string' },
       markdown: { type: 'string' },
+      settings: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -75,6 +79,15 @@ export function parseOptions(argv: string[]): Options {
   }
   const bcryptCost = positiveInt('bcrypt-cost', values['bcrypt-cost'], 8);
   if (bcryptCost < 4 || bcryptCost > 31) throw new Error('--bcrypt-cost must be between 4 and 31');
+  let settings: Record<string, unknown> | undefined;
+  if (values.settings !== undefined) {
+    try {
+      settings = JSON.parse(values.settings) as Record<string, unknown>;
+    } catch (e) {
+      throw new Error(`--settings must be a JSON object: ${(e as Error).message}`);
+    }
+    if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) throw new Error('--settings must be a JSON object');
+  }
   return {
     rounds: positiveInt('rounds', values.rounds, 3),
     duration: positiveInt('duration', values.duration, 10),
@@ -90,6 +103,7 @@ export function parseOptions(argv: string[]): Options {
     only: (values.only ?? []).flatMap(list),
     json: values.json,
     markdown: values.markdown,
+    settings,
     help: values.help ?? false,
   };
 }

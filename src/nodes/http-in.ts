@@ -2,7 +2,11 @@ import { takeResponseMark } from './lib/response-mark.js';
 import type { ServerResponse } from 'node:http';
 import type { Msg, NodeConfig, NodeInstance, RedApi, RouteHandler } from '../runtime/red-api-types.js';
 import { statusOf } from '../errors.js';
-import cors from 'cors';
+import type Cors from 'cors';
+import { lazy } from '../lazy.js';
+
+/** Loaded only when httpNodeCors is set. */
+const cors = lazy<typeof Cors>('cors');
 
 const METHODS = new Set(['get', 'post', 'put', 'delete', 'patch']);
 /**
@@ -53,7 +57,7 @@ class ResponseWrapper {
 export default function (RED: RedApi) {
   // Node-RED's httpNodeCors: preflights for every path, and the headers on each http-in route.
   const corsOptions = (RED.settings as { httpNodeCors?: Record<string, unknown> }).httpNodeCors;
-  const corsHandler = corsOptions ? (cors(corsOptions) as RouteHandler) : undefined;
+  const corsHandler = corsOptions ? (cors()(corsOptions) as RouteHandler) : undefined;
   if (corsHandler) RED.httpNode.options('*', corsHandler);
 
   class HttpInNode extends RED.nodes.Node {

@@ -1,12 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import cors from 'cors';
-import serveStatic from 'serve-static';
+import type Cors from 'cors';
+import type ServeStatic from 'serve-static';
+import { lazy } from '../../lazy.js';
 import type { Settings } from '../../settings.js';
 import { ExpressRouter } from '../http-node/router.js';
 import { decorate } from '../http-node/compat.js';
 import type { UnservedHandler } from '../http-node/app.js';
 import { basicAuthCheck, sendBasicAuthChallenge } from './basic-auth.js';
 import type { RouteHandler } from '../../runtime/http-types.js';
+
+/** Loaded only when httpStatic is set (serve-static brings `send` and its dependencies). */
+const cors = lazy<typeof Cors>('cors');
+const serveStatic = lazy<typeof ServeStatic>('serve-static');
 
 /**
  * httpStatic: directories served (express.static's options) at their roots after every admin and
@@ -29,13 +34,13 @@ export function staticFiles(settings: Settings): UnservedHandler | undefined {
     if (seen.has(key)) continue;
     seen.add(key);
     if (mount.cors) {
-      const handler = cors(mount.cors) as RouteHandler;
+      const handler = cors()(mount.cors) as RouteHandler;
       router.options(mount.root, handler);
       router.use(mount.root, handler);
     }
     if (auth) router.use(mount.root, auth);
     if (mount.middleware) router.use(mount.root, mount.middleware);
-    router.use(mount.root, serveStatic(mount.path, mount.options));
+    router.use(mount.root, serveStatic()(mount.path, mount.options));
   }
   return (req, res, next) => {
     const { req: request } = decorate(req, res, undefined);
