@@ -20,6 +20,9 @@ describe('command line', () => {
         [JSON.stringify({ adminAuth: { type: 'strategy' } }), /adminAuth\.type/],
         [JSON.stringify({ adminAuth: { type: 'credentials', users: [{ username: 'a', password: 'plain' }] } }), /bcrypt/],
         [JSON.stringify({ envVarExcludes: 'SECRET' }), /envVarExcludes/],
+        [JSON.stringify({ messageQueueLimit: 10 }), /messageQueueLimit/],
+        [JSON.stringify({ httpNodeRouteWait: -1 }), /httpNodeRouteWait/],
+        [JSON.stringify({ safeMode: 'yes' }), /safeMode/],
         ['{ not json', /cannot read settings file/],
       ];
       for (const [content, pattern] of cases) {

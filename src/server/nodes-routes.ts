@@ -9,7 +9,7 @@ import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { RunnelError, errorMessage, isRunnelError } from '../errors.js';
 import { moduleInfo, setInfo } from '../registry/info.js';
-import { anyObject, noContent } from './schemas.js';
+import { nodeModule, nodeSet, noContent } from './schemas.js';
 import type { NodeResources } from './editor/node-resources.js';
 import { wantsHtml } from './editor/editor-api-routes.js';
 import { requestLang } from './editor/lang.js';
@@ -55,7 +55,7 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
   app.removeContentTypeParser('text/plain');
 
   // The editor asks for every set's HTML (definitions, edit templates, help) with Accept: text/html.
-  app.get('/nodes', { ...read, schema: { response: { 200: { type: 'array', items: anyObject } } } }, async (request, reply) =>
+  app.get('/nodes', { ...read, schema: { response: { 200: { type: 'array', items: nodeSet } } } }, async (request, reply) =>
     wantsHtml(request)
       ? sendCompressed(request, reply, await resources.allHtml(requestLang(request)), 'text/html; charset=utf-8')
       : registry.allSets().map((set) => setInfo(set, registry.modules.get(set.module))),
@@ -66,8 +66,8 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
     if (!mod) throw new RunnelError('not_found', `Module ${moduleName(params)} is not installed`);
     return moduleInfo(mod);
   };
-  app.get<{ Params: ModuleParams }>('/nodes/:module', { ...read, schema: { params: moduleParams, response: { 200: anyObject } } }, async (request) => getModule(request.params));
-  app.get<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...read, schema: { params: scopedParams, response: { 200: anyObject } } }, async (request) => getModule(request.params));
+  app.get<{ Params: ModuleParams }>('/nodes/:module', { ...read, schema: { params: moduleParams, response: { 200: nodeModule } } }, async (request) => getModule(request.params));
+  app.get<{ Params: ModuleParams }>('/nodes/@:scope/:module', { ...read, schema: { params: scopedParams, response: { 200: nodeModule } } }, async (request) => getModule(request.params));
 
   /** One audit line per install or removal attempt, whatever its outcome. */
   const audited = async <T extends { name: string; version?: string } | void>(
@@ -92,7 +92,7 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
   app.post<{ Body: { module: string; version?: string } | undefined }>(
     '/nodes',
     // Every parsed type but multipart is validated; multipart is read as a stream by installUpload.
-    { ...write, schema: { body: { content: { 'application/json': { schema: installBody }, 'application/x-www-form-urlencoded': { schema: installBody } } }, response: { 200: anyObject } } },
+    { ...write, schema: { body: { content: { 'application/json': { schema: installBody }, 'application/x-www-form-urlencoded': { schema: installBody } } }, response: { 200: nodeModule } } },
     async (request) => {
       if (request.isMultipart()) return moduleInfo(await audited(request, 'nodes.install', { source: 'upload' }, () => installUpload(request)));
       const body = request.body;
@@ -129,21 +129,21 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
   };
 
   const setModuleEnabled = async (params: ModuleParams, enabled: boolean) => moduleInfo(await modules.setModuleEnabled(moduleName(params), enabled));
-  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/:module', { ...write, schema: { params: moduleParams, body: enabledBody, response: { 200: anyObject } } }, async (request) =>
+  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/:module', { ...write, schema: { params: moduleParams, body: enabledBody, response: { 200: nodeModule } } }, async (request) =>
     setModuleEnabled(request.params, request.body.enabled),
   );
-  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams, body: enabledBody, response: { 200: anyObject } } }, async (request) =>
+  app.put<{ Params: ModuleParams; Body: { enabled: boolean } }>('/nodes/@:scope/:module', { ...write, schema: { params: scopedParams, body: enabledBody, response: { 200: nodeModule } } }, async (request) =>
     setModuleEnabled(request.params, request.body.enabled),
   );
 
   const setSetEnabled = async (params: SetParams, enabled: boolean) =>
     setInfo(await modules.setSetEnabled(moduleName(params), params.set, enabled), registry.modules.get(moduleName(params)));
-  app.put<{ Params: SetParams; Body: { enabled: boolean } }>('/nodes/:module/:set', { ...write, schema: { params: setParams, body: enabledBody, response: { 200: anyObject } } }, async (request) =>
+  app.put<{ Params: SetParams; Body: { enabled: boolean } }>('/nodes/:module/:set', { ...write, schema: { params: setParams, body: enabledBody, response: { 200: nodeSet } } }, async (request) =>
     setSetEnabled(request.params, request.body.enabled),
   );
   app.put<{ Params: SetParams; Body: { enabled: boolean } }>(
     '/nodes/@:scope/:module/:set',
-    { ...write, schema: { params: scopedSetParams, body: enabledBody, response: { 200: anyObject } } },
+    { ...write, schema: { params: scopedSetParams, body: enabledBody, response: { 200: nodeSet } } },
     async (request) => setSetEnabled(request.params, request.body.enabled),
   );
 

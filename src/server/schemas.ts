@@ -40,8 +40,42 @@ export const deployHeaders = {
   },
 } as const;
 
-/** An object the route documents in prose (settings, node sets, modules, credentials): any JSON object. */
+/** An object the route documents in prose (settings, credentials): any JSON object. */
 export const anyObject = { type: 'object', additionalProperties: true } as const;
 
 /** A 204 answer: no body. */
 export const noContent = { type: 'null', description: 'No content' } as const;
+
+/** A node set as GET /nodes lists it (Node-RED's Node Set object). */
+export const nodeSet = {
+  type: 'object',
+  required: ['id', 'name', 'types', 'enabled', 'module'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    types: { type: 'array', items: { type: 'string' } },
+    enabled: { type: 'boolean' },
+    loaded: { type: 'boolean' },
+    local: { type: 'boolean' },
+    user: { type: 'boolean' },
+    module: { type: 'string' },
+    version: { type: 'string' },
+    err: { type: 'string' },
+  },
+  additionalProperties: true,
+} as const;
+
+/** A module as GET /nodes/:module and POST /nodes answer it (Node-RED's Node Module object). */
+export const nodeModule = {
+  type: 'object',
+  required: ['name', 'nodes'],
+  properties: {
+    name: { type: 'string' },
+    version: { type: 'string' },
+    local: { type: 'boolean' },
+    user: { type: 'boolean' },
+    path: { type: 'string' },
+    nodes: { type: 'array', items: nodeSet },
+  },
+  additionalProperties: true,
+} as const;

@@ -1,4 +1,4 @@
-import { anyObject, noContent } from '../schemas.js';
+import { anyObject, noContent, nodeSet } from '../schemas.js';
 
 /**
  * Response schemas of the editor's routes, for the OpenAPI document; bodies are Node-RED's shapes.
@@ -8,25 +8,6 @@ import { anyObject, noContent } from '../schemas.js';
 const json = (schema: object) => ({ 'application/json': { schema } });
 const html = { 'text/html': { schema: { type: 'string' } } } as const;
 const notModified = { 304: { type: 'null', description: 'Not modified (If-None-Match matched the ETag)' } } as const;
-
-/** A node set as GET /nodes lists it (Node-RED's Node Set object). */
-const nodeSet = {
-  type: 'object',
-  required: ['id', 'name', 'types', 'enabled', 'module'],
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    types: { type: 'array', items: { type: 'string' } },
-    enabled: { type: 'boolean' },
-    loaded: { type: 'boolean' },
-    local: { type: 'boolean' },
-    user: { type: 'boolean' },
-    module: { type: 'string' },
-    version: { type: 'string' },
-    err: { type: 'string' },
-  },
-  additionalProperties: true,
-} as const;
 
 /** An entry of GET /plugins. */
 const pluginSet = {
