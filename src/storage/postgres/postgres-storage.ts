@@ -12,7 +12,7 @@ import type { LibraryListing } from '../library-files.js';
 import { Election } from './election.js';
 import { Library } from './library.js';
 import { Revisions } from './revisions.js';
-import { sharedContext } from './shared-context.js';
+import { sharedContext, type ContextDb } from './shared-context.js';
 import { sharedModules } from './modules.js';
 import { loginFailures } from './login-failures.js';
 import { migrate } from './migrations.js';
@@ -71,27 +71,22 @@ class PostgresStorage implements Storage {
     this.revisions = new Revisions(`${s}.revisions`, historyMax);
     this.library = new Library(`${s}.library`, (text, values) => this.query(text, values));
     this.channel = channelOf(config.schema);
-    this.loginFailures = loginFailures({ table: `${s}.login_failures`, query: (text, values) => this.query(text, values), transaction: (work) => this.transaction(work) });
+    // What the shared stores need of this storage: one set of bound calls, each store with its table.
+    const db: Omit<ContextDb, 'table'> = {
+      query: (text, values) => this.query(text, values),
+      transaction: (work) => this.transaction(work),
+      notify: (client, change) => this.notify(client, change),
+      instanceId,
+    };
+    this.loginFailures = loginFailures({ ...db, table: `${s}.login_failures` });
     this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log);
     this.shared = {
       instanceId,
       onChange: (listener: (c: StorageChange) => void) => this.feed.onChange(listener),
       currentRev: () => this.currentRev(),
       findSession: (tokenHash: string) => this.findSession(tokenHash),
-      context: sharedContext({
-        table: `${s}.context`,
-        query: (text, values) => this.query(text, values),
-        transaction: (work) => this.transaction(work),
-        notify: (client, change) => this.notify(client, change),
-        instanceId,
-      }),
-      modules: sharedModules({
-        table: `${s}.modules`,
-        query: (text, values) => this.query(text, values),
-        transaction: (work) => this.transaction(work),
-        notify: (client, change) => this.notify(client, change),
-        instanceId,
-      }),
+      context: sharedContext({ ...db, table: `${s}.context` }),
+      modules: sharedModules({ ...db, table: `${s}.modules` }),
       campaign: (onRole: (primary: boolean) => void) => {
         const election = new Election(() => createClient(config), config.schema, onRole, log);
         election.start();
