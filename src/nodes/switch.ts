@@ -239,8 +239,9 @@ export default function (RED: RedApi) {
       if (t === 'regex' && v.kind === 'const') {
         try {
           re = new RegExp(v.value as string, ignoreCase ? 'i' : '');
-        } catch {
-          // Left to fail per message, where Node-RED reports it.
+        } catch (err) {
+          // Reported now (the node cannot work as configured) and, as in Node-RED, per message.
+          this.error(`Invalid regular expression: ${(err as Error).message}`);
         }
       }
       return { t, v, v2, ignoreCase, re };

@@ -1,5 +1,5 @@
 import type { RuntimeServices } from './services.js';
-import { Flow } from './flow.js';
+import { Flow, problemReport } from './flow.js';
 import { isActive, type ContainerInfo, type ParsedConfig } from './config.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import type { NodeErrorReport } from './types.js';
@@ -238,15 +238,16 @@ export class FlowSet {
   }
 
   private create(flow: Flow, conf: FlowNodeConfig, started: string[]): void {
-    const error = flow.createNode(conf);
-    if (error === undefined) {
+    const problem = flow.createNode(conf);
+    if (problem === undefined || problem.live) {
       this.home.set(conf.id, flow);
       if (!('x' in conf && 'y' in conf)) this.configIds.add(conf.id);
       started.push(conf.id);
-      return;
     }
-    this.errors.set(conf.id, { id: conf.id, type: conf.type, z: conf.z, error });
-    this.services.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${error}`);
+    if (problem === undefined) return;
+    // A live node's error is in the log already: it reported it itself.
+    this.errors.set(conf.id, problemReport(conf, problem.error));
+    if (!problem.live) this.services.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${problem.error}`);
   }
 
   private async createInstance(flow: Flow, conf: FlowNodeConfig, config: ParsedConfig, started: string[]): Promise<void> {
@@ -262,7 +263,7 @@ export class FlowSet {
       started.push(conf.id);
       return;
     }
-    this.errors.set(conf.id, { id: conf.id, type: conf.type, z: conf.z, error });
+    this.errors.set(conf.id, problemReport(conf, error));
     this.services.log.error({ node: { id: conf.id, type: conf.type, z: conf.z } }, `Failed to start node: ${error}`);
   }
 

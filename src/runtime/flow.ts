@@ -1,12 +1,27 @@
 import type { LiveNode, NodeFlow, RuntimeServices } from './services.js';
 import { Node, constructingIn, type Msg, type NodeConfig, type NodeStatus } from './node.js';
 import type { FlowNodeConfig } from '../storage/types.js';
+import type { NodeErrorReport } from './types.js';
 import { cloneMessage, getSetting, type EnvNode } from './util/index.js';
 import { substituteEnv, type EnvContext } from './env/env.js';
 import { EnvScope, UNSET } from './env/scope.js';
 import { buildGroupScopes, type GroupScope } from './group.js';
 
 const MAX_ERROR_LOOP = 10;
+
+/** A node that cannot work as configured. */
+export interface NodeProblem {
+  error: string;
+  /** Built and running, having reported `error` while it was built; false: it failed to build. */
+  live: boolean;
+}
+
+/** What GET /flows/state lists for a node that cannot work as configured, `z` its container. */
+export function problemReport(conf: FlowNodeConfig, error: string, z = conf.z): NodeErrorReport {
+  const report: NodeErrorReport = { id: conf.id, type: conf.type, z, error };
+  if (typeof conf.name === 'string' && conf.name !== '') report.name = conf.name;
+  return report;
+}
 
 interface ScopedHandler {
   node: LiveNode;
@@ -136,9 +151,13 @@ export class Flow implements NodeFlow {
   }
 
   /** Constructs one node. Returns the error text instead of throwing when its constructor fails. */
-  createNode(config: FlowNodeConfig): string | undefined {
+  /**
+   * Builds one node. undefined when it runs; otherwise what is wrong, and whether the node still
+   * runs (it reported errors while being built) or failed to build (its constructor threw).
+   */
+  createNode(config: FlowNodeConfig): NodeProblem | undefined {
     const ctor = this.services.registry.getConstructor(config.type);
-    if (!ctor) return `type ${config.type} is not registered`;
+    if (!ctor) return { error: `type ${config.type} is not registered`, live: false };
     // Looked up as the node being built sees it (NR_NODE_*, its group, then this flow); built only
     // when a property asks for a variable.
     let self: EnvNode | undefined;
@@ -148,14 +167,14 @@ export class Flow implements NodeFlow {
     };
     const conf = substituteEnv(config, lookup) as NodeConfig;
     try {
-      const node = constructingIn(this, () => new ctor(conf) as Node);
+      const { node, errors } = constructingIn(this, config.id, () => new ctor(conf) as Node);
       if (!(node instanceof Node) || node.id !== config.id) {
-        return `type ${config.type} did not call RED.nodes.createNode`;
+        return { error: `type ${config.type} did not call RED.nodes.createNode`, live: false };
       }
       this.adopt(node);
-      return undefined;
+      return errors.length ? { error: errors.join('; '), live: true } : undefined;
     } catch (err) {
-      return err instanceof Error ? err.message || String(err) : String(err);
+      return { error: err instanceof Error ? err.message || String(err) : String(err), live: false };
     }
   }
 

@@ -19,15 +19,27 @@ export const FLOW = Symbol('runnel.flow');
 
 /** The flow whose node constructor is running: what `RED.nodes.createNode` attaches the node to. */
 let constructing: NodeFlow | undefined;
+/**
+ * The node whose constructor is running and the errors it reported meanwhile. A node that calls
+ * `node.error` while it is being built (a function's syntax error, an invalid expression or
+ * regex, a missing config node) is Node-RED's way of saying it cannot work as configured.
+ */
+let building: { id: string; errors: string[] } | undefined;
 
-/** Runs a node constructor with `flow` as the flow `createNode` attaches to. */
-export function constructingIn<T>(flow: NodeFlow, build: () => T): T {
-  const outer = constructing;
+/**
+ * Runs the constructor of node `id` with `flow` as the flow `createNode` attaches to; `errors`
+ * are what that node reported with `node.error` before its constructor returned.
+ */
+export function constructingIn<T>(flow: NodeFlow, id: string, build: () => T): { node: T; errors: string[] } {
+  const outer = { flow: constructing, building };
+  const errors: string[] = [];
   constructing = flow;
+  building = { id, errors };
   try {
-    return build();
+    return { node: build(), errors };
   } finally {
-    constructing = outer;
+    constructing = outer.flow;
+    building = outer.building;
   }
 }
 
@@ -236,6 +248,7 @@ export class Node extends EventEmitter implements LiveNode {
 
   error(err: unknown, msg?: Msg): void {
     this._stats.errors++;
+    if (building?.id === this.id) building.errors.push(logText(err));
     if (msg && typeof msg === 'object' && this._flow.handleError(this, err, msg)) return;
     this._log('error', err);
   }
@@ -297,10 +310,13 @@ export class Node extends EventEmitter implements LiveNode {
   }
 
   _log(level: 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown): void {
-    // isNativeError also recognises errors thrown in another realm (function-node sandboxes).
-    const text = types.isNativeError(message) ? message.message || String(message) : typeof message === 'string' ? message : safeString(message);
-    this._flow.services.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, text);
+    this._flow.services.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, logText(message));
   }
+}
+
+function logText(message: unknown): string {
+  // isNativeError also recognises errors thrown in another realm (function-node sandboxes).
+  return types.isNativeError(message) ? message.message || String(message) : typeof message === 'string' ? message : safeString(message);
 }
 
 const noDone: DoneFn = () => {};

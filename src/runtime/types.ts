@@ -55,10 +55,13 @@ export interface DeployResult {
   stopped: string[];
 }
 
+/** A node (or tab) that cannot work as configured, as GET /flows/state lists it. */
 export interface NodeErrorReport {
   id: string;
   type: string;
   z?: string;
+  name?: string;
+  /** What is wrong, in the node's words (or the runtime's, for a tab it stopped). */
   error: string;
 }
 
@@ -68,7 +71,10 @@ export interface FlowsState {
   rev?: string;
   /** Types used by the active configuration that no loaded module provides. */
   missingTypes?: string[];
-  /** Nodes whose constructor threw during the last start. */
+  /**
+   * Nodes of the running configuration that cannot work as configured: their constructor threw,
+   * or they reported an error while being built; tabs stopped for flooding the message queue.
+   */
   errors?: NodeErrorReport[];
 }
 

@@ -1,5 +1,5 @@
 import type { LiveNode, RuntimeServices } from '../services.js';
-import { Flow } from '../flow.js';
+import { Flow, problemReport, type NodeProblem } from '../flow.js';
 import { FLOW, type Msg, type NodeConfig, type NodeStatus } from '../node.js';
 import { subflowTemplateId, type ParsedConfig } from '../config.js';
 import type { FlowNodeConfig } from '../../storage/types.js';
@@ -141,14 +141,15 @@ export async function startSubflowInstance(parent: Flow, instanceConf: FlowNodeC
     flow.adopt(status);
     internalIds.push(status.id);
   }
-  const record = (config: FlowNodeConfig, error: string | undefined) => {
-    if (error !== undefined) {
-      host.errors.set(config.id, { id: config.id, type: config.type, z: conf.id, error });
-      failedIds.push(config.id);
-      services.log.error({ node: { id: config.id, type: config.type, z: conf.id } }, `Failed to start node: ${error}`);
+  const record = (config: FlowNodeConfig, outcome: NodeProblem | string | undefined) => {
+    const problem = typeof outcome === 'string' ? { error: outcome, live: false } : outcome;
+    if (problem !== undefined) host.errors.set(config.id, problemReport(config, problem.error, conf.id));
+    if (problem === undefined || problem.live) {
+      internalIds.push(config.id);
       return;
     }
-    internalIds.push(config.id);
+    failedIds.push(config.id);
+    services.log.error({ node: { id: config.id, type: config.type, z: conf.id } }, `Failed to start node: ${problem.error}`);
   };
   const configFor = (element: InternalElement) => ({ ...element.config, wires: layout.wiresFor(element, instance.wires) });
   for (const element of orderConfigs(layout.configs)) {
