@@ -439,8 +439,22 @@ export class Runtime {
     // Instances sharing storage may briefly run different revs: each says which it runs.
     if (this.storage.shared) state.rev = this.active.rev;
     if (this.flowSet.missingTypes.length) state.missingTypes = [...this.flowSet.missingTypes];
-    if (this.flowSet.errors.size) state.errors = [...this.flowSet.errors.values()];
+    if (this.flowSet.errors.size || this.credentialsUnreadable) state.errors = [...this.flowSet.errors.values()];
+    if (this.credentialsUnreadable) state.errors!.push({ id: 'credentials', type: 'credentials', error: this.credentialsProblem() });
     return state;
+  }
+
+  /** Why the stored credentials are not used, and the two ways out, in the user's terms. */
+  private credentialsProblem(): string {
+    const key = {
+      user: 'the credentialSecret of the settings',
+      system: 'the key generated in .config.runtime.json (credentialSecret is not set)',
+      disabled: 'no key: credentialSecret is false',
+    }[this.credentialKey.type];
+    const file = this.storage.credentialsFile;
+    const reset = file ? `, or delete ${file} to start without credentials` : '';
+    return `The stored credentials do not decrypt with ${key}: the flows run without them, and the next deploy replaces them. ` +
+      `Set credentialSecret to the key that encrypted them and restart${reset}`;
   }
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
@@ -708,7 +722,7 @@ export class Runtime {
       }
       // Node-RED's behaviour: flows still start, without credentials; the stored ones are left as
       // they are until the next deploy replaces them, and the editor says so meanwhile.
-      this.log.error({ code: (err as RunnelError).code }, (err as Error).message);
+      this.log.error({ code: (err as RunnelError).code, err: (err as Error).message }, this.credentialsProblem());
       this.credentialsUnreadable = true;
       this.credentials.replaceOnNextSave();
     }

@@ -38,6 +38,7 @@ export function createFileStorage(settings: Settings, log: Logger): Storage {
 
 class FileStorage implements Storage {
   readonly loginFailures = new MemoryLoginFailures();
+  readonly credentialsFile: string;
   private readonly queue = new SerialQueue();
   private readonly userDir: string;
   private readonly paths: PairPaths;
@@ -56,6 +57,7 @@ class FileStorage implements Storage {
     const flows = path.resolve(settings.userDir, settings.flowFile);
     const ext = path.extname(flows);
     this.paths = { flows, creds: `${flows.slice(0, flows.length - ext.length)}_cred${ext}` };
+    this.credentialsFile = this.paths.creds;
     this.sessionsFile = path.join(settings.userDir, '.sessions.json');
     this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');
     this.usersFile = path.join(settings.userDir, '.config.users.json');

@@ -221,6 +221,8 @@ export interface Storage {
   readonly shared?: SharedStorage;
   /** Login throttling's counters: kept in memory by the file backend (a single instance), in the database by a shared one. */
   readonly loginFailures: LoginFailures;
+  /** Where the credentials are kept, when that is a file a user can remove (the file backend's path). */
+  readonly credentialsFile?: string;
   /** Prepares the backend (creates the user dir, repairs an interrupted save). Call once. */
   init(): Promise<void>;
   getFlows(): Promise<FlowsSnapshot>;

@@ -1,6 +1,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { startServer, login, request, adminAuth, READER_PASSWORD } from '../helpers/server.js';
+import { deploy } from '../helpers/deploy.js';
 
 const v2 = { 'Runtime-API-Version': 'v2' };
 const flowsAnswering = (text: string) => [
@@ -92,6 +94,36 @@ describe('GET /diagnostics', () => {
       assert.deepEqual([r.status, r.body.code], [403, 'diagnostics_disabled']);
     } finally {
       await off.dispose();
+    }
+  });
+});
+
+describe('GET /flows/state with stored credentials that do not decrypt', () => {
+  test('lists them with the fix (the key, or deleting the file) until a deploy replaces them', async () => {
+    const flows = [{ id: 'r1', type: 'http request', z: 't1', method: 'GET', url: 'http://127.0.0.1:9/', x: 1, y: 1, wires: [[]] }];
+    let server = await startServer({ adminAuth: adminAuth(), credentialSecret: 'first key' });
+    const dir = server.userDir;
+    try {
+      let token = await login(server);
+      await deploy(server, flows, { tab: 't1', token, api: 'v2', credentials: { r1: { user: 'u', password: 'p' } } });
+      assert.equal((await request(server.at('flows/state'), { token })).body.errors, undefined);
+      await server.stop();
+      server = await startServer({ adminAuth: adminAuth(), credentialSecret: 'another key' }, dir);
+      token = await login(server);
+      const state = (await request(server.at('flows/state'), { token })).body;
+      assert.equal(state.state, 'start');
+      const credFile = path.join(dir, 'flows_cred.json');
+      assert.deepEqual(state.errors, [{
+        id: 'credentials',
+        type: 'credentials',
+        error: 'The stored credentials do not decrypt with the credentialSecret of the settings: the flows run without them, and the next deploy replaces them. ' +
+          `Set credentialSecret to the key that encrypted them and restart, or delete ${credFile} to start without credentials`,
+      }]);
+      assert.ok(server.logs.some((l) => l.includes('"level":50') && l.includes(`delete ${credFile}`)), 'the log says the same');
+      await deploy(server, flows, { tab: 't1', token, api: 'v2' });
+      assert.equal((await request(server.at('flows/state'), { token })).body.errors, undefined, 'the deploy rewrote them under the new key');
+    } finally {
+      await server.dispose();
     }
   });
 });

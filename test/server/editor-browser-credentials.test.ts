@@ -1,0 +1,47 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser } from 'playwright-core';
+import { eventually, request, startServer, type TestServer } from '../helpers/server.js';
+import { launchBrowser, watchedPage } from '../helpers/browser.js';
+import { paletteTypes } from '../helpers/editor-page.js';
+import { deploy } from '../helpers/deploy.js';
+
+const FLOWS = [{ id: 'r1', type: 'http request', z: 'tab1', name: 'with a password', method: 'GET', url: 'http://127.0.0.1:9/', x: 200, y: 120, wires: [[]] }];
+const THEME = { editorTheme: { palette: { catalogues: [] }, tours: false } };
+
+describe('the editor in Chromium, started with credentials that do not decrypt', { timeout: 180_000 }, () => {
+  let server: TestServer;
+  let browser: Browser;
+
+  before(async () => {
+    const first = await startServer({ ...THEME, credentialSecret: 'the key that encrypted them' });
+    await deploy(first, FLOWS, { tab: 'tab1', api: 'v2', credentials: { r1: { user: 'u', password: 'p' } } });
+    await first.stop();
+    server = await startServer({ ...THEME, credentialSecret: 'another key' }, first.userDir);
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.dispose();
+  });
+
+  it("shows Node-RED's \"Credentials could not be decrypted\" warning, which the next deploy closes", async () => {
+    const w = await watchedPage(browser, 'credentials');
+    const { page } = w;
+    await page.goto(server.url);
+    await paletteTypes(page);
+    const warning = page.locator('.red-ui-notification:has-text("Credentials could not be decrypted")');
+    await warning.waitFor({ state: 'visible', timeout: 30_000 });
+    await page.waitForSelector('#red-ui-tab-tab1', { timeout: 10_000 });
+    await w.shot('01-credentials-warning');
+    const text = await warning.innerText();
+    assert.match(text, /The flow credential file will be reset on the next deployment/);
+    assert.equal(await warning.getByRole('button', { name: 'Close' }).count(), 1, 'the warning has its Close button');
+    assert.equal((await request(server.at('flows/state'))).body.errors[0].id, 'credentials');
+    await deploy(server, FLOWS, { tab: 'tab1', api: 'v2' });
+    await warning.waitFor({ state: 'detached', timeout: 30_000 });
+    await w.shot('02-after-deploy');
+    await eventually(async () => (await request(server.at('flows/state'))).body.errors === undefined, 10_000);
+    assert.deepEqual(w.errors, []);
+  });
+});
