@@ -1,5 +1,3 @@
-import { cp, lstat, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type Semver from 'semver';
 import { lazy } from '../lazy.js';
@@ -9,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { PaletteSettings } from '../settings.js';
 import { RunnelError } from '../errors.js';
 import { isValidPackageName, type NodeModulePackage } from './package.js';
-import { runNpm, ensureUserPackage } from './npm.js';
+import { runNpm } from './npm.js';
 
 /** Names npm's own validator refuses although they match the character rules. */
 const NPM_RESERVED = new Set(['node_modules', 'favicon.ico']);
@@ -98,49 +96,6 @@ export interface NpmContext {
   log: Logger;
   /** npm's output lines, for the editor's event log. */
   onLine?: (line: string, stream: 'out' | 'err') => void;
-}
-
-/**
- * The files an install changes, saved before npm runs so a failed, killed or refused install
- * leaves the user dir as it was: the manifest, the lock file and the module's own directory.
- */
-export class InstallSnapshot {
-  private constructor(
-    private readonly ctx: NpmContext,
-    private readonly moduleDir: string,
-    private readonly files: Map<string, string | null>,
-    private readonly backup: string | null,
-  ) {}
-
-  static async take(ctx: NpmContext, name: string): Promise<InstallSnapshot> {
-    await ensureUserPackage(ctx.userDir);
-    const files = new Map<string, string | null>();
-    for (const f of ['package.json', 'package-lock.json']) {
-      files.set(f, await readFile(path.join(ctx.userDir, f), 'utf8').catch(() => null));
-    }
-    const moduleDir = path.join(ctx.userDir, 'node_modules', name);
-    let backup: string | null = null;
-    if (await lstat(moduleDir).then(() => true, () => false)) {
-      backup = await mkdtemp(path.join(os.tmpdir(), 'runnel-module-backup-'));
-      await cp(moduleDir, path.join(backup, 'module'), { recursive: true, verbatimSymlinks: true });
-    }
-    return new InstallSnapshot(ctx, moduleDir, files, backup);
-  }
-
-  async restore(): Promise<void> {
-    for (const [f, content] of this.files) {
-      const file = path.join(this.ctx.userDir, f);
-      if (content === null) await rm(file, { force: true });
-      else await writeFile(file, content);
-    }
-    await rm(this.moduleDir, { recursive: true, force: true });
-    if (this.backup) await cp(path.join(this.backup, 'module'), this.moduleDir, { recursive: true, verbatimSymlinks: true });
-    await this.discard();
-  }
-
-  async discard(): Promise<void> {
-    if (this.backup) await rm(this.backup, { recursive: true, force: true });
-  }
 }
 
 /** `npm install <spec>` in the user dir; a RunnelError when npm fails or runs out of time. */

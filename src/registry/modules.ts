@@ -9,7 +9,8 @@ import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unlo
 import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
-import { InstallQueue, InstallSnapshot, assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
+import { InstallQueue, assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
+import { InstallSnapshot } from './install-snapshot.js';
 
 /** The runtime-config key holding installed modules and set enabled flags. */
 const CONFIG_KEY = 'modules';
@@ -172,13 +173,13 @@ export class ModuleManager implements LocalModules {
     assertInstallableManifest(pkg, palette);
     this.assertInstallable(pkg.name, pkg.version);
     const nodesDir = path.join(this.ctx.userDir, 'nodes');
-    await mkdir(nodesDir, { recursive: true });
+    const created = await mkdir(nodesDir, { recursive: true });
     const kept = this.keptTarball(pkg.name, pkg.version);
     await copyFile(file, kept);
     try {
       return await this.installSpec(pkg.name, kept, 'tarball', undefined, flags);
     } catch (err) {
-      await rm(kept, { force: true });
+      await rm(created ?? kept, { recursive: true, force: true });
       throw err;
     }
   }

@@ -27,21 +27,38 @@ export interface LoopbackRegistry {
   requests: string[];
 }
 
+/** Another package a loopback registry serves: its package.json and `npm pack` tarball. */
+export interface ServedPackage {
+  manifest: { name: string; version: string; [key: string]: unknown };
+  tgz: Buffer;
+}
+
+/** `integrity` and `shasum` of a tarball, as a registry's version document gives them. */
+const digests = (tgz: Buffer) => ({ shasum: createHash('sha1').update(tgz).digest('hex'), integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}` });
+
 /**
- * Serves the packed pad package as a package registry on 127.0.0.1 and records the paths asked
- * for. With `gate`, answers about the package wait for it: an install stays under way until then.
+ * Serves the packed pad package (and `more`) as a package registry on 127.0.0.1 and records the
+ * paths asked for. With `gate`, answers about the pad package wait for it: an install stays under
+ * way until then.
  */
-export async function loopbackRegistry(tgz: Buffer, gate?: () => Promise<void>): Promise<LoopbackRegistry> {
+export async function loopbackRegistry(tgz: Buffer, gate?: () => Promise<void>, more: ServedPackage[] = []): Promise<LoopbackRegistry> {
   const requests: string[] = [];
   const server = createServer((req, res) => {
     requests.push(req.url ?? '');
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    if (req.url === `/${PAD_PACKAGE}`) {
-      const dist = {
-        tarball: `${base}${TGZ_PATH}`,
-        shasum: createHash('sha1').update(tgz).digest('hex'),
-        integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
-      };
+    const name = decodeURIComponent((req.url ?? '').slice(1));
+    const other = more.find((p) => p.manifest.name === name);
+    const otherTarball = more.find((p) => req.url === `/-/tarballs/${encodeURIComponent(p.manifest.name)}-${p.manifest.version}.tgz`);
+    if (other) {
+      const { manifest } = other;
+      const dist = { tarball: `${base}/-/tarballs/${encodeURIComponent(manifest.name)}-${manifest.version}.tgz`, ...digests(other.tgz) };
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ name, 'dist-tags': { latest: manifest.version }, versions: { [manifest.version]: { ...manifest, dist } } }));
+    } else if (otherTarball) {
+      res.setHeader('content-type', 'application/octet-stream');
+      res.end(otherTarball.tgz);
+    } else if (req.url === `/${PAD_PACKAGE}`) {
+      const dist = { tarball: `${base}${TGZ_PATH}`, ...digests(tgz) };
       const body = JSON.stringify({ name: PAD_PACKAGE, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { name: PAD_PACKAGE, version: '1.0.0', main: 'index.js', dist } } });
       void (gate?.() ?? Promise.resolve()).then(() => {
         res.setHeader('content-type', 'application/json');
