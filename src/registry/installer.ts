@@ -21,6 +21,10 @@ export type InstallTarget = { kind: 'registry'; name: string; version?: string }
  */
 export function parseInstallTarget(module: string, version: string | undefined): InstallTarget {
   const invalid = () => new RunnelError('invalid_module_name', `Invalid module name: ${module}`);
+  const versioned = /^((?:@[^/@\s]+\/)?[^/@\s]+)@([^\s]+)$/.exec(module);
+  if (versioned && isValidPackageName(versioned[1]) && version === undefined) {
+    throw new RunnelError('invalid_module_name', `Invalid module name: ${module}: the version has its own field, {"module": ${JSON.stringify(versioned[1])}, "version": ${JSON.stringify(versioned[2])}}`);
+  }
   if (/^[a-z][a-z0-9+.-]*:/i.test(module) && !/^[a-zA-Z]:[\\/]/.test(module)) throw invalid();
   if (/\.(tgz|tar|tar\.gz)$/i.test(module)) throw invalid();
   if (path.isAbsolute(module)) return { kind: 'path', dir: path.normalize(module) };

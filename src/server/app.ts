@@ -39,6 +39,7 @@ import type { TlsOptions } from '../settings-http.js';
 import { requireHttpsHook } from './http-security/require-https.js';
 import { expressMiddlewareHook } from './http-security/middleware.js';
 import { basicAuthCheck } from './http-security/basic-auth.js';
+import { parseJsonWithPositions } from './json-error.js';
 import { staticFiles } from './http-security/static-files.js';
 
 declare module 'fastify' {
@@ -119,6 +120,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
       // Routes contributed modules add through RED.httpAdmin, then a JSON 404.
       admin.setNotFoundHandler((request, reply) => dispatchOrNotFound(services.httpAdmin, request, reply));
       await admin.register(formbody, { bodyLimit: settings.apiMaxLength });
+      parseJsonWithPositions(admin);
       admin.addHook('onRequest', async (request, reply) => {
         reply.header('X-Content-Type-Options', 'nosniff');
         reply.header('Cache-Control', 'no-store');

@@ -129,8 +129,13 @@ function tokenRequest(body: unknown, ip: string): LoginRequest {
   const field = (name: string): unknown => (Object.hasOwn(body, name) ? (body as Record<string, unknown>)[name] : undefined);
   const client = field('client_id');
   const secret = field('client_secret');
-  if (typeof client !== 'string' || !CLIENTS.has(client) || !(secret === undefined || secret === NO_SECRET)) {
-    throw new OAuthError(401, 'invalid_client', 'Unknown client or wrong client secret');
+  const known = `${[...CLIENTS].join(', ')}, e.g. client_id=runtime-admin`;
+  if (client === undefined || client === '') throw new OAuthError(401, 'invalid_client', `Missing client_id: send one of ${known}`);
+  if (typeof client !== 'string' || !CLIENTS.has(client)) {
+    throw new OAuthError(401, 'invalid_client', `Unknown client_id ${JSON.stringify(client).slice(0, 80)}: send one of ${known}`);
+  }
+  if (!(secret === undefined || secret === NO_SECRET)) {
+    throw new OAuthError(401, 'invalid_client', `Wrong client_secret: these clients are public, send none (or ${NO_SECRET})`);
   }
   const grantType = field('grant_type');
   // A missing parameter is invalid_request (RFC 6749 §5.2); unsupported_grant_type is for a value we do not support.

@@ -50,11 +50,18 @@ export function readDeploy(request: FastifyRequest, route: string): DeployReques
   }
   const body = request.body;
   if (version === 'v1') {
-    if (!Array.isArray(body)) throw new RunnelError('invalid_flows', 'A v1 deploy body must be a JSON array of nodes');
+    if (!Array.isArray(body)) {
+      const v2 = body !== null && typeof body === 'object' && 'flows' in body;
+      throw new RunnelError('invalid_flows', v2
+        ? 'This is a v2 deploy body ({flows, rev?, credentials?}): send it with the header Runtime-API-Version: v2 (without it a deploy is v1, a JSON array of nodes)'
+        : 'A v1 deploy body must be a JSON array of nodes (a {flows, rev?, credentials?} body needs the header Runtime-API-Version: v2)');
+    }
     return { version, flows: validateFlows(body), type, ...who };
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new RunnelError('invalid_flows', 'A v2 deploy body must be an object {flows, rev?, credentials?}');
+    throw new RunnelError('invalid_flows', Array.isArray(body)
+      ? 'A v2 deploy body is an object {flows, rev?, credentials?}: put the array in "flows", or send it without the header Runtime-API-Version: v2 (a v1 deploy)'
+      : 'A v2 deploy body must be an object {flows, rev?, credentials?}');
   }
   const b = body as Record<string, unknown>;
   if (b.rev !== undefined && typeof b.rev !== 'string') throw new RunnelError('invalid_flows', '"rev" must be a string');

@@ -57,8 +57,9 @@ export function describe(error: unknown): Described {
     // Errors from body parsing in raw-body style libraries carry `type` and `statusCode`.
     if (e.type === 'entity.too.large') return FASTIFY_CODES.FST_ERR_CTP_BODY_TOO_LARGE;
     if (e instanceof SyntaxError) return FASTIFY_CODES.FST_ERR_CTP_INVALID_JSON_BODY;
+    // Any other client error of Fastify's keeps to the catalogue's codes (and their statuses).
     if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-      return { status: e.statusCode, code: typeof e.code === 'string' ? e.code.toLowerCase() : 'invalid_request', message: e.message };
+      return described(CODES_BY_STATUS[e.statusCode] ?? 'invalid_request', e.message);
     }
   }
   return INTERNAL;

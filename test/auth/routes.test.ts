@@ -108,16 +108,17 @@ describe('auth on', () => {
     }
   });
 
-  test('unknown client, missing client or wrong secret: 401 invalid_client, checked first', async () => {
-    const cases = [
-      { ...good, client_id: 'someone' },
-      { grant_type: 'bogus', username: 'admin', password: ADMIN_PASSWORD },
-      { ...good, client_secret: 'guess' },
-      {},
+  test('unknown client, missing client or wrong secret: 401 invalid_client, checked first, saying what to send', async () => {
+    const clients = 'runtime-admin, runtime-editor, node-red-admin, node-red-editor, e.g. client_id=runtime-admin';
+    const cases: [Record<string, string>, string][] = [
+      [{ ...good, client_id: 'someone' }, `Unknown client_id "someone": send one of ${clients}`],
+      [{ grant_type: 'bogus', username: 'admin', password: ADMIN_PASSWORD }, `Missing client_id: send one of ${clients}`],
+      [{ ...good, client_secret: 'guess' }, 'Wrong client_secret: these clients are public, send none (or not_available)'],
+      [{}, `Missing client_id: send one of ${clients}`],
     ];
-    for (const fields of cases) {
-      const res = await token(server, fields as Record<string, string>);
-      assertOAuth(res, 401, 'invalid_client', 'Unknown client or wrong client secret');
+    for (const [fields, description] of cases) {
+      const res = await token(server, fields);
+      assertOAuth(res, 401, 'invalid_client', description);
       assert.equal(res.headers['www-authenticate'], 'Basic realm="runnel"');
     }
   });

@@ -40,7 +40,7 @@ describe('§8.1 one error shape, meaningful 401s', () => {
     const res = await request(server.at('flows'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"flows": [', token: admin });
     assert.equal(res.status, 400);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-    assert.deepEqual(res.body, { code: 'invalid_json', message: 'Request body is not valid JSON' });
+    assert.deepEqual(res.body, { code: 'invalid_json', message: 'Request body is not valid JSON at line 1, column 12 (character 11): Unexpected end of JSON input' });
   });
 
   test('§8.1 a permission denial is not an empty 401: it names the missing permission', async () => {

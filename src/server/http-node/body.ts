@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { parse as parseQueryString } from 'node:querystring';
 import { RunnelError } from '../../errors.js';
+import { invalidJson } from '../json-error.js';
 import { mediaType, toPlainObject } from './request.js';
 
 /**
@@ -50,7 +51,7 @@ function parseJson(raw: Buffer, contentType: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new RunnelError('invalid_json', `Request body is not valid JSON: ${(e as Error).message}`);
+    throw invalidJson(text, e);
   }
 }
 
