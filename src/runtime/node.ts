@@ -310,8 +310,33 @@ export class Node extends EventEmitter implements LiveNode {
   }
 
   _log(level: 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown): void {
-    this._flow.services.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, logText(message));
+    const text = logText(message);
+    const services = this._flow.services;
+    services.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, text);
+    if (level !== 'error' && level !== 'warn') return;
+    // Node-RED's log entry of a node's warning or error, which its editor shows in the debug sidebar.
+    // An Error stays one: the sidebar shows its name (a function's SyntaxError) as Node-RED's does.
+    const msg = types.isNativeError(message) ? message : text;
+    const entry: NodeLogEntry = { level: level === 'error' ? 20 : 30, id: this.id, type: this.type, msg, path: this._flow.path };
+    if (this._alias) entry._alias = this._alias;
+    if (this.z) entry.z = this.z;
+    if (this.name) entry.name = this.name;
+    services.events.emit('node-log', entry);
   }
+}
+
+/** A node's warning (level 30) or error (20), as Node-RED's log handlers receive it. */
+export interface NodeLogEntry {
+  level: 20 | 30;
+  id: string;
+  type: string;
+  /** The text logged, or the Error it came from. */
+  msg: string | Error;
+  path: string;
+  _alias?: string;
+  z?: string;
+  name?: string;
+  [key: string]: unknown;
 }
 
 function logText(message: unknown): string {

@@ -111,3 +111,30 @@ describe('runtime warnings on /comms', { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe("nodes' warnings and errors on /comms", { timeout: 60_000 }, () => {
+  it("reach the editor's debug sidebar as Node-RED's log entries: a function's syntax error at deploy, a warning per message", async () => {
+    const server = await startServer();
+    const e = new Editor(server.url);
+    try {
+      await e.send({ subscribe: 'debug' });
+      // Subscriptions are handled in order: the retained state proves the first one is in place.
+      await e.send({ subscribe: 'notification/#' });
+      await e.waitFor('notification/runtime-state');
+      await deploy(server, [
+        { id: 'fn', type: 'function', z: 't1', name: 'broken', func: 'return msg;;)', outputs: 1, x: 1, y: 1, wires: [] },
+        { id: 'inj', type: 'inject', z: 't1', once: true, onceDelay: 0, props: [{ p: 'payload', v: '1', vt: 'str' }], x: 1, y: 2, wires: [['warner']] },
+        { id: 'warner', type: 'function', z: 't1', func: 'node.warn("careful: " + msg.payload); return null;', outputs: 1, x: 2, y: 2, wires: [] },
+      ], { tab: 't1' });
+      const [error] = await e.waitFor('debug');
+      assert.deepEqual({ ...error.data, msg: undefined, format: undefined }, { level: 20, id: 'fn', type: 'function', z: 't1', name: 'broken', path: 't1', msg: undefined, format: undefined });
+      assert.equal(error.data.format, 'error');
+      assert.deepEqual(JSON.parse(error.data.msg), { name: 'SyntaxError', message: "Unexpected token ')'" });
+      const [, warning] = await e.waitFor('debug', 2);
+      assert.deepEqual(warning.data, { level: 30, id: 'warner', type: 'function', z: 't1', path: 't1', msg: 'careful: 1', format: 'string[10]' });
+    } finally {
+      e.close();
+      await server.dispose();
+    }
+  });
+});

@@ -173,6 +173,12 @@ export class CommsServer {
     for (const client of this.clients) if (client.active && client.subscribed(topic)) this.enqueue(client, entry);
   }
 
+  /** Whether any editor would receive a message on `topic` (so a publisher can skip encoding one). */
+  hasSubscriber(topic: string): boolean {
+    for (const client of this.clients) if (client.active && client.subscribed(topic)) return true;
+    return false;
+  }
+
   /** Drops a retained message. */
   forget(topic: string): void {
     this.retained.delete(topic);

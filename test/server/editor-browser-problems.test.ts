@@ -2,16 +2,19 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { eventually, request, startServer, type TestServer } from '../helpers/server.js';
-import { launchBrowser, watchedPage } from '../helpers/browser.js';
+import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
 import { paletteTypes } from '../helpers/editor-page.js';
 import { deploy } from '../helpers/deploy.js';
 
 const FLOWS = [{ id: 'r1', type: 'http request', z: 'tab1', name: 'with a password', method: 'GET', url: 'http://127.0.0.1:9/', x: 200, y: 120, wires: [[]] }];
 const THEME = { editorTheme: { palette: { catalogues: [] }, tours: false } };
 
-describe('the editor in Chromium, started with credentials that do not decrypt', { timeout: 180_000 }, () => {
+const BROKEN = { id: 'fn1', type: 'function', z: 'tab1', name: 'typo', func: 'msg.payload = 1;;)\nreturn msg;', outputs: 1, x: 200, y: 200, wires: [] };
+
+describe('the editor in Chromium shows what cannot work: credentials that do not decrypt, nodes that cannot work as configured', { timeout: 180_000 }, () => {
   let server: TestServer;
   let browser: Browser;
+  let w: WatchedPage;
 
   before(async () => {
     const first = await startServer({ ...THEME, credentialSecret: 'the key that encrypted them' });
@@ -26,7 +29,7 @@ describe('the editor in Chromium, started with credentials that do not decrypt',
   });
 
   it("shows Node-RED's \"Credentials could not be decrypted\" warning, which the next deploy closes", async () => {
-    const w = await watchedPage(browser, 'credentials');
+    w = await watchedPage(browser, 'problems');
     const { page } = w;
     await page.goto(server.url);
     await paletteTypes(page);
@@ -42,6 +45,25 @@ describe('the editor in Chromium, started with credentials that do not decrypt',
     await warning.waitFor({ state: 'detached', timeout: 30_000 });
     await w.shot('02-after-deploy');
     await eventually(async () => (await request(server.at('flows/state'))).body.errors === undefined, 10_000);
+    assert.deepEqual(w.errors, []);
+  });
+
+  it("shows a node's construction error in the debug sidebar, as Node-RED does, and GET /flows/state lists it", async () => {
+    const { page } = w;
+    await deploy(server, [...FLOWS, BROKEN], { tab: 'tab1', api: 'v2' });
+    await page.reload();
+    await paletteTypes(page);
+    await page.waitForSelector('#fn1', { timeout: 30_000 });
+    await page.evaluate(() => (globalThis as any).RED.sidebar.show('debug'));
+    // Restarting the flows builds the function again: its syntax error reaches the sidebar.
+    await page.click('#red-ui-header-button-deploy-options');
+    await page.click('#deploymenu-item-reload');
+    const shown = page.locator('.red-ui-debug-msg-level-20').filter({ hasText: 'Unexpected token' });
+    await shown.first().waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match(await shown.first().innerText(), /typo/, 'the message names the node');
+    await w.shot('03-node-error-in-debug-sidebar');
+    const state = (await request(server.at('flows/state'))).body;
+    assert.deepEqual(state.errors.map((e: { id: string }) => e.id), ['fn1']);
     assert.deepEqual(w.errors, []);
   });
 });
