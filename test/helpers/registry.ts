@@ -7,7 +7,6 @@ import { npmPack } from '../registry/support.js';
 
 /** The package the loopback registry serves: `pad(s, n, c)` pads on the left. */
 export const PAD_PACKAGE = 'runnel-fixture-pad';
-const TGZ_PATH = `/${PAD_PACKAGE}/-/${PAD_PACKAGE}-1.0.0.tgz`;
 
 /** Packs the pad package with npm, offline, under `work`; returns the .tgz path. */
 export async function packPad(work: string): Promise<string> {
@@ -27,46 +26,47 @@ export interface LoopbackRegistry {
   requests: string[];
 }
 
-/** Another package a loopback registry serves: its package.json and `npm pack` tarball. */
-export interface ServedPackage {
-  manifest: { name: string; version: string; [key: string]: unknown };
-  tgz: Buffer;
-}
+/** A packed tarball, or one with the package.json fields npm resolves by (dependencies, scripts, …). */
+export type ServedPackage = Buffer | { tgz: Buffer; manifest: Record<string, unknown> };
 
-/** `integrity` and `shasum` of a tarball, as a registry's version document gives them. */
-const digests = (tgz: Buffer) => ({ shasum: createHash('sha1').update(tgz).digest('hex'), integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}` });
+/** Packed tarballs by package name and version; the highest version is `latest`. */
+export type RegistryPackages = Record<string, Record<string, ServedPackage>>;
+
+const tarballOf = (served: ServedPackage) => (Buffer.isBuffer(served) ? served : served.tgz);
 
 /**
- * Serves the packed pad package (and `more`) as a package registry on 127.0.0.1 and records the
- * paths asked for. With `gate`, answers about the pad package wait for it: an install stays under
- * way until then.
+ * Serves packed packages as a package registry on 127.0.0.1 and records the paths asked for.
+ * With `gate`, answers about a package wait for it: an install stays under way until then.
  */
-export async function loopbackRegistry(tgz: Buffer, gate?: () => Promise<void>, more: ServedPackage[] = []): Promise<LoopbackRegistry> {
+export async function packageRegistry(packages: RegistryPackages, gate?: () => Promise<void>): Promise<LoopbackRegistry> {
   const requests: string[] = [];
   const server = createServer((req, res) => {
     requests.push(req.url ?? '');
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const name = decodeURIComponent((req.url ?? '').slice(1));
-    const other = more.find((p) => p.manifest.name === name);
-    const otherTarball = more.find((p) => req.url === `/-/tarballs/${encodeURIComponent(p.manifest.name)}-${p.manifest.version}.tgz`);
-    if (other) {
-      const { manifest } = other;
-      const dist = { tarball: `${base}/-/tarballs/${encodeURIComponent(manifest.name)}-${manifest.version}.tgz`, ...digests(other.tgz) };
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ name, 'dist-tags': { latest: manifest.version }, versions: { [manifest.version]: { ...manifest, dist } } }));
-    } else if (otherTarball) {
-      res.setHeader('content-type', 'application/octet-stream');
-      res.end(otherTarball.tgz);
-    } else if (req.url === `/${PAD_PACKAGE}`) {
-      const dist = { tarball: `${base}${TGZ_PATH}`, ...digests(tgz) };
-      const body = JSON.stringify({ name: PAD_PACKAGE, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { name: PAD_PACKAGE, version: '1.0.0', main: 'index.js', dist } } });
+    const url = decodeURIComponent(req.url ?? '');
+    const tarball = /^\/(.+)\/-\/[^/]+-(\d+\.\d+\.\d+)\.tgz$/.exec(url);
+    const versions = packages[url.slice(1)];
+    if (versions) {
+      const name = url.slice(1);
+      const manifests: Record<string, unknown> = {};
+      for (const [version, served] of Object.entries(versions)) {
+        const tgz = tarballOf(served);
+        const dist = {
+          tarball: `${base}/${name}/-/${name.split('/').pop()}-${version}.tgz`,
+          shasum: createHash('sha1').update(tgz).digest('hex'),
+          integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
+        };
+        manifests[version] = { main: 'index.js', ...(Buffer.isBuffer(served) ? {} : served.manifest), name, version, dist };
+      }
+      const latest = Object.keys(versions).sort((a, b) => a.localeCompare(b, 'en', { numeric: true })).pop();
+      const body = JSON.stringify({ name, 'dist-tags': { latest }, versions: manifests });
       void (gate?.() ?? Promise.resolve()).then(() => {
         res.setHeader('content-type', 'application/json');
         res.end(body);
       });
-    } else if (req.url === TGZ_PATH) {
+    } else if (tarball && packages[tarball[1]]?.[tarball[2]]) {
       res.setHeader('content-type', 'application/octet-stream');
-      res.end(tgz);
+      res.end(tarballOf(packages[tarball[1]][tarball[2]]));
     } else {
       res.statusCode = 404;
       res.setHeader('content-type', 'application/json');
@@ -75,4 +75,9 @@ export async function loopbackRegistry(tgz: Buffer, gate?: () => Promise<void>, 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, requests };
+}
+
+/** The pad package alone (see packPad). */
+export function loopbackRegistry(tgz: Buffer, gate?: () => Promise<void>): Promise<LoopbackRegistry> {
+  return packageRegistry({ [PAD_PACKAGE]: { '1.0.0': tgz } }, gate);
 }

@@ -5,7 +5,7 @@ import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises'
 import path from 'node:path';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
-import { loopbackRegistry, packPad, PAD_PACKAGE, type LoopbackRegistry, type ServedPackage } from '../helpers/registry.js';
+import { packageRegistry, packPad, PAD_PACKAGE, type LoopbackRegistry } from '../helpers/registry.js';
 import { copyFixture, npmPack } from './support.js';
 
 /** Every entry under `dir` (links not followed) with a digest of what it holds: equal trees, equal maps. */
@@ -23,8 +23,13 @@ async function tree(dir: string, prefix = ''): Promise<Map<string, string>> {
   return out;
 }
 
+interface Packed {
+  manifest: { name: string; version: string; [key: string]: unknown };
+  tgz: Buffer;
+}
+
 /** A tiny package packed with npm under `parent`: its package.json, an index.js and `files`. */
-async function tinyPackage(parent: string, pkg: { name: string; [key: string]: unknown }, files: Record<string, string> = {}): Promise<ServedPackage> {
+async function tinyPackage(parent: string, pkg: { name: string; [key: string]: unknown }, files: Record<string, string> = {}): Promise<Packed> {
   const dir = path.join(parent, pkg.name.replace('/', '-'));
   await mkdir(path.join(dir, 'packed'), { recursive: true });
   const manifest = { version: '1.0.0', license: 'Apache-2.0', ...pkg };
@@ -45,7 +50,7 @@ describe('a refused or failed module install leaves the user dir as it was', { t
   let server: TestServer;
   const saved = { registry: process.env.npm_config_registry, cache: process.env.npm_config_cache };
 
-  let clash: ServedPackage;
+  let clash: Packed;
 
   before(async () => {
     work = await tempDir('runnel-rollback-');
@@ -57,7 +62,8 @@ describe('a refused or failed module install leaves the user dir as it was', { t
       await tinyPackage(work, { name: 'node-red-contrib-good', dependencies: uses, ...nodeSet('good') }, nodeJs('good-one')),
     ];
     clash = await tinyPackage(work, { name: 'node-red-contrib-clash', dependencies: uses, ...nodeSet('clash') }, nodeJs('upper-case'));
-    registry = await loopbackRegistry(await readFile(await packPad(work)), undefined, served);
+    const packages = Object.fromEntries(served.map((p) => [p.manifest.name, { [p.manifest.version]: p }]));
+    registry = await packageRegistry({ [PAD_PACKAGE]: { '1.0.0': await readFile(await packPad(work)) }, ...packages });
     // Every npm this process spawns (runNpm passes the environment on) asks the loopback registry.
     process.env.npm_config_registry = registry.url;
     process.env.npm_config_cache = path.join(work, 'npm-cache');
