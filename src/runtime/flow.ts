@@ -150,7 +150,6 @@ export class Flow implements NodeFlow {
     return this.nodes.get(id) ?? this.services.nodes.get(id);
   }
 
-  /** Constructs one node. Returns the error text instead of throwing when its constructor fails. */
   /**
    * Builds one node. undefined when it runs; otherwise what is wrong, and whether the node still
    * runs (it reported errors while being built) or failed to build (its constructor threw).
