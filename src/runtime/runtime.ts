@@ -1,14 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
+import path from 'node:path';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
 import type { Storage, FlowNodeConfig, InstanceRecord, RevisionMeta, RuntimeConfig } from '../storage/types.js';
 import { SerialQueue } from '../storage/serial-queue.js';
+import { credentialsPathFor } from '../storage/flow-pair.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
 import { Registry, type NodeSetInfo } from '../registry/registry.js';
 import { CredentialStore, type CredentialPlan } from '../credentials/store.js';
-import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js';
+import { resolveCredentialKey, secretNeeded, type CredentialKey } from '../credentials/key.js';
 import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
 import { Hooks } from './hooks.js';
@@ -224,7 +226,7 @@ export class Runtime {
   private async loadAll(): Promise<void> {
     // Persistent context is loaded before any node can read it.
     await this.context.open();
-    this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log);
+    this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log, this.storedCredentialsName());
     this.credentials = new CredentialStore({
       key: this.credentialKey,
       definitionOf: this.registry.getCredentialDefinition,
@@ -241,7 +243,7 @@ export class Runtime {
     this.stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
     // Instances sharing storage must share the key: one that cannot read the credentials would
     // run the flows without them and overwrite them at its first deploy.
-    await this.mutex.run(() => this.loadFromStorage(this.storage.shared !== undefined));
+    await this.mutex.run(() => this.loadFromStorage(true));
   }
 
   /** Loads (if `load` has not) and starts the stored flows, then follows the other instances. */
@@ -696,14 +698,23 @@ export class Runtime {
     this.events.emit('runtime-event', { id: 'runtime-state', payload, retain: true });
   }
 
-  private async loadFromStorage(strict = false): Promise<void> {
+  /** How a refusal names the stored credentials: Node-RED users know the file. */
+  private storedCredentialsName(): string {
+    if (this.settings.storage.type !== 'file') return 'the credentials in the database';
+    return `the credentials in ${credentialsPathFor(path.resolve(this.settings.userDir, this.settings.flowFile))}`;
+  }
+
+  private async loadFromStorage(atStart = false): Promise<void> {
     const snapshot = await this.storage.getFlows();
     if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
     try {
       await this.credentials.load(snapshot.credentials);
       this.credentialsUnreadable = false;
     } catch (err) {
-      if (strict) {
+      // Only a key the user chose may replace credentials it cannot read (Node-RED's behaviour):
+      // a generated key is never the one they were meant to open with.
+      if (atStart && this.credentialKey.type !== 'user') throw new RunnelError('credentials_undecryptable', secretNeeded(this.credentialKey.type, this.storedCredentialsName()));
+      if (atStart && this.storage.shared !== undefined) {
         throw new RunnelError('credentials_undecryptable', 'the stored credentials do not decrypt with this instance\'s key: every instance sharing a database needs the same credentialSecret');
       }
       // Node-RED's behaviour: flows still start, without credentials; the stored ones are left as

@@ -41,7 +41,8 @@ export async function spawnRunnel(dir: string, settings: Record<string, unknown>
       reject(new Error(`runnel did not start within 60 s:\n${out}`));
     }, 60_000);
     const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      // The start summary's first line as text, or its JSON log line (the URL ends at the quote).
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);
