@@ -135,7 +135,7 @@ async function start(values: Options): Promise<number> {
 
 async function exportTo(values: Options): Promise<number> {
   const format = values.format ?? 'node-red';
-  if (format !== 'node-red') throw new UsageError(`unknown export format ${JSON.stringify(format)} (the one format is node-red)`);
+  if (format !== 'node-red') throw new ExportError(`unknown format ${JSON.stringify(format)}: the one format is node-red`);
   const settings = await settingsFrom(values);
   const out = values.out === undefined ? settings.userDir : path.resolve(values.out);
   process.stdout.write(`runnel: exporting ${settings.userDir} (${settings.storage.type} storage) for Node-RED into ${out}\n`);
@@ -143,12 +143,14 @@ async function exportTo(values: Options): Promise<number> {
   const result = await exportNodeRed(settings, out, log);
   log.flush();
   process.stdout.write(
-    `runnel: exported ${result.nodes} flow nodes and the credentials of ${result.credentials} nodes (${result.written.join(', ')}); `
+    `runnel: exported ${count(result.nodes, 'flow node')} and the credentials of ${count(result.credentials, 'node')} (${result.written.join(', ')}); `
     + `start Node-RED with: node-red --userDir ${result.dir}\n`,
   );
   for (const note of result.notes) process.stdout.write(`runnel: note: ${note}\n`);
   return 0;
 }
+
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 async function hashPw(): Promise<number> {
   const password = await readPassword();

@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
 import { credentialsPathFor, flowsFileText } from '../storage/flow-pair.js';
-import { createStorage } from '../storage/index.js';
+import { createStorage, storedCredentialsName } from '../storage/index.js';
 import type { CredentialMap, FlowsSnapshot, Storage } from '../storage/types.js';
 
 /**
@@ -44,7 +44,7 @@ export async function exportNodeRed(settings: Settings, outDir: string | undefin
   try {
     const snapshot = await storage.getFlows();
     const key = await readCredentialKey(settings, storage);
-    const credentials = await decrypt(snapshot, key);
+    const credentials = await decrypt(snapshot, key, storedCredentialsName(settings));
     const dir = path.resolve(outDir ?? settings.userDir);
     await writableDir(dir);
     const inPlace = dir === settings.userDir && settings.storage.type === 'file';
@@ -62,18 +62,18 @@ async function openStorage(settings: Settings, log: Logger): Promise<Storage> {
     return storage;
   } catch (e) {
     await storage?.close().catch(() => undefined);
-    throw new ExportError(`cannot read the ${settings.storage.type} storage: ${(e as Error).message.split('\n')[0]}`);
+    throw new ExportError(`cannot read the storage: ${(e as Error).message.split('\n')[0]}`);
   }
 }
 
-async function decrypt(snapshot: FlowsSnapshot, key: CredentialKey | undefined): Promise<CredentialMap> {
+async function decrypt(snapshot: FlowsSnapshot, key: CredentialKey | undefined, where: string): Promise<CredentialMap> {
   const doc = snapshot.credentials;
   if (doc === null) return {};
-  if (key === undefined && isEncrypted(doc)) throw new ExportError(secretNeeded('none'));
+  if (key === undefined && isEncrypted(doc)) throw new ExportError(secretNeeded('none', where));
   try {
     return (await new CredentialCipher(key?.secret, key?.legacySecrets ?? []).decrypt(doc)).map;
   } catch {
-    throw new ExportError(secretNeeded(key?.type ?? 'none'));
+    throw new ExportError(secretNeeded(key?.type ?? 'none', where));
   }
 }
 

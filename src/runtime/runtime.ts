@@ -1,11 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
-import path from 'node:path';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
 import type { Storage, FlowNodeConfig, InstanceRecord, RevisionMeta, RuntimeConfig } from '../storage/types.js';
 import { SerialQueue } from '../storage/serial-queue.js';
-import { credentialsPathFor } from '../storage/flow-pair.js';
+import { storedCredentialsName } from '../storage/index.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
 import { Registry, type NodeSetInfo } from '../registry/registry.js';
@@ -226,7 +225,7 @@ export class Runtime {
   private async loadAll(): Promise<void> {
     // Persistent context is loaded before any node can read it.
     await this.context.open();
-    this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log, this.storedCredentialsName());
+    this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log, storedCredentialsName(this.settings));
     this.credentials = new CredentialStore({
       key: this.credentialKey,
       definitionOf: this.registry.getCredentialDefinition,
@@ -698,12 +697,6 @@ export class Runtime {
     this.events.emit('runtime-event', { id: 'runtime-state', payload, retain: true });
   }
 
-  /** How a refusal names the stored credentials: Node-RED users know the file. */
-  private storedCredentialsName(): string {
-    if (this.settings.storage.type !== 'file') return 'the credentials in the database';
-    return `the credentials in ${credentialsPathFor(path.resolve(this.settings.userDir, this.settings.flowFile))}`;
-  }
-
   private async loadFromStorage(atStart = false): Promise<void> {
     const snapshot = await this.storage.getFlows();
     if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
@@ -713,7 +706,7 @@ export class Runtime {
     } catch (err) {
       // Only a key the user chose may replace credentials it cannot read (Node-RED's behaviour):
       // a generated key is never the one they were meant to open with.
-      if (atStart && this.credentialKey.type !== 'user') throw new RunnelError('credentials_undecryptable', secretNeeded(this.credentialKey.type, this.storedCredentialsName()));
+      if (atStart && this.credentialKey.type !== 'user') throw new RunnelError('credentials_undecryptable', secretNeeded(this.credentialKey.type, storedCredentialsName(this.settings)));
       if (atStart && this.storage.shared !== undefined) {
         throw new RunnelError('credentials_undecryptable', 'the stored credentials do not decrypt with this instance\'s key: every instance sharing a database needs the same credentialSecret');
       }
