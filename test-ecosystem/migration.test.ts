@@ -171,6 +171,7 @@ describe('a Node-RED 4.1.15 user dir goes to Runnel and back with nothing lost',
     try {
       assert.match(runnel.output(), new RegExp(`"settingsFile":"${path.join(userDir, 'settings.js')}"`), 'the summary names the user dir\'s settings.js');
       assert.equal((await get(runnel.url, 'flows')).status, 401, 'adminAuth from settings.js is on');
+      assert.doesNotMatch(runnel.output(), /"level":(50|60)/, 'nothing in the Node-RED user dir is an error');
       const token = await login(runnel.url, 'admin', ADMIN_PASSWORD);
       const state = JSON.parse((await get(runnel.url, 'flows/state', token)).body) as { state: string; errors?: unknown[] };
       assert.equal(state.state, 'start');
@@ -204,7 +205,7 @@ describe('a Node-RED 4.1.15 user dir goes to Runnel and back with nothing lost',
 
     const exported = await runCli(['export', '--format', 'node-red', '--user-dir', userDir], { cwd: dir, timeoutMs: 60_000 });
     assert.equal(exported.code, 0, exported.stdout + exported.stderr);
-    assert.match(exported.stdout, /exported 8 flow nodes and the credentials of 1 node \(flows_cred\.json\)/);
+    assert.match(exported.stdout, /exported 8 flow nodes and the credentials of 1 node \(flows_cred\.json, \.sessions\.json\)/);
     assert.equal((await readJson(path.join(userDir, '.config.runtime.json')))._credentialSecret, generated, 'the same key stays');
 
     await nodeRedRound(userDir, undefined, 'back', 'alice:changed', ['node-red', 'runnel', 'back']);

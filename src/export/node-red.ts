@@ -35,6 +35,7 @@ export interface ExportSummary {
 const SYSTEM_KEY = '_credentialSecret';
 const RUNTIME_FILE = '.config.runtime.json';
 const SECRET_FILE_MODE = 0o600;
+const SESSIONS_FILE = '.sessions.json';
 
 export async function exportNodeRed(settings: Settings, outDir: string | undefined, log: Logger): Promise<ExportSummary> {
   if (settings.storage.type === 'file' && !(await isDirectory(settings.userDir))) {
@@ -118,6 +119,7 @@ async function write(plan: Plan): Promise<ExportSummary> {
   const doc = secret === undefined ? credentials : { $: encryptNodeRedBlob(credentials, secret) };
   await writeFileAtomic(credsPath, settings.flowFilePretty ? JSON.stringify(doc, null, 4) : JSON.stringify(doc), { backup: true, mode: SECRET_FILE_MODE });
   written.push(path.basename(credsPath));
+  if (inPlace && (await resetRunnelSessions(dir))) written.push(SESSIONS_FILE);
   if (!inPlace) written.push(...(await copyFileContext(settings, dir, notes)));
   return { dir, inPlace, nodes: snapshot.flows.length, credentials: ids.length, written, notes };
 }
@@ -151,6 +153,23 @@ async function copyFileContext(settings: Settings, dir: string, notes: string[])
     copied.push(base);
   }
   return copied.map((base) => `${base}/`);
+}
+
+/**
+ * Runnel's sessions are a list where Node-RED keeps an object by token; given the list, Node-RED
+ * would never save a session of its own. Node-RED starts with none (everyone logs in again).
+ */
+async function resetRunnelSessions(dir: string): Promise<boolean> {
+  const file = path.join(dir, SESSIONS_FILE);
+  let sessions: unknown;
+  try {
+    sessions = JSON.parse(await readFile(file, 'utf8'));
+  } catch {
+    return false;
+  }
+  if (!Array.isArray(sessions)) return false;
+  await writeFileAtomic(file, '{}', { backup: true, mode: SECRET_FILE_MODE });
+  return true;
 }
 
 async function readJsonObject(file: string): Promise<Record<string, unknown>> {

@@ -163,8 +163,9 @@ class FileStorage implements Storage {
 
   async getSessions(): Promise<SessionRecord[]> {
     this.assertOpen();
-    const sessions = await this.readJson(this.sessionsFile, Array.isArray);
-    return (sessions as SessionRecord[] | undefined) ?? [];
+    // Node-RED keeps its sessions as an object by token: they are not carried over (log in again).
+    const sessions = await this.readJson(this.sessionsFile, (v) => Array.isArray(v) || isPlainObject(v));
+    return Array.isArray(sessions) ? (sessions as SessionRecord[]) : [];
   }
 
   saveSessions(sessions: SessionRecord[]): Promise<void> {

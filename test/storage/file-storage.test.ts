@@ -174,6 +174,14 @@ describe('file storage', { timeout: 30_000 }, () => {
     await again.close();
   });
 
+  it("reads Node-RED's sessions (an object by token) as none, without an error", async () => {
+    const { dir, storage, captured } = await open();
+    await writeFile(path.join(dir, '.sessions.json'), JSON.stringify({ tok: { user: 'admin', client: 'node-red-editor', scope: ['*'], accessToken: 'tok', expires: Date.now() + 60_000 } }));
+    assert.deepEqual(await storage.getSessions(), []);
+    assert.deepEqual(captured.messages(50), []);
+    await storage.close();
+  });
+
   it('makes no Node-RED copy in a user dir Runnel started', async () => {
     const { dir, storage } = await open();
     await storage.saveFlows({ flows: FLOWS_A, credentials: { plain: { n1: { a: 1 } } } });
