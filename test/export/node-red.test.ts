@@ -120,6 +120,9 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
       assert.match(r.stderr.trim(), pattern);
       assert.doesNotMatch(r.stderr, /hunter2/);
     }
+    const misplaced = await runCli(['start', '--user-dir', userDir, '--out', path.join(root, 'x')], { cwd: root });
+    assert.equal(misplaced.code, 1);
+    assert.match(misplaced.stderr, /^runnel: --format and --out are options of runnel export\n/);
     // The generated key gone: the credentials are left as they are, and no new key is written.
     const runtime = path.join(userDir, '.config.runtime.json');
     const creds = await readFile(path.join(userDir, 'flows_cred.json'), 'utf8');
