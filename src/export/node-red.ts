@@ -22,7 +22,6 @@ export class ExportError extends Error {}
 
 export interface ExportSummary {
   dir: string;
-  inPlace: boolean;
   nodes: number;
   /** Nodes whose credentials were exported. */
   credentials: number;
@@ -121,7 +120,7 @@ async function write(plan: Plan): Promise<ExportSummary> {
   written.push(path.basename(credsPath));
   if (inPlace && (await resetRunnelSessions(dir))) written.push(SESSIONS_FILE);
   if (!inPlace) written.push(...(await copyFileContext(settings, dir, notes)));
-  return { dir, inPlace, nodes: snapshot.flows.length, credentials: ids.length, written, notes };
+  return { dir, nodes: snapshot.flows.length, credentials: ids.length, written, notes };
 }
 
 /** Outside the user dir, Node-RED reads its own settings.js: the user dir's goes along when it is the one in use. */
