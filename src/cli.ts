@@ -1,18 +1,26 @@
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
-import { resolveSettings, loadSettingsFile, SettingsError } from './settings.js';
+import path from 'node:path';
+import { DEFAULT_USER_DIR, resolveSettings, SettingsError, type Settings } from './settings.js';
+import { loadSettingsFile, userDirSettingsFile } from './settings-file.js';
 import { startRunnel } from './runnel.js';
 import { hashPassword } from './auth/passwords.js';
 import { RUNNEL_VERSION } from './version.js';
 import { startStopWatchdog } from './watchdog/stop-watchdog.js';
+import { createLogger } from './log.js';
+import { ExportError, exportNodeRed } from './export/node-red.js';
+import { formatStartSummary, startSummary } from './start-summary.js';
 
 /** What a stop may take beyond nodeCloseTimeout (closing the listener, flushing storage) before the watchdog kills. */
 const STOP_BOUND_MS = 5000;
 
 const USAGE = `Usage:
-  runnel [start] [--settings FILE] [--port N] [--host HOST] [--user-dir DIR] [--safe]
+  runnel [start] [--settings FILE] [--user-dir DIR] [--port N] [--host HOST] [--safe]
+  runnel export --format node-red [--out DIR] [--settings FILE] [--user-dir DIR]
+                            write the flows and credentials as Node-RED reads them (default: into the user dir)
   runnel hash-pw            read a password (stdin or prompt), print a bcrypt hash
-  runnel --version | --help`;
+  runnel --version | --help
+Without --settings, DIR/settings.js is the settings file when it exists (DIR: --user-dir, else ${DEFAULT_USER_DIR}).`;
 
 class UsageError extends Error {}
 
@@ -28,6 +36,8 @@ export async function main(argv: string[]): Promise<number> {
         host: { type: 'string' },
         'user-dir': { type: 'string', short: 'u' },
         safe: { type: 'boolean' },
+        format: { type: 'string' },
+        out: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -48,10 +58,13 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
     if (command === 'hash-pw') return await hashPw();
+    if (command === 'export') return await exportTo(values);
     if (command !== 'start') throw new UsageError(`unknown command ${command}`);
+    if (values.format !== undefined || values.out !== undefined) throw new UsageError('--format and --out are options of runnel export');
     return await start(values);
   } catch (e) {
     if (e instanceof UsageError) return fail(`runnel: ${e.message}\n${USAGE}`);
+    if (e instanceof ExportError) return fail(`runnel: export: ${e.message}`);
     if (e instanceof SettingsError) return fail(`runnel: invalid settings: ${e.message}`);
     const err = e as NodeJS.ErrnoException & { port?: number };
     if (err.code === 'EADDRINUSE') return fail(`runnel: cannot listen: address already in use (${err.message.replace(/^listen EADDRINUSE: address already in use /, '')})`);
@@ -65,13 +78,17 @@ function fail(message: string): number {
   return 1;
 }
 
-async function start(values: { settings?: string; port?: string; host?: string; 'user-dir'?: string; safe?: boolean }): Promise<number> {
+type Options = { settings?: string; port?: string; host?: string; 'user-dir'?: string; safe?: boolean; format?: string; out?: string };
+
+/** The settings file (`--settings`, else the user dir's settings.js, as Node-RED), then the flags over it. */
+async function settingsFrom(values: Options): Promise<Settings> {
   let raw: Record<string, unknown> = {};
-  let file: string | undefined;
-  if (values.settings) {
-    const loaded = await loadSettingsFile(values.settings);
+  const file = values.settings ?? (await userDirSettingsFile(path.resolve(values['user-dir'] ?? DEFAULT_USER_DIR)));
+  let absolute: string | undefined;
+  if (file !== undefined) {
+    const loaded = await loadSettingsFile(file);
     raw = { ...loaded.raw };
-    file = loaded.absolute;
+    absolute = loaded.absolute;
   }
   if (values.port !== undefined) {
     if (!/^\d+$/.test(values.port)) throw new UsageError(`--port must be a number, got ${values.port}`);
@@ -80,7 +97,11 @@ async function start(values: { settings?: string; port?: string; host?: string; 
   if (values.host !== undefined) raw.uiHost = values.host;
   if (values['user-dir'] !== undefined) raw.userDir = values['user-dir'];
   if (values.safe) raw.safeMode = true;
-  const settings = resolveSettings(raw, process.cwd(), file);
+  return resolveSettings(raw, process.cwd(), absolute);
+}
+
+async function start(values: Options): Promise<number> {
+  const settings = await settingsFrom(values);
   // Signal handlers go in before anything starts: a signal during start-up stops the server once it is up.
   let signalled: string | undefined;
   let onSignal: (signal: string) => void = (signal) => (signalled = signal);
@@ -106,10 +127,30 @@ async function start(values: { settings?: string; port?: string; host?: string; 
         },
       );
     };
-    process.stdout.write(`Runnel ${RUNNEL_VERSION} listening on ${instance.url}\n`);
+    const format = settings.logging.format ?? (process.stdout.isTTY ? 'text' : 'json');
+    process.stdout.write(formatStartSummary(instance.url, startSummary(settings, instance.runtime.credentialKey), format));
     if (signalled) onSignal(signalled);
   });
 }
+
+async function exportTo(values: Options): Promise<number> {
+  const format = values.format ?? 'node-red';
+  if (format !== 'node-red') throw new ExportError(`unknown format ${JSON.stringify(format)}: the one format is node-red`);
+  const settings = await settingsFrom(values);
+  const out = values.out === undefined ? settings.userDir : path.resolve(values.out);
+  process.stdout.write(`runnel: exporting ${settings.userDir} (${settings.storage.type} storage) for Node-RED into ${out}\n`);
+  const log = createLogger(settings.logging.level, undefined, settings.logging.format);
+  const result = await exportNodeRed(settings, out, log);
+  log.flush();
+  process.stdout.write(
+    `runnel: exported ${count(result.nodes, 'flow node')} and the credentials of ${count(result.credentials, 'node')} (${result.written.join(', ')}); `
+    + `start Node-RED with: node-red --userDir ${result.dir}\n`,
+  );
+  for (const note of result.notes) process.stdout.write(`runnel: note: ${note}\n`);
+  return 0;
+}
+
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 async function hashPw(): Promise<number> {
   const password = await readPassword();

@@ -1,12 +1,14 @@
 import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
-import type { LogLevel } from './settings.js';
+import type { LogFormat, LogLevel } from './settings.js';
+import { textDestination } from './log-text.js';
 
 /** Audit sits between warn and error: shown at the default level, silenced only by error/fatal/silent. */
 export const AUDIT_LEVEL = 45;
 
 export type Logger = PinoLogger<'audit'>;
 
-export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+/** `format` unset: text on a terminal, JSON lines (for machines) otherwise. A given destination gets JSON. */
+export function createLogger(level: LogLevel, destination?: DestinationStream, format?: LogFormat): Logger {
   return pino<'audit'>(
     {
       level,
@@ -19,6 +21,11 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
         censor: '[redacted]',
       },
     },
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    destination ?? stdoutDestination(format ?? (process.stdout.isTTY ? 'text' : 'json')),
   );
+}
+
+function stdoutDestination(format: LogFormat): DestinationStream {
+  const out = pino.destination({ dest: 1, sync: false });
+  return format === 'text' ? textDestination(out) : out;
 }

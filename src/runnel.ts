@@ -41,7 +41,7 @@ export interface RunnelInstance {
  * and http-in requests wait for their routes (httpNodeRouteWait). Resolves once the flows started.
  */
 export async function startRunnel(settings: Settings, options: RunnelOptions = {}): Promise<RunnelInstance> {
-  const log = createLogger(settings.logging.level, options.logDestination);
+  const log = createLogger(settings.logging.level, options.logDestination, settings.logging.format);
   const tls = await resolveTls(settings);
   const storage = options.storage ?? (await createStorage(settings, log));
   await storage.init();

@@ -1,7 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { HTTP_SECURITY_KEYS, HttpSettingsError, parseHttpSecurity, type HttpSecuritySettings } from './settings-http.js';
 import { unsupportedSettings } from './settings-unsupported.js';
 
@@ -88,7 +85,8 @@ export interface Settings extends HttpSecuritySettings {
   nodesDir: string[];
   /** Process env variables flows may not read (Node-RED's `envVarExcludes`). */
   envVarExcludes: string[];
-  logging: { level: LogLevel };
+  /** `format` unset: text when stdout is a terminal, JSON lines otherwise. */
+  logging: { level: LogLevel; format?: LogFormat };
   externalModules: { palette: PaletteSettings; modules: FunctionModuleSettings };
   /** Login throttling: failures allowed per window before 429. */
   loginThrottle: { maxFailures: number; windowMs: number };
@@ -152,6 +150,11 @@ export type ContextStorageSettings = Record<string, ContextStoreSettings | strin
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export type LogFormat = 'text' | 'json';
+
+/** Relative to the working directory, as Node-RED's `--userDir`. */
+export const DEFAULT_USER_DIR = './.runnel';
 
 export class SettingsError extends Error {}
 
@@ -422,6 +425,8 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   const levelRaw = isObject(logging.console) ? logging.console.level : logging.level;
   const level = (levelRaw ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(level)) throw new SettingsError(`logging.level must be one of ${LOG_LEVELS.join(', ')}`);
+  const format = logging.format;
+  if (!(format === undefined || format === 'text' || format === 'json')) throw new SettingsError('logging.format must be "text" or "json"');
   const fgc = pick<Raw>(raw, 'functionGlobalContext', isObject, 'an object', {});
   const nodesDirRaw = raw.nodesDir;
   let nodesDir: string[] = [];
@@ -455,7 +460,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   return {
     uiPort: pick(raw, 'uiPort', isInt(0, 65535), 'an integer port between 0 and 65535', 1880),
     uiHost: pick(raw, 'uiHost', isNonEmptyString, 'a host name or address', '127.0.0.1'),
-    userDir: path.resolve(baseDir, pick(raw, 'userDir', isNonEmptyString, 'a directory path', './.runnel')),
+    userDir: path.resolve(baseDir, pick(raw, 'userDir', isNonEmptyString, 'a directory path', DEFAULT_USER_DIR)),
     flowFile: pick(raw, 'flowFile', isNonEmptyString, 'a file name', 'flows.json'),
     flowFilePretty: pick(raw, 'flowFilePretty', isBool, 'true or false', false),
     credentialSecret: credentialSecret as string | false | undefined,
@@ -474,7 +479,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),
     nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),
     envVarExcludes: (raw.envVarExcludes as string[] | undefined) ?? [],
-    logging: { level },
+    logging: format === undefined ? { level } : { level, format },
     externalModules: parseExternalModules(raw.externalModules, raw.editorTheme),
     loginThrottle: {
       maxFailures: pick(throttle, 'maxFailures', isInt(1, 1_000_000), 'a positive integer', 5),
@@ -497,28 +502,4 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     unsupported: unsupportedSettings(raw),
     settingsFile,
   };
-}
-
-/** Loads a settings file: .json, or a .js/.mjs/.cjs module exporting the settings object. */
-export async function loadSettingsFile(file: string): Promise<{ raw: Raw; absolute: string }> {
-  const absolute = path.resolve(file);
-  const ext = path.extname(absolute).toLowerCase();
-  let raw: unknown;
-  try {
-    if (ext === '.json') {
-      raw = JSON.parse(await readFile(absolute, 'utf8'));
-    } else if (ext === '.cjs') {
-      raw = createRequire(import.meta.url)(absolute);
-    } else if (ext === '.js' || ext === '.mjs') {
-      const mod = (await import(pathToFileURL(absolute).href)) as { default?: unknown };
-      raw = mod.default ?? mod;
-    } else {
-      throw new SettingsError(`cannot read settings file ${absolute}: use .json, .js, .mjs or .cjs`);
-    }
-  } catch (e) {
-    if (e instanceof SettingsError) throw e;
-    throw new SettingsError(`cannot read settings file ${absolute}: ${(e as Error).message.split('\n')[0]}`);
-  }
-  if (!isObject(raw)) throw new SettingsError(`settings file ${absolute} must export an object`);
-  return { raw, absolute };
 }

@@ -4,11 +4,12 @@ import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
 import type { Storage, FlowNodeConfig, InstanceRecord, RevisionMeta, RuntimeConfig } from '../storage/types.js';
 import { SerialQueue } from '../storage/serial-queue.js';
+import { storedCredentialsName } from '../storage/index.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
 import { Registry, type NodeSetInfo } from '../registry/registry.js';
 import { CredentialStore, type CredentialPlan } from '../credentials/store.js';
-import { resolveCredentialKey, type CredentialKey } from '../credentials/key.js';
+import { resolveCredentialKey, secretNeeded, type CredentialKey } from '../credentials/key.js';
 import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
 import { Hooks } from './hooks.js';
@@ -224,7 +225,7 @@ export class Runtime {
   private async loadAll(): Promise<void> {
     // Persistent context is loaded before any node can read it.
     await this.context.open();
-    this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log);
+    this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log, storedCredentialsName(this.settings));
     this.credentials = new CredentialStore({
       key: this.credentialKey,
       definitionOf: this.registry.getCredentialDefinition,
@@ -241,7 +242,7 @@ export class Runtime {
     this.stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
     // Instances sharing storage must share the key: one that cannot read the credentials would
     // run the flows without them and overwrite them at its first deploy.
-    await this.mutex.run(() => this.loadFromStorage(this.storage.shared !== undefined));
+    await this.mutex.run(() => this.loadFromStorage(true));
   }
 
   /** Loads (if `load` has not) and starts the stored flows, then follows the other instances. */
@@ -711,14 +712,17 @@ export class Runtime {
     this.events.emit('runtime-event', { id: 'runtime-state', payload, retain: true });
   }
 
-  private async loadFromStorage(strict = false): Promise<void> {
+  private async loadFromStorage(atStart = false): Promise<void> {
     const snapshot = await this.storage.getFlows();
     if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
     try {
       await this.credentials.load(snapshot.credentials);
       this.credentialsUnreadable = false;
     } catch (err) {
-      if (strict) {
+      // Only a key the user chose may replace credentials it cannot read (Node-RED's behaviour):
+      // a generated key is never the one they were meant to open with.
+      if (atStart && this.credentialKey.type !== 'user') throw new RunnelError('credentials_undecryptable', secretNeeded(this.credentialKey.type, storedCredentialsName(this.settings)));
+      if (atStart && this.storage.shared !== undefined) {
         throw new RunnelError('credentials_undecryptable', 'the stored credentials do not decrypt with this instance\'s key: every instance sharing a database needs the same credentialSecret');
       }
       // Node-RED's behaviour: flows still start, without credentials; the stored ones are left as

@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
 import { LibraryFiles } from './library-files.js';
 import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
-import { credsFileText, flowsFileText, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
+import { credentialsPathFor, credsFileText, flowsFileText, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
 import { hashJson } from './rev.js';
 import { SerialQueue } from './serial-queue.js';
 import { FileHistory } from './file-history.js';
@@ -31,6 +31,8 @@ interface PairState {
 }
 
 const SECRET_FILE_MODE = 0o600;
+/** Suffix of the copy of Node-RED's credentials file kept when Runnel first rewrites it. */
+export const NODE_RED_COPY = '.node-red.bak';
 
 export function createFileStorage(settings: Settings, log: Logger): Storage {
   return new FileStorage(settings, log.child({ module: 'storage' }));
@@ -55,8 +57,7 @@ class FileStorage implements Storage {
   constructor(settings: Settings, private readonly log: Logger) {
     this.userDir = settings.userDir;
     const flows = path.resolve(settings.userDir, settings.flowFile);
-    const ext = path.extname(flows);
-    this.paths = { flows, creds: `${flows.slice(0, flows.length - ext.length)}_cred${ext}` };
+    this.paths = { flows, creds: credentialsPathFor(flows) };
     this.credentialsFile = this.paths.creds;
     this.sessionsFile = path.join(settings.userDir, '.sessions.json');
     this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');
@@ -108,6 +109,7 @@ class FileStorage implements Storage {
       // The revision is committed first: a crash before the flows are saved leaves a revision whose
       // prevRev is the stored rev, which the next load drops (see FileHistory.reconcile).
       if (req.revision) await this.history.append({ flows: req.flows, flowsJson, rev, credentials: doc }, req.revision, current.rev);
+      if (current.creds.rev === undefined && current.creds.doc !== null) await this.keepNodeRedCredentials();
       // Credentials first: a crash between the two renames leaves new credentials tagged with
       // prevRev = the flows still on disk, which is exactly what the loader recognises and undoes.
       await writeFileAtomic(this.paths.creds, credsFileText(doc, rev, current.rev, this.pretty), { backup: true, mode: SECRET_FILE_MODE });
@@ -116,6 +118,19 @@ class FileStorage implements Storage {
       if (req.revision) await this.history.collect();
       return { rev };
     });
+  }
+
+  /**
+   * The credentials file is still Node-RED's (no Runnel header) and is about to be rewritten in
+   * Runnel's format: a copy is kept, so the user dir can go back to Node-RED even without
+   * `runnel export`. Each Node-RED file replaces the previous copy.
+   */
+  private async keepNodeRedCredentials(): Promise<void> {
+    const text = await readTextIfExists(this.paths.creds);
+    if (text === undefined) return;
+    const copy = `${this.paths.creds}${NODE_RED_COPY}`;
+    await writeFileAtomic(copy, text, { backup: false, mode: SECRET_FILE_MODE });
+    this.log.info({ file: this.paths.creds, copy }, 'Node-RED\'s credentials file is rewritten in Runnel\'s format; a copy of it is kept');
   }
 
   recordRevision(meta: RevisionMeta): Promise<RevisionInfo> {
@@ -150,8 +165,9 @@ class FileStorage implements Storage {
 
   async getSessions(): Promise<SessionRecord[]> {
     this.assertOpen();
-    const sessions = await this.readJson(this.sessionsFile, Array.isArray);
-    return (sessions as SessionRecord[] | undefined) ?? [];
+    // Node-RED keeps its sessions as an object by token: they are not carried over (log in again).
+    const sessions = await this.readJson(this.sessionsFile, (v) => Array.isArray(v) || isPlainObject(v));
+    return Array.isArray(sessions) ? (sessions as SessionRecord[]) : [];
   }
 
   saveSessions(sessions: SessionRecord[]): Promise<void> {

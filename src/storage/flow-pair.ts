@@ -1,4 +1,5 @@
 import { rename } from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from '../log.js';
 import { backupPathFor, readTextIfExists, writeFileAtomic } from './atomic-file.js';
 import { revOf } from './rev.js';
@@ -34,6 +35,12 @@ export interface LoadedPair {
   creds: LoadedCreds;
   /** What was repaired, when something was. */
   recovered?: string;
+}
+
+/** Node-RED's name for the credentials file of a flows file: `flows.json` → `flows_cred.json`. */
+export function credentialsPathFor(flowsPath: string): string {
+  const ext = path.extname(flowsPath);
+  return `${flowsPath.slice(0, flowsPath.length - ext.length)}_cred${ext}`;
 }
 
 const NO_CREDS: LoadedCreds = { doc: null, rev: undefined, prevRev: undefined };

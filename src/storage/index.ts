@@ -1,7 +1,9 @@
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from '../log.js';
 import type { Settings } from '../settings.js';
 import { createFileStorage } from './file-storage.js';
+import { credentialsPathFor } from './flow-pair.js';
 import { resolveInstanceId } from './instance-id.js';
 import type { Storage } from './types.js';
 
@@ -15,4 +17,10 @@ export async function createStorage(settings: Settings, log: Logger): Promise<St
     return createPostgresStorage(config, await resolveInstanceId(settings), log, settings.flowHistory.max);
   }
   return createFileStorage(settings, log);
+}
+
+/** How messages name the stored credentials: the file a Node-RED user knows, or the database. */
+export function storedCredentialsName(settings: Pick<Settings, 'storage' | 'userDir' | 'flowFile'>): string {
+  if (settings.storage.type !== 'file') return 'the credentials in the database';
+  return `the credentials in ${credentialsPathFor(path.resolve(settings.userDir, settings.flowFile))}`;
 }

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { resolveCredentialKey } from '../../src/credentials/key.js';
 import { CredentialStore } from '../../src/credentials/store.js';
+import { encryptNodeRedBlob } from '../../src/credentials/nodered-cipher.js';
+import type { RunnelError } from '../../src/errors.js';
 import { createFileStorage } from '../../src/storage/file-storage.js';
 import { settingsFor } from '../storage/support.js';
 import { tempDir, removeDir } from '../helpers/dirs.js';
@@ -54,6 +56,18 @@ describe('credential key selection', { timeout: 30_000 }, () => {
     assert.deepEqual(await resolveCredentialKey({ credentialSecret: undefined }, storage, second.log), key);
     assert.equal(second.messages(40).length, 1);
     assert.match(second.messages(40)[0]!, /^Credentials are encrypted with a generated key/);
+    await storage.close();
+  });
+
+  it('generates no key beside credentials that are already encrypted: it refuses, naming the secret', async () => {
+    const storage = await storageWith({ instanceId: 'inst-3' });
+    await storage.saveFlows({ flows: [{ id: 'n1', type: 'tab' }], credentials: { $: encryptNodeRedBlob({ n1: { a: 'b' } }, 'theirs') } });
+    await assert.rejects(resolveCredentialKey({ credentialSecret: undefined }, storage, captureLog().log, 'the credentials in X'), (e: RunnelError) => {
+      assert.equal(e.code, 'credentials_undecryptable');
+      assert.match(e.message, /^the credentials in X are encrypted, but credentialSecret is not set .*set credentialSecret in the settings file/);
+      return true;
+    });
+    assert.deepEqual(await storage.getRuntimeConfig(), { instanceId: 'inst-3' });
     await storage.close();
   });
 

@@ -27,7 +27,12 @@ export function killRunnels(): void {
 export async function spawnRunnel(dir: string, settings: Record<string, unknown>, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<RunnelProcess> {
   const file = path.join(dir, 'settings.json');
   await writeFile(file, JSON.stringify({ uiPort: 0, uiHost: '127.0.0.1', userDir: path.join(dir, 'user'), logging: { level: 'warn' }, ...settings }));
-  const child = spawn(process.execPath, [BIN, 'start', '--settings', file, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  return spawnRunnelWith(['start', '--settings', file, ...extraArgs], dir, env);
+}
+
+/** Starts `node bin/runnel.js <args>` in `cwd` and waits for its "listening on" line. */
+export async function spawnRunnelWith(args: string[], cwd: string, env: Record<string, string> = {}): Promise<RunnelProcess> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   live.add(child);
   child.on('exit', () => live.delete(child));
   let out = '';
@@ -41,7 +46,8 @@ export async function spawnRunnel(dir: string, settings: Record<string, unknown>
       reject(new Error(`runnel did not start within 60 s:\n${out}`));
     }, 60_000);
     const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      // The start summary's first line as text, or its JSON log line (the URL ends at the quote).
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);

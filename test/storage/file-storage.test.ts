@@ -157,6 +157,39 @@ describe('file storage', { timeout: 30_000 }, () => {
     await storage.close();
   });
 
+  it("keeps a copy of Node-RED's credentials file when it first rewrites it, and only then", async () => {
+    const { dir, storage } = await open();
+    await storage.close();
+    const nodeRed = JSON.stringify({ $: 'ab'.repeat(16) + 'bm9kZS1yZWQ=' }, null, 4);
+    await writeFile(path.join(dir, 'flows.json'), JSON.stringify(FLOWS_A));
+    await writeFile(path.join(dir, 'flows_cred.json'), nodeRed);
+    const again = createFileStorage(settingsFor(dir), captureLog().log);
+    await again.init();
+    const copy = path.join(dir, 'flows_cred.json.node-red.bak');
+    await assert.rejects(readFile(copy), { code: 'ENOENT' }, 'loading writes nothing');
+    await again.saveFlows({ flows: FLOWS_B, credentials: { plain: { n1: { a: 1 } } } });
+    assert.equal(await readFile(copy, 'utf8'), nodeRed);
+    await again.saveFlows({ flows: FLOWS_A, credentials: { plain: { n1: { a: 2 } } } });
+    assert.equal(await readFile(copy, 'utf8'), nodeRed, 'a Runnel file is not copied over it');
+    await again.close();
+  });
+
+  it("reads Node-RED's sessions (an object by token) as none, without an error", async () => {
+    const { dir, storage, captured } = await open();
+    await writeFile(path.join(dir, '.sessions.json'), JSON.stringify({ tok: { user: 'admin', client: 'node-red-editor', scope: ['*'], accessToken: 'tok', expires: Date.now() + 60_000 } }));
+    assert.deepEqual(await storage.getSessions(), []);
+    assert.deepEqual(captured.messages(50), []);
+    await storage.close();
+  });
+
+  it('makes no Node-RED copy in a user dir Runnel started', async () => {
+    const { dir, storage } = await open();
+    await storage.saveFlows({ flows: FLOWS_A, credentials: { plain: { n1: { a: 1 } } } });
+    await storage.saveFlows({ flows: FLOWS_B, credentials: { plain: { n1: { a: 2 } } } });
+    assert.equal((await readdir(dir)).some((f) => f.endsWith('.node-red.bak')), false);
+    await storage.close();
+  });
+
   it('reads _credentialSecret from a pre-1.1 Node-RED .config.json when .config.runtime.json is absent', async () => {
     const { dir, storage } = await open();
     await writeFile(path.join(dir, '.config.json'), JSON.stringify({ _credentialSecret: 'old', instanceId: 'x', nodes: {} }));

@@ -12,9 +12,11 @@ import { ROOT } from '../helpers/process.js';
 const LAYERS: [prefix: string, layer: number][] = [
   ['errors.ts', 0],
   ['log.ts', 0],
+  ['log-text.ts', 0],
   ['lazy.ts', 0],
   ['memory-trim.ts', 0],
   ['settings.ts', 0],
+  ['settings-file.ts', 0],
   ['settings-http.ts', 0],
   ['settings-unsupported.ts', 0],
   ['version.ts', 0],
@@ -27,6 +29,8 @@ const LAYERS: [prefix: string, layer: number][] = [
   ['server/', 5],
   ['cli.ts', 6],
   ['runnel.ts', 6],
+  ['start-summary.ts', 6],
+  ['export/', 6],
   ['watchdog/', 6],
 ];
 const LAYER_NAMES = ['base', 'storage', 'credentials/auth/registry', 'runtime', 'nodes', 'server', 'cli/runnel'];
