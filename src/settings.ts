@@ -152,6 +152,8 @@ export type ContextStorageSettings = Record<string, ContextStoreSettings | strin
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** Node-RED's level names that are not Runnel's: `audit` and `metric` show every line, `off` none. */
+const NODE_RED_LOG_LEVELS: Record<string, LogLevel> = { off: 'silent', audit: 'trace', metric: 'trace' };
 
 export class SettingsError extends Error {}
 
@@ -185,8 +187,11 @@ function isObject(v: unknown): v is Raw {
 function pick<T>(raw: Raw, key: string, check: (v: unknown) => boolean, what: string, dflt: T): T {
   const v = raw[key];
   if (v === undefined) return dflt;
-  if (!check(v)) throw new SettingsError(`${key} must be ${what}`);
-  return v as T;
+  if (check(v)) return v as T;
+  // Node-RED takes numbers from the environment (`uiPort: process.env.PORT || 1880`) and coerces them.
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  if (Number.isFinite(n) && check(n)) return n as T;
+  throw new SettingsError(`${key} must be ${what}`);
 }
 
 const isInt = (min: number, max: number) => (v: unknown) =>
@@ -419,9 +424,12 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   }
   const logging = raw.logging === undefined ? {} : raw.logging;
   if (!isObject(logging)) throw new SettingsError('logging must be an object');
-  const levelRaw = isObject(logging.console) ? logging.console.level : logging.level;
-  const level = (levelRaw ?? 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(level)) throw new SettingsError(`logging.level must be one of ${LOG_LEVELS.join(', ')}`);
+  const levelKey = isObject(logging.console) ? 'logging.console.level' : 'logging.level';
+  const levelRaw = (isObject(logging.console) ? logging.console.level : logging.level) ?? 'info';
+  const level = typeof levelRaw === 'string' && Object.hasOwn(NODE_RED_LOG_LEVELS, levelRaw) ? NODE_RED_LOG_LEVELS[levelRaw] : (levelRaw as LogLevel);
+  if (!LOG_LEVELS.includes(level)) {
+    throw new SettingsError(`${levelKey} must be one of ${[...LOG_LEVELS, ...Object.keys(NODE_RED_LOG_LEVELS)].join(', ')}`);
+  }
   const fgc = pick<Raw>(raw, 'functionGlobalContext', isObject, 'an object', {});
   const nodesDirRaw = raw.nodesDir;
   let nodesDir: string[] = [];

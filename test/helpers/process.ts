@@ -27,7 +27,12 @@ export function killRunnels(): void {
 export async function spawnRunnel(dir: string, settings: Record<string, unknown>, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<RunnelProcess> {
   const file = path.join(dir, 'settings.json');
   await writeFile(file, JSON.stringify({ uiPort: 0, uiHost: '127.0.0.1', userDir: path.join(dir, 'user'), logging: { level: 'warn' }, ...settings }));
-  const child = spawn(process.execPath, [BIN, 'start', '--settings', file, ...extraArgs], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  return spawnRunnelArgs(['start', '--settings', file, ...extraArgs], dir, env);
+}
+
+/** Starts `node bin/runnel.js ARGS` in `cwd` and waits for its "listening on" line. */
+export async function spawnRunnelArgs(args: string[], cwd: string, env: Record<string, string> = {}): Promise<RunnelProcess> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   live.add(child);
   child.on('exit', () => live.delete(child));
   let out = '';
