@@ -34,7 +34,7 @@ export const UNSUPPORTED: readonly string[] = [
   'httpRoot', 'httpAuth', 'httpAdminAuth', 'httpAdminCookieOptions', 'readOnly',
   'autoInstallModules', 'autoInstallModulesRetry', 'nodesExcludes', 'nodesIncludes', 'runtimeMetricInterval',
   'runtimeSyncDelivery', 'globalFunctionTimeout', 'inboundWebSocketTimeout', 'webSocketKeepAliveTime',
-  'debugUseColors', 'httpRequestTimingLog',
+  'debugUseColors', 'httpRequestTimingLog', 'storageModule',
 ];
 
 /**

@@ -447,6 +447,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   if (raw.httpAdminAllowedHosts !== undefined && !isStringList(raw.httpAdminAllowedHosts)) {
     throw new SettingsError('httpAdminAllowedHosts must be an array of host names');
   }
+  for (const key of ['httpAdminRoot', 'httpNodeRoot']) {
+    if (raw[key] === false) throw new SettingsError(`${key}: false (Node-RED's way to turn its routes off) is not supported: give a path such as "/"`);
+  }
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
   }

@@ -82,6 +82,9 @@ describe("Node-RED's stock settings.js", () => {
       assert.equal(resolveSettings({ logging: { console: { level: nodeRed } } }, ROOT).logging.level, runnel, nodeRed);
     }
     assert.throws(() => resolveSettings({ logging: { console: { level: 'loud' } } }, ROOT), /logging\.console\.level must be one of .*off/);
+    // Node-RED turns the admin or node routes off with false; Runnel says it cannot rather than serve them anyway.
+    assert.throws(() => resolveSettings({ httpAdminRoot: false }, ROOT), /httpAdminRoot: false .* not supported/);
+    assert.throws(() => resolveSettings({ httpNodeRoot: false }, ROOT), /httpNodeRoot: false .* not supported/);
   });
 
   it('starts Runnel unchanged with PORT set, and names exactly the keys Runnel ignores in one warning', async () => {
