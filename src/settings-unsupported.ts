@@ -23,7 +23,8 @@ export const HONOURED: readonly string[] = [
   'httpNodeRoot', 'httpNodeCors', 'httpNodeMiddleware', 'httpStatic', 'httpStaticRoot', 'httpStaticCors', 'proxyOptions',
   'runtimeState', 'telemetry', 'diagnostics', 'logging', 'contextStorage', 'externalModules', 'safeMode', 'envVarExcludes',
   'nodeCloseTimeout', 'disableEditor', 'editorTheme', 'paletteCategories', 'nodeDefaults',
-  'fileWorkingDirectory', 'functionGlobalContext', 'functionExternalModules', 'functionTimeout', 'nodeMessageBufferMaxLength',
+  'fileWorkingDirectory', 'functionGlobalContext', 'functionExternalModules', 'functionTimeout', 'globalFunctionTimeout',
+  'nodeMessageBufferMaxLength',
   'ui', 'debugMaxLength', 'debugStatusLength', 'execMaxBufferSize', 'httpRequestTimeout', 'mqttReconnectTime',
   'serialReconnectTime', 'socketReconnectTime', 'socketTimeout', 'tcpMsgQueueSize', 'tlsConfigDisableLocalFiles',
   'webSocketNodeVerifyClient',
@@ -33,7 +34,7 @@ export const HONOURED: readonly string[] = [
 export const UNSUPPORTED: readonly string[] = [
   'httpRoot', 'httpAuth', 'httpAdminAuth', 'httpAdminCookieOptions', 'readOnly',
   'autoInstallModules', 'autoInstallModulesRetry', 'nodesExcludes', 'nodesIncludes', 'runtimeMetricInterval',
-  'runtimeSyncDelivery', 'globalFunctionTimeout', 'inboundWebSocketTimeout', 'webSocketKeepAliveTime',
+  'runtimeSyncDelivery', 'inboundWebSocketTimeout', 'webSocketKeepAliveTime',
   'debugUseColors', 'httpRequestTimingLog', 'storageModule',
 ];
 

@@ -77,8 +77,10 @@ export interface Settings extends HttpSecuritySettings {
   /** Node-RED's safe mode (`--safe`, `RUNNEL_SAFE=1`): the flows are loaded, not started, until a deploy or POST /flows/state starts them. */
   safeMode: boolean;
   functionGlobalContext: Record<string, unknown>;
-  /** Milliseconds a function node may run synchronously per message; 0 = no limit. */
+  /** Node-RED's: seconds, the editor's default `timeout` for new function nodes (GET /settings exports it). */
   functionTimeout: number;
+  /** Node-RED's: seconds a function node without a `timeout` of its own may run per message before the event loop gets a turn; 0 = no limit. */
+  globalFunctionTimeout: number;
   /** Messages waiting for delivery beyond which the tab that floods the queue is stopped. */
   messageQueueLimit: number;
   /** Let function nodes reach `process` and `require`. */
@@ -160,7 +162,7 @@ export class SettingsError extends Error {}
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
-  'functionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
+  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
   'instanceId', 'instanceUrl', 'safeMode', ...HTTP_SECURITY_KEYS,
 ]);
@@ -196,6 +198,7 @@ function pick<T>(raw: Raw, key: string, check: (v: unknown) => boolean, what: st
 
 const isInt = (min: number, max: number) => (v: unknown) =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const isSeconds = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 3600;
 const isString = (v: unknown) => typeof v === 'string';
 const isNonEmptyString = (v: unknown) => typeof v === 'string' && v.length > 0;
 const isBool = (v: unknown) => typeof v === 'boolean';
@@ -479,7 +482,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
     safeMode: pick(raw, 'safeMode', isBool, 'true or false', false) || /^(1|true|yes)$/i.test(env.RUNNEL_SAFE ?? ''),
     functionGlobalContext: fgc,
-    functionTimeout: pick(raw, 'functionTimeout', isInt(0, 3_600_000), 'milliseconds (0 = no limit)', 10000),
+    functionTimeout: pick(raw, 'functionTimeout', isSeconds, 'seconds (0 = none)', 0),
+    // Node-RED's default is no limit; Runnel's is 10 s, so runaway code cannot hold the process unasked.
+    globalFunctionTimeout: pick(raw, 'globalFunctionTimeout', isSeconds, 'seconds (0 = no limit)', 10),
     messageQueueLimit: pick(raw, 'messageQueueLimit', isInt(1000, 1_000_000_000), 'a number of messages (at least 1000)', 1_000_000),
     functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),
     functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),
