@@ -21,7 +21,7 @@ export const HONOURED: readonly string[] = [
   'adminAuth', 'https', 'httpsRefreshInterval', 'requireHttps', 'httpNodeAuth', 'httpStaticAuth',
   'uiPort', 'uiHost', 'apiMaxLength', 'httpServerOptions', 'httpAdminRoot', 'httpAdminMiddleware', 'httpAdminCors',
   'httpNodeRoot', 'httpNodeCors', 'httpNodeMiddleware', 'httpStatic', 'httpStaticRoot', 'httpStaticCors', 'proxyOptions',
-  'runtimeState', 'telemetry', 'diagnostics', 'logging', 'contextStorage', 'externalModules', 'safeMode', 'envVarExcludes',
+  'runtimeState', 'telemetry', 'diagnostics', 'logging', 'contextStorage', 'exportGlobalContextKeys', 'externalModules', 'safeMode', 'envVarExcludes',
   'nodeCloseTimeout', 'disableEditor', 'editorTheme', 'paletteCategories', 'nodeDefaults',
   'fileWorkingDirectory', 'functionGlobalContext', 'functionExternalModules', 'functionTimeout', 'globalFunctionTimeout',
   'nodeMessageBufferMaxLength',
@@ -45,8 +45,6 @@ export const UNSUPPORTED: readonly string[] = [
 export const PARTLY: ReadonlyArray<readonly [path: string, ignored: (value: unknown) => boolean]> = [
   // Runnel's own messages are English.
   ['lang', (v) => !(typeof v === 'string' && /^en(-|$)/i.test(v))],
-  // Runnel lists functionGlobalContext's keys in global.keys(), as Node-RED does unless this is false.
-  ['exportGlobalContextKeys', (v) => v === false],
   // Runnel writes audit lines at every level but error, fatal and off; metrics are GET /metrics, not log lines.
   ['logging.console.audit', (v) => v === false],
   ['logging.console.metrics', (v) => v === true],

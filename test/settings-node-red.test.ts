@@ -15,7 +15,7 @@ import { resolveSettings, SettingsError } from '../src/settings.js';
 import { killRunnels, ROOT, spawnRunnelArgs } from './helpers/process.js';
 import { freePort } from './helpers/ports.js';
 import { removeDir, tempDir } from './helpers/dirs.js';
-import { request } from './helpers/server.js';
+import { request, startServer } from './helpers/server.js';
 
 const STOCK = path.join(ROOT, 'test', 'fixtures', 'node-red', 'settings.js');
 const WARNING = 'Settings Runnel does not support (ignored): ';
@@ -128,6 +128,23 @@ describe("Node-RED's stock settings.js", () => {
       assert.match(runnel.output(), /listening on/);
     } finally {
       await removeDir(dir);
+    }
+  });
+
+  it('exportGlobalContextKeys: false keeps functionGlobalContext out of the context sidebar, as in Node-RED', async () => {
+    const seeded = { functionGlobalContext: { lib: 'seed' } };
+    for (const [extra, listed] of [[{}, true], [{ exportGlobalContextKeys: true }, true], [{ exportGlobalContextKeys: false }, false]] as const) {
+      const server = await startServer({ ...seeded, ...extra });
+      try {
+        const global = await request(server.at('context/global'));
+        assert.equal(global.status, 200, global.text);
+        // One store, the default memory store, whatever its name.
+        const [values] = Object.values(global.body as Record<string, Record<string, unknown>>);
+        assert.equal(Object.hasOwn(values, 'lib'), listed, JSON.stringify(extra));
+        assert.deepEqual(server.logs.filter((l) => l.includes(WARNING)), []);
+      } finally {
+        await server.dispose();
+      }
     }
   });
 });
