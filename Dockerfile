@@ -8,10 +8,11 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
-# No dependency has an install script; skipping them also skips `prepare` (tsc) before src is here.
+# No dependency has an install script; skipping them also skips `prepare` before src is here.
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY src ./src
-RUN npx tsc -p tsconfig.json
+# tsc, then the editor's files compressed once (dist/editor-precompressed).
+RUN npm run prepare
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
@@ -19,7 +20,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY bin ./bin
-COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist ./dist
 # The image's `node` user (uid 1000) owns the user dir; npm installs modules there, with its cache.
 RUN mkdir /data && chown node:node /data
 ENV HOME=/data npm_config_cache=/data/.npm
