@@ -74,8 +74,10 @@ export interface Settings extends HttpSecuritySettings {
   /** Node-RED's safe mode (`--safe`, `RUNNEL_SAFE=1`): the flows are loaded, not started, until a deploy or POST /flows/state starts them. */
   safeMode: boolean;
   functionGlobalContext: Record<string, unknown>;
-  /** Milliseconds a function node may run synchronously per message; 0 = no limit. */
+  /** Node-RED's: seconds, the editor's default `timeout` for new function nodes (GET /settings exports it). */
   functionTimeout: number;
+  /** Node-RED's: seconds a function node without a `timeout` of its own may run per message before the event loop gets a turn; 0 = no limit. */
+  globalFunctionTimeout: number;
   /** Messages waiting for delivery beyond which the tab that floods the queue is stopped. */
   messageQueueLimit: number;
   /** Let function nodes reach `process` and `require`. */
@@ -150,6 +152,8 @@ export type ContextStorageSettings = Record<string, ContextStoreSettings | strin
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** Node-RED's level names that are not Runnel's: `audit` and `metric` show every line, `off` none. */
+const NODE_RED_LOG_LEVELS: Record<string, LogLevel> = { off: 'silent', audit: 'trace', metric: 'trace' };
 
 export type LogFormat = 'text' | 'json';
 
@@ -161,7 +165,7 @@ export class SettingsError extends Error {}
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
-  'functionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
+  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
   'instanceId', 'instanceUrl', 'safeMode', ...HTTP_SECURITY_KEYS,
 ]);
@@ -188,12 +192,16 @@ function isObject(v: unknown): v is Raw {
 function pick<T>(raw: Raw, key: string, check: (v: unknown) => boolean, what: string, dflt: T): T {
   const v = raw[key];
   if (v === undefined) return dflt;
-  if (!check(v)) throw new SettingsError(`${key} must be ${what}`);
-  return v as T;
+  if (check(v)) return v as T;
+  // Node-RED takes numbers from the environment (`uiPort: process.env.PORT || 1880`) and coerces them.
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  if (Number.isFinite(n) && check(n)) return n as T;
+  throw new SettingsError(`${key} must be ${what}`);
 }
 
 const isInt = (min: number, max: number) => (v: unknown) =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const isSeconds = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 3600;
 const isString = (v: unknown) => typeof v === 'string';
 const isNonEmptyString = (v: unknown) => typeof v === 'string' && v.length > 0;
 const isBool = (v: unknown) => typeof v === 'boolean';
@@ -422,9 +430,12 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   }
   const logging = raw.logging === undefined ? {} : raw.logging;
   if (!isObject(logging)) throw new SettingsError('logging must be an object');
-  const levelRaw = isObject(logging.console) ? logging.console.level : logging.level;
-  const level = (levelRaw ?? 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(level)) throw new SettingsError(`logging.level must be one of ${LOG_LEVELS.join(', ')}`);
+  const levelKey = isObject(logging.console) ? 'logging.console.level' : 'logging.level';
+  const levelRaw = (isObject(logging.console) ? logging.console.level : logging.level) ?? 'info';
+  const level = typeof levelRaw === 'string' && Object.hasOwn(NODE_RED_LOG_LEVELS, levelRaw) ? NODE_RED_LOG_LEVELS[levelRaw] : (levelRaw as LogLevel);
+  if (!LOG_LEVELS.includes(level)) {
+    throw new SettingsError(`${levelKey} must be one of ${[...LOG_LEVELS, ...Object.keys(NODE_RED_LOG_LEVELS)].join(', ')}`);
+  }
   const format = logging.format;
   if (!(format === undefined || format === 'text' || format === 'json')) throw new SettingsError('logging.format must be "text" or "json"');
   const fgc = pick<Raw>(raw, 'functionGlobalContext', isObject, 'an object', {});
@@ -443,6 +454,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   }
   if (raw.httpAdminAllowedHosts !== undefined && !isStringList(raw.httpAdminAllowedHosts)) {
     throw new SettingsError('httpAdminAllowedHosts must be an array of host names');
+  }
+  for (const key of ['httpAdminRoot', 'httpNodeRoot']) {
+    if (raw[key] === false) throw new SettingsError(`${key}: false (Node-RED's way to turn its routes off) is not supported: give a path such as "/"`);
   }
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
@@ -473,7 +487,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
     safeMode: pick(raw, 'safeMode', isBool, 'true or false', false) || /^(1|true|yes)$/i.test(env.RUNNEL_SAFE ?? ''),
     functionGlobalContext: fgc,
-    functionTimeout: pick(raw, 'functionTimeout', isInt(0, 3_600_000), 'milliseconds (0 = no limit)', 10000),
+    functionTimeout: pick(raw, 'functionTimeout', isSeconds, 'seconds (0 = none)', 0),
+    // Node-RED's default is no limit; Runnel's is 10 s, so runaway code cannot hold the process unasked.
+    globalFunctionTimeout: pick(raw, 'globalFunctionTimeout', isSeconds, 'seconds (0 = no limit)', 10),
     messageQueueLimit: pick(raw, 'messageQueueLimit', isInt(1000, 1_000_000_000), 'a number of messages (at least 1000)', 1_000_000),
     functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),
     functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),

@@ -29,6 +29,8 @@ export interface ContextLogger {
 export interface ContextManagerOptions {
   /** Seeds the global context; read by reference, never copied or modified. */
   functionGlobalContext?: Record<string, unknown>;
+  /** Node-RED's `exportGlobalContextKeys`: false keeps the seed's keys out of `global.keys()` (they still read). */
+  exportGlobalContextKeys?: boolean;
   /** Node-RED's `contextStorage`; one memory store when absent. */
   contextStorage?: ContextStorageSettings;
   /** Where a localfilesystem store keeps its files unless its config names a `dir`. */
@@ -57,7 +59,7 @@ export class ContextManager {
     this.log = options.log;
     const log = options.log;
     this.stores = createStores(options.contextStorage, options.userDir, { warn: (m) => log.warn(m), error: (m) => (log.error ?? log.warn).call(log, m) }, options.shared);
-    this.global = this.createScope(GLOBAL_SCOPE, undefined, options.functionGlobalContext ?? {});
+    this.global = this.createScope(GLOBAL_SCOPE, undefined, options.functionGlobalContext ?? {}, options.exportGlobalContextKeys !== false);
   }
 
   /** Opens every store (a file store loads its files): before any flow starts. */
@@ -153,8 +155,8 @@ export class ContextManager {
     return this.stores.defaultStore;
   }
 
-  private createScope(scope: string, parent: ContextScope | undefined, seed?: Record<string, unknown>): ContextScope {
-    const seedKeys = seed ? Object.keys(seed) : undefined;
+  private createScope(scope: string, parent: ContextScope | undefined, seed?: Record<string, unknown>, listSeed = true): ContextScope {
+    const seedKeys = seed && listSeed ? Object.keys(seed) : undefined;
     const get = (key: string | string[], store?: ArgStore, cb?: ContextCallback): unknown =>
       this.get(scope, parent, seed, key, store, cb);
     const set = (key: string | string[], value?: unknown, store?: ArgStore, cb?: ContextCallback): void =>

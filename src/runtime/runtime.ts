@@ -139,6 +139,7 @@ export class Runtime {
     this.safeMode = deps.settings.safeMode;
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
+      exportGlobalContextKeys: this.settings.extra.exportGlobalContextKeys !== false,
       contextStorage: this.settings.contextStorage,
       userDir: this.settings.userDir,
       log: this.log,

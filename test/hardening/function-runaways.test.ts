@@ -20,7 +20,7 @@ let dir: string;
 let runnel: RunnelProcess;
 before(async () => {
   dir = await tempDir();
-  runnel = await spawnRunnel(dir, { functionTimeout: LIMIT_MS });
+  runnel = await spawnRunnel(dir, { globalFunctionTimeout: LIMIT_MS / 1000 });
 });
 after(async () => {
   killRunnels();
@@ -89,7 +89,7 @@ describe('issue 12 finding 6: SIGTERM stops the process within nodeCloseTimeout 
   test('code with no time limit holds the main thread: SIGTERM still ends the process (killed after the bound)', async () => {
     const own = await tempDir();
     try {
-      const r = await spawnRunnel(own, { functionTimeout: 0, nodeCloseTimeout: CLOSE_MS });
+      const r = await spawnRunnel(own, { globalFunctionTimeout: 0, nodeCloseTimeout: CLOSE_MS });
       await deploy(r, spin, { tab: 't' });
       // The attack is live once the admin API no longer answers.
       await eventually(() => request(new URL('flows', r.url).href, { signal: AbortSignal.timeout(2000) }).then(() => false, () => true), 30_000);
@@ -104,7 +104,7 @@ describe('issue 12 finding 6: SIGTERM stops the process within nodeCloseTimeout 
   test('with the guard on, SIGTERM during an attack stops the process gracefully (exit 0)', async () => {
     const own = await tempDir();
     try {
-      const r = await spawnRunnel(own, { functionTimeout: LIMIT_MS, nodeCloseTimeout: CLOSE_MS });
+      const r = await spawnRunnel(own, { globalFunctionTimeout: LIMIT_MS / 1000, nodeCloseTimeout: CLOSE_MS });
       await deploy(r, [{ ...spin[0], onceDelay: 0.1, repeat: '0.5' }, { ...spin[1], func: 'while (true) { await null; }' }], { tab: 't' });
       await eventually(() => stopped('spin').test(r.output()), 30_000, 100);
       assert.equal(await stop(r), 0);

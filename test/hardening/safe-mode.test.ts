@@ -20,7 +20,7 @@ const runaway = [
 ];
 const fixed = runaway.map((n) => (n.id === 'fn' ? { ...n, func: 'return msg;' } : n));
 /** No time limit: the runaway is stopped by nothing but safe mode. */
-const settings = { functionTimeout: 0 };
+const settings = { globalFunctionTimeout: 0 };
 
 let dir: string;
 before(async () => {

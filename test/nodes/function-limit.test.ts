@@ -50,7 +50,7 @@ describe('function node time limit', () => {
     node('fn-alive', 'function', 't2', { func: 'msg.payload = "alive";\nreturn msg;', outputs: 1 }, [['out-alive']]),
     node('out-alive', 'http response', 't2', { statusCode: '', headers: {} }),
   ];
-  const t = flowSuite(() => flows, { functionTimeout: 300 });
+  const t = flowSuite(() => flows, { globalFunctionTimeout: 0.3 });
   const { receive } = t;
 
   test('endless loops in the body, callbacks, timers and after await are stopped and reach the catch node', async () => {
@@ -101,9 +101,9 @@ describe('function node without a time limit', () => {
     cap('cap-builds'),
     cap('cap-own-limit'),
     cap('cap-catch'),
-  ], { functionTimeout: 0 });
+  ], { globalFunctionTimeout: 0 });
 
-  test('functionTimeout 0 leaves code uninstrumented; a node timeout still applies', async () => {
+  test('globalFunctionTimeout 0 leaves code uninstrumented; a node timeout still applies', async () => {
     t.receive('sees-checks', { _msgid: 's' });
     assert.deepEqual(plain(await t.capture.waitFor('cap-sees-checks')), [{ _msgid: 's', payload: false }]);
     t.receive('own-limit', { _msgid: 'o' });
@@ -115,5 +115,22 @@ describe('function node without a time limit', () => {
     t.receive('builds', { _msgid: 'b' });
     const [built] = plain(await t.capture.waitFor('cap-builds'));
     assert.deepEqual(built.payload, [5, true, 3, true, true, 7, 1, 'number', 'TypeError']);
+  });
+});
+
+describe("Node-RED's functionTimeout: the editor's default for new nodes, not a bound", () => {
+  // A Node-RED settings file's `functionTimeout: 5` means 5 seconds for nodes added in the editor;
+  // it once bounded every function node to 5 ms here.
+  const t = flowSuite(() => [
+    { id: 't1', type: 'tab', label: 'x' },
+    fn('busy', 'const end = Date.now() + 50;\nwhile (Date.now() < end) {}\nmsg.payload = "done";\nreturn msg;'),
+    cap('cap-busy'),
+  ], { functionTimeout: 5 });
+
+  test('GET /settings gives the editor 5 (seconds), and code running longer than 5 ms finishes', async () => {
+    const settings = await request(t.server.at('settings'));
+    assert.equal(settings.body.functionTimeout, 5);
+    t.receive('busy', { _msgid: 'b' });
+    assert.deepEqual(plain(await t.capture.waitFor('cap-busy')), [{ _msgid: 'b', payload: 'done' }]);
   });
 });

@@ -53,7 +53,7 @@ describe('function node', () => {
       'cap-falsy-1', 'cap-falsy-2', 'cap-errors'].map((id) => cap(id)),
     cap('cap-tick', 't2'),
   ];
-  const t = flowSuite(() => flows, { functionTimeout: 300 });
+  const t = flowSuite(() => flows, { globalFunctionTimeout: 0.3 });
   const { receive } = t;
 
   test('returns one message per output, and arrays of messages, with the input message id', async () => {
@@ -145,7 +145,7 @@ describe('function node', () => {
     for (const [id, message] of cases) assert.equal(byId.get(`e-${id}`), message, id);
   });
 
-  test('an infinite loop is stopped (node timeout and global functionTimeout) while other flows keep running', async () => {
+  test('an infinite loop is stopped (node timeout and globalFunctionTimeout) while other flows keep running', async () => {
     await t.capture.waitFor('cap-tick', 2);
     receive('loop', { _msgid: 'm-loop' });
     receive('loop-default', { _msgid: 'm-loop-default' });

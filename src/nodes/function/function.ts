@@ -2,8 +2,8 @@
  * The function node: user JavaScript run per message with Node-RED's sandbox API. See
  * sandbox.ts for how code is compiled and isolated.
  *
- * Runaway code: the time limit is the node's own `timeout` (seconds, as in Node-RED) or else the
- * global `functionTimeout` (ms; 0 = none). It bounds every synchronous run of the node's code
+ * Runaway code: the time limit is the node's own `timeout` (seconds, as in Node-RED) or else
+ * `globalFunctionTimeout` (seconds, as in Node-RED; 0 = none). It bounds every synchronous run of the node's code
  * (message, initialize, finalize, timer and promise callbacks) through checks compiled into the
  * code (guard.ts), so a call costs no watchdog; code without a limit is not instrumented.
  */
@@ -56,7 +56,7 @@ export default function (RED: RedApi) {
   const allowHostAccess = settings.functionAllowHostAccess === true;
   // Node-RED allows libs unless the setting is explicitly false.
   const allowModules = settings.functionExternalModules !== false;
-  const defaultTimeout = typeof settings.functionTimeout === 'number' ? settings.functionTimeout : 0;
+  const defaultTimeout = typeof settings.globalFunctionTimeout === 'number' ? settings.globalFunctionTimeout * 1000 : 0;
   const sandbox = new Sandbox({ allowHostAccess, userDir: String(settings.userDir), redUtil: RED.util });
 
   class FunctionNode extends RED.nodes.Node {
