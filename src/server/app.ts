@@ -40,6 +40,7 @@ import { requireHttpsHook } from './http-security/require-https.js';
 import { expressMiddlewareHook } from './http-security/middleware.js';
 import { basicAuthCheck } from './http-security/basic-auth.js';
 import { staticFiles } from './http-security/static-files.js';
+import { lazySchemaCompilers } from './lazy-schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -71,6 +72,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    schemaController: { compilersFactory: lazySchemaCompilers() },
   });
 
   const originCheck = createOriginCheck(settings);
