@@ -139,6 +139,7 @@ export class Flow implements NodeFlow {
   createNode(config: FlowNodeConfig): string | undefined {
     const ctor = this.services.registry.getConstructor(config.type);
     if (!ctor) return `type ${config.type} is not registered`;
+    this.services.beforeNodeCode();
     // Looked up as the node being built sees it (NR_NODE_*, its group, then this flow); built only
     // when a property asks for a variable.
     let self: EnvNode | undefined;
