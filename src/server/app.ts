@@ -16,8 +16,7 @@ import { tokensRoutes } from './tokens-routes.js';
 import { diagnosticsRoutes } from './diagnostics-routes.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { errorBody } from './schemas.js';
-import swagger from '@fastify/swagger';
-import { openApiOptions, openApiRoute } from './openapi.js';
+import { openApiRoute, type DeclaredRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { RouteWait } from './http-node/route-wait.js';
 import { applyCors, corsPreflight } from './cors.js';
@@ -106,8 +105,9 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   const seen = new Set<string>();
   services.httpNode.setApiPaths((path) => apiPaths.find('GET', path) !== null);
   app.addSchema(errorBody);
-  // At the root, so it sees every route of every scope.
-  await app.register(swagger, openApiOptions(settings));
+  // At the root, so it sees every route of every scope (the OpenAPI document lists them).
+  const routes: DeclaredRoute[] = [];
+  app.addHook('onRoute', (route) => void routes.push(route));
   const sharedRoot = settings.httpAdminRoot === settings.httpNodeRoot;
   const adminPaths = sharedRoot ? new AdminPaths() : undefined;
   await app.register(
@@ -143,7 +143,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
       await admin.register(historyRoutes, { services });
       await admin.register(flowRoutes, { services });
       await admin.register(healthRoutes, { services });
-      await admin.register(openApiRoute);
+      await admin.register(openApiRoute, { settings, routes });
       await admin.register(tokensRoutes, { services });
       await admin.register(diagnosticsRoutes, { services });
       if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
