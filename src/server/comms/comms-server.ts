@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer, WebSocket, RawData } from 'ws';
+import type * as WsModule from 'ws';
 import { lazy } from '../../lazy.js';
 import type { AuthService } from '../../auth/types.js';
 import type { Logger } from '../../log.js';
@@ -109,7 +110,7 @@ class Client {
  * that does not read loses its oldest messages (counted) rather than growing the server's memory.
  */
 /** ws loads with the first editor connection: an idle runtime (or one only the admin API drives) does without it. */
-const ws = lazy<typeof import('ws')>('ws');
+const ws = lazy<typeof WsModule>('ws');
 
 export class CommsServer {
   private wss: WebSocketServer | undefined;

@@ -10,6 +10,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type WebSocket from 'ws';
 import type { WebSocketServer } from 'ws';
+import type * as WsModule from 'ws';
 import { lazy } from '../../../lazy.js';
 import type { Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
 import type { TlsConfigNode } from '../tls/tls.js';
@@ -17,7 +18,7 @@ import { proxySelector } from '../proxy/select.js';
 import { tunnelAgent } from '../proxy/tunnel.js';
 
 /** ws (~12 MiB resident with its parsers) loads when a flow first uses a websocket node. */
-const ws = lazy<typeof import('ws')>('ws');
+const ws = lazy<typeof WsModule>('ws');
 
 export interface SessionEvent {
   count: number | '';
