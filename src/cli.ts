@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { DEFAULT_USER_DIR, resolveSettings, SettingsError, type Settings } from './settings.js';
 import { loadSettingsFile, userDirSettingsFile } from './settings-file.js';
-import { startRunnel } from './runnel.js';
+import { startRunnel, type RunnelInstance } from './runnel.js';
 import { hashPassword } from './auth/passwords.js';
 import { RUNNEL_VERSION } from './version.js';
 import { startStopWatchdog } from './watchdog/stop-watchdog.js';
@@ -107,11 +107,18 @@ async function start(values: Options): Promise<number> {
   let onSignal: (signal: string) => void = (signal) => (signalled = signal);
   process.once('SIGINT', () => onSignal('SIGINT'));
   process.once('SIGTERM', () => onSignal('SIGTERM'));
-  const watchdog = startStopWatchdog(settings.nodeCloseTimeout + STOP_BOUND_MS);
-  const instance = await startRunnel(settings);
-  void watchdog.then((watching) => {
-    if (!watching) instance.log.warn('this Node.js cannot watch signals off the main thread: a stop signal waits for running code to yield');
-  });
+  let instance: RunnelInstance | undefined;
+  let unwatched = false;
+  const warnUnwatched = () => instance?.log.warn('this Node.js cannot watch signals off the main thread: a stop signal waits for running code to yield');
+  // The watchdog thread costs ~9 MiB: it starts with the first code that could hold the main
+  // thread (a flow's nodes, an installed module), so a runtime without flows does without it.
+  const startWatchdog = () =>
+    void startStopWatchdog(settings.nodeCloseTimeout + STOP_BOUND_MS).then((watching) => {
+      unwatched = !watching;
+      if (unwatched) warnUnwatched();
+    });
+  instance = await startRunnel(settings, { beforeForeignCode: startWatchdog });
+  if (unwatched) warnUnwatched();
   process.on('unhandledRejection', (reason) => instance.log.error({ err: reason }, 'unhandled promise rejection in a node'));
   if (!settings.adminAuth && !['127.0.0.1', 'localhost', '::1'].includes(settings.uiHost)) {
     instance.log.warn(`the admin API on ${settings.uiHost} has no adminAuth: anyone who can reach it controls this runtime`);

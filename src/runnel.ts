@@ -21,6 +21,8 @@ export interface RunnelOptions {
   storage?: Storage;
   /** Called with the URL once the server listens, which is before the flows have started. */
   onListening?: (url: string) => void;
+  /** Called once, before the first code of an installed module or of a flow's nodes runs. */
+  beforeForeignCode?: () => void;
 }
 
 export interface RunnelInstance {
@@ -48,7 +50,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const auth = await createAuthService({ settings, storage, log });
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
-  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES });
+  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES, beforeForeignCode: options.beforeForeignCode });
   // prom-client costs ~13 MiB resident: loaded only when metrics are on.
   const metrics = settings.metrics.enabled ? new (await import('./server/metrics/metrics.js')).Metrics(runtime) : undefined;
   if (settings.unsupported.length > 0) log.warn(`Settings Runnel does not support (ignored): ${settings.unsupported.join(', ')}`);

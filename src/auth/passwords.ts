@@ -23,17 +23,24 @@ export async function createPasswordChecker(users: readonly UserConfig[]): Promi
   const byName = new Map(users.map((u) => [u.username, u]));
   const cost = Math.max(4, ...users.map((u) => costOf(u.password) ?? 4));
   const costs = new Set(users.map((u) => costOf(u.password) ?? 4));
-  // On this thread, once at start: waking the bcrypt workers for it would keep them resident while idle.
-  const started = performance.now();
-  const dummy = hashSync(randomBytes(18).toString('base64'), cost);
-  // With users of different costs, a cheap user's wrong password would answer sooner than an
-  // unknown name (checked at the highest cost): failures are held to the highest cost's time.
-  const floorMs = costs.size > 1 ? performance.now() - started : 0;
+  // Made at the first login rather than at start, where it held up the admin API's first answer
+  // (tens of ms at cost 10); on this thread: waking the bcrypt workers for it would keep them
+  // resident while idle.
+  let dummy: { hash: string; floorMs: number } | undefined;
+  const prepare = () => {
+    if (dummy) return dummy;
+    const started = performance.now();
+    const made = hashSync(randomBytes(18).toString('base64'), cost);
+    // With users of different costs, a cheap user's wrong password would answer sooner than an
+    // unknown name (checked at the highest cost): failures are held to the highest cost's time.
+    return (dummy = { hash: made, floorMs: costs.size > 1 ? performance.now() - started : 0 });
+  };
   return {
     async check(username, password) {
+      const { hash: unknownUser, floorMs } = prepare();
       const begun = performance.now();
       const user = byName.get(username);
-      const ok = await verifySafely(password, user?.password ?? dummy);
+      const ok = await verifySafely(password, user?.password ?? unknownUser);
       if (ok && user) return user;
       const left = floorMs - (performance.now() - begun);
       if (left > 1) await delay(left);

@@ -157,6 +157,7 @@ export class Flow implements NodeFlow {
   createNode(config: FlowNodeConfig): NodeProblem | undefined {
     const ctor = this.services.registry.getConstructor(config.type);
     if (!ctor) return { error: `type ${config.type} is not registered`, live: false };
+    this.services.beforeNodeCode();
     // Looked up as the node being built sees it (NR_NODE_*, its group, then this flow); built only
     // when a property asks for a variable.
     let self: EnvNode | undefined;

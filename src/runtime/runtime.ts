@@ -67,6 +67,11 @@ export interface RuntimeDeps {
   httpAdmin?: RouteApp;
   /** The built-in node sets, registered before installed modules load (which may replace their types). */
   builtinNodes: NodeSets;
+  /**
+   * Called once, before code the runtime does not own first runs: an installed module's or a
+   * flow's nodes (the CLI starts its stop watchdog then; an empty runtime does without it).
+   */
+  beforeForeignCode?: () => void;
 }
 
 interface ActiveConfig {
@@ -103,6 +108,7 @@ export class Runtime {
   credentialKey!: CredentialKey;
   private readonly flowSet: FlowSet;
   private readonly builtinNodes: NodeSets;
+  private beforeForeignCode: (() => void) | undefined;
   private readonly mutex = new SerialQueue();
   private active: ActiveConfig;
   private started = false;
@@ -136,6 +142,7 @@ export class Runtime {
     this.events = new RuntimeEvents(this.log);
     this.history = new History(deps.storage);
     this.builtinNodes = deps.builtinNodes;
+    this.beforeForeignCode = deps.beforeForeignCode;
     this.safeMode = deps.settings.safeMode;
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
@@ -157,6 +164,11 @@ export class Runtime {
       stats: new MessageStats(this.settings.metrics.enabled),
       credentialsFor: (id, type, env) => this.credentialsFor(id, type, env),
       getGlobalSetting: (name) => this.flowSet.globalEnv.getSetting(name),
+      beforeNodeCode: () => {
+        const first = this.beforeForeignCode;
+        this.beforeForeignCode = undefined;
+        first?.();
+      },
     };
     this.flowSet = new FlowSet(this.services);
     this.modules = new ModuleManager(this);
@@ -197,6 +209,8 @@ export class Runtime {
 
   /** The RED object one node set's code receives. */
   redApiFor(set: NodeSetInfo, options: { moduleDir: string; catalogs: Catalogs }): unknown {
+    // The set's own code runs next.
+    this.services.beforeNodeCode();
     return createRedApi(this, set, options);
   }
 

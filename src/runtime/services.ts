@@ -27,6 +27,8 @@ export interface RuntimeServices {
   credentialsFor(id: string, type: string, env: (name: string) => unknown): Record<string, unknown> | undefined;
   /** Environment of the runtime root: global-config env, then process.env. */
   getGlobalSetting(name: string): unknown;
+  /** Called before a node is built: its constructor is the first code of a flow's to run. */
+  beforeNodeCode(): void;
 }
 
 /**

@@ -16,8 +16,7 @@ import { tokensRoutes } from './tokens-routes.js';
 import { diagnosticsRoutes } from './diagnostics-routes.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { errorBody } from './schemas.js';
-import swagger from '@fastify/swagger';
-import { openApiOptions, openApiRoute } from './openapi.js';
+import { openApiRoute, type DeclaredRoute } from './openapi.js';
 import { httpNodePlugin, httpServerFactory, dispatchOrNotFound } from './http-node/app.js';
 import { RouteWait } from './http-node/route-wait.js';
 import { applyCors, corsPreflight } from './cors.js';
@@ -41,6 +40,7 @@ import { expressMiddlewareHook } from './http-security/middleware.js';
 import { basicAuthCheck } from './http-security/basic-auth.js';
 import { parseJsonWithPositions } from './json-error.js';
 import { staticFiles } from './http-security/static-files.js';
+import { lazySchemaCompilers } from './lazy-schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -72,6 +72,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    schemaController: { compilersFactory: lazySchemaCompilers() },
   });
 
   const originCheck = createOriginCheck(settings);
@@ -105,8 +106,9 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   const seen = new Set<string>();
   services.httpNode.setApiPaths((path) => apiPaths.find('GET', path) !== null);
   app.addSchema(errorBody);
-  // At the root, so it sees every route of every scope.
-  await app.register(swagger, openApiOptions(settings));
+  // At the root, so it sees every route of every scope (the OpenAPI document lists them).
+  const routes: DeclaredRoute[] = [];
+  app.addHook('onRoute', (route) => void routes.push(route));
   const sharedRoot = settings.httpAdminRoot === settings.httpNodeRoot;
   const adminPaths = sharedRoot ? new AdminPaths() : undefined;
   await app.register(
@@ -143,7 +145,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
       await admin.register(historyRoutes, { services });
       await admin.register(flowRoutes, { services });
       await admin.register(healthRoutes, { services });
-      await admin.register(openApiRoute);
+      await admin.register(openApiRoute, { settings, routes });
       await admin.register(tokensRoutes, { services });
       await admin.register(diagnosticsRoutes, { services });
       if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });

@@ -23,6 +23,8 @@ import type {
 interface PairState {
   /** Compact JSON of the flows: parsed afresh for every caller, so nobody shares our copy. */
   flowsJson: string;
+  /** The array parsed from the file, which nothing else holds: the next reader takes it instead of parsing flowsJson again. */
+  unclaimed?: FlowNodeConfig[];
   rev: string;
   creds: LoadedCreds;
   recovered?: string;
@@ -87,8 +89,10 @@ class FileStorage implements Storage {
     this.assertOpen();
     return this.queue.run(async () => {
       const s = await this.refresh();
+      const flows = s.unclaimed ?? JSON.parse(s.flowsJson);
+      s.unclaimed = undefined;
       return {
-        flows: JSON.parse(s.flowsJson),
+        flows,
         credentials: s.creds.doc === null ? null : structuredClone(s.creds.doc),
         rev: s.rev,
         ...(s.recovered === undefined ? {} : { recovered: s.recovered }),
@@ -239,10 +243,11 @@ class FileStorage implements Storage {
     const signature = await this.signature();
     if (this.state !== undefined && this.state.signature === signature) return this.state;
     const pair = await loadFlowPair(this.paths, this.pretty, this.log);
-    const flowsJson = JSON.stringify(pair.flows.flows);
+    const flowsJson = pair.flows.json;
     await this.history.reconcile({ flows: pair.flows.flows, flowsJson, rev: pair.flows.rev, credentials: pair.creds.doc });
     this.state = {
       flowsJson,
+      unclaimed: pair.flows.flows,
       rev: pair.flows.rev,
       creds: pair.creds,
       ...(pair.recovered === undefined ? {} : { recovered: pair.recovered }),

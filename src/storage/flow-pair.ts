@@ -2,7 +2,7 @@ import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { backupPathFor, readTextIfExists, writeFileAtomic } from './atomic-file.js';
-import { revOf } from './rev.js';
+import { hashJson } from './rev.js';
 import type { FlowNodeConfig, StoredCredentials } from './types.js';
 
 /**
@@ -21,7 +21,11 @@ export interface PairPaths {
 export interface LoadedFlows {
   flows: FlowNodeConfig[];
   rev: string;
+  /** The flows' compact JSON, which the rev hashes. */
+  json: string;
 }
+
+const NO_FLOWS: LoadedFlows = { flows: [], rev: hashJson('[]'), json: '[]' };
 
 export interface LoadedCreds {
   doc: StoredCredentials | null;
@@ -58,7 +62,8 @@ export function credsFileText(doc: StoredCredentials | null, rev: string, prevRe
 function parseFlows(text: string): LoadedFlows {
   const flows: unknown = JSON.parse(text);
   if (!Array.isArray(flows)) throw new Error('the file does not hold an array');
-  return { flows: flows as FlowNodeConfig[], rev: revOf(flows) };
+  const json = JSON.stringify(flows);
+  return { flows: flows as FlowNodeConfig[], rev: hashJson(json), json };
 }
 
 function parseCreds(text: string): LoadedCreds {
@@ -107,7 +112,7 @@ export async function loadFlowPair(paths: PairPaths, pretty: boolean, log: Logge
   let flows: LoadedFlows;
   let flowsFromBackup = false;
   if (flowsRead.kind === 'ok') flows = flowsRead.value;
-  else if (flowsRead.kind === 'missing') flows = { flows: [], rev: revOf([]) };
+  else if (flowsRead.kind === 'missing') flows = { ...NO_FLOWS, flows: [] };
   else {
     await setAside(paths.flows, log, flowsRead.reason);
     const backup = await read(backupPathFor(paths.flows), parseFlows);
@@ -117,7 +122,7 @@ export async function loadFlowPair(paths: PairPaths, pretty: boolean, log: Logge
       await writeFileAtomic(paths.flows, backup.text, { backup: false });
       notes.push('the flows file was unreadable; restored the flows from its backup');
     } else {
-      flows = { flows: [], rev: revOf([]) };
+      flows = { ...NO_FLOWS, flows: [] };
       notes.push('the flows file was unreadable and has no usable backup; starting with no flows');
       log.error({ file: paths.flows }, 'No usable flows backup: starting with an empty configuration');
     }

@@ -1,5 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { eventually, request, tempDir } from '../helpers/server.js';
 import { killRunnels, spawnRunnel, type RunnelProcess } from '../helpers/process.js';
 import { removeDir } from '../helpers/dirs.js';
@@ -92,6 +94,21 @@ describe('issue 12 finding 6: SIGTERM stops the process within nodeCloseTimeout 
       const r = await spawnRunnel(own, { globalFunctionTimeout: 0, nodeCloseTimeout: CLOSE_MS });
       await deploy(r, spin, { tab: 't' });
       // The attack is live once the admin API no longer answers.
+      await eventually(() => request(new URL('flows', r.url).href, { signal: AbortSignal.timeout(2000) }).then(() => false, () => true), 30_000);
+      assert.equal(await stop(r), 'SIGKILL');
+      assert.match(r.output(), /runnel: not stopped 6000 ms after SIGTERM: killed/);
+    } finally {
+      killRunnels();
+      await removeDir(own);
+    }
+  });
+
+  test('flows stored before a restart hold the main thread: SIGTERM still ends the process (the watchdog starts with their nodes)', async () => {
+    const own = await tempDir();
+    try {
+      await mkdir(path.join(own, 'user'), { recursive: true });
+      await writeFile(path.join(own, 'user', 'flows.json'), JSON.stringify([{ id: 't', type: 'tab', label: 't' }, ...spin]));
+      const r = await spawnRunnel(own, { functionTimeout: 0, nodeCloseTimeout: CLOSE_MS });
       await eventually(() => request(new URL('flows', r.url).href, { signal: AbortSignal.timeout(2000) }).then(() => false, () => true), 30_000);
       assert.equal(await stop(r), 'SIGKILL');
       assert.match(r.output(), /runnel: not stopped 6000 ms after SIGTERM: killed/);

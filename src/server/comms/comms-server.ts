@@ -1,6 +1,8 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, WebSocket, type RawData } from 'ws';
+import type { WebSocketServer, WebSocket, RawData } from 'ws';
+import type * as WsModule from 'ws';
+import { lazy } from '../../lazy.js';
 import type { AuthService } from '../../auth/types.js';
 import type { Logger } from '../../log.js';
 import { topicMatches } from './topics.js';
@@ -107,8 +109,11 @@ class Client {
  * match. The server sends JSON arrays of `{topic, data}`. Each client's queue is bounded: a client
  * that does not read loses its oldest messages (counted) rather than growing the server's memory.
  */
+/** ws loads with the first editor connection: an idle runtime (or one only the admin API drives) does without it. */
+const ws = lazy<typeof WsModule>('ws');
+
 export class CommsServer {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD });
+  private wss: WebSocketServer | undefined;
   private readonly clients = new Set<Client>();
   private readonly retained = new Map<string, string>();
   private readonly heartbeatMs: number;
@@ -194,7 +199,7 @@ export class CommsServer {
       client.ws.terminate();
     }
     this.clients.clear();
-    this.wss.close();
+    this.wss?.close();
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -207,7 +212,8 @@ export class CommsServer {
       socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
       return;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.connect(ws));
+    this.wss ??= new (ws().WebSocketServer)({ noServer: true, maxPayload: MAX_PAYLOAD });
+    this.wss.handleUpgrade(req, socket, head, (socket) => this.connect(socket));
   }
 
   private connect(ws: WebSocket): void {
@@ -257,7 +263,7 @@ export class CommsServer {
   }
 
   private sendRaw(client: Client, text: string): void {
-    if (client.ws.readyState !== WebSocket.OPEN) return;
+    if (client.ws.readyState !== client.ws.OPEN) return;
     client.ws.send(text);
     client.lastSent = Date.now();
   }
@@ -275,7 +281,7 @@ export class CommsServer {
 
   private flush(client: Client): void {
     client.timer = undefined;
-    if (client.ws.readyState !== WebSocket.OPEN) {
+    if (client.ws.readyState !== client.ws.OPEN) {
       client.clear();
       return;
     }

@@ -8,11 +8,17 @@
 import type { IncomingMessage, Server } from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
-import WebSocket, { WebSocketServer } from 'ws';
+import type WebSocket from 'ws';
+import type { WebSocketServer } from 'ws';
+import type * as WsModule from 'ws';
+import { lazy } from '../../../lazy.js';
 import type { Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
 import type { TlsConfigNode } from '../tls/tls.js';
 import { proxySelector } from '../proxy/select.js';
 import { tunnelAgent } from '../proxy/tunnel.js';
+
+/** ws (~12 MiB resident with its parsers) loads when a flow first uses a websocket node. */
+const ws = lazy<typeof WsModule>('ws');
 
 export interface SessionEvent {
   count: number | '';
@@ -201,7 +207,7 @@ export default function (RED: RedApi) {
       const proxy = proxyFor(path);
       if (proxy) options.agent = tunnelAgent(proxy, new URL(path), options as never);
       try {
-        client = new WebSocket(path, subprotocol, options);
+        client = new (ws().WebSocket)(path, subprotocol, options);
       } catch (err) {
         node.error(`An error occurred on the ws connection:  ${String(err)}`);
         return;
@@ -221,7 +227,7 @@ export default function (RED: RedApi) {
         node.error(`Cannot have two WebSocket listeners on the same path: ${path}`);
       } else {
         const verifyClient = RED.settings.webSocketNodeVerifyClient;
-        wss = new WebSocketServer({ noServer: true, ...(typeof verifyClient === 'function' ? { verifyClient: verifyClient as never } : {}) });
+        wss = new (ws().WebSocketServer)({ noServer: true, ...(typeof verifyClient === 'function' ? { verifyClient: verifyClient as never } : {}) });
         wss.setMaxListeners(0);
         wss.on('connection', (socket: WebSocket) => track(socket, RED.util.generateId()));
         byPath?.set(fullPath, { wss });
@@ -261,7 +267,7 @@ export default function (RED: RedApi) {
         return done();
       }
       const socket = client;
-      if (!socket || socket.readyState === WebSocket.CLOSED) return done();
+      if (!socket || socket.readyState === socket.CLOSED) return done();
       const timer = setTimeout(() => {
         socket.terminate();
         done();
@@ -270,7 +276,7 @@ export default function (RED: RedApi) {
         clearTimeout(timer);
         done();
       });
-      if (socket.readyState === WebSocket.CONNECTING) socket.terminate();
+      if (socket.readyState === socket.CONNECTING) socket.terminate();
       else socket.close();
     });
   }
