@@ -1,4 +1,5 @@
 import { takeResponseMark } from './lib/response-mark.js';
+import { downstreamNodes } from './lib/downstream.js';
 import type { ServerResponse } from 'node:http';
 import type { Msg, NodeConfig, NodeInstance, RedApi, RouteHandler } from '../runtime/red-api-types.js';
 import { statusOf } from '../errors.js';
@@ -79,14 +80,7 @@ export default function (RED: RedApi) {
       if (this.open.size === 0) return done();
       const timer = setTimeout(() => {
         this.drained = undefined;
-        for (const res of this.open) {
-          if (!res.headersSent) {
-            res.statusCode = statusOf('flow_restarted');
-            res.setHeader('Content-Type', 'application/json');
-            res.setHeader('Retry-After', '1');
-            res.end(JSON.stringify({ code: 'flow_restarted', message: 'The flow handling this request was redeployed; retry' }));
-          }
-        }
+        for (const res of this.open) answerRestarted(res);
         this.open.clear();
         done();
       }, OPEN_REQUEST_DRAIN_MS);
@@ -95,6 +89,38 @@ export default function (RED: RedApi) {
         clearTimeout(timer);
         done();
       };
+    }
+
+    /**
+     * A deploy that leaves this node running may still replace nodes after it: a message inside
+     * one of them is dropped with it (a function node's timers are cleared, queued messages are
+     * not delivered), and the request it carries would never be answered. The requests open when
+     * such a deploy starts get the same bounded wait as when this node itself closes, then a 503.
+     */
+    private watchDeploys(): void {
+      const events = RED.events;
+      const timers = new Set<NodeJS.Timeout>();
+      let atRisk: { reach: NodeInstance[]; requests: ServerResponse[] } | undefined;
+      const stopping = () => {
+        atRisk = this.open.size > 0 ? { reach: downstreamNodes(RED, this), requests: [...this.open] } : undefined;
+      };
+      const stopped = () => {
+        const risk = atRisk;
+        atRisk = undefined;
+        if (!risk || !risk.reach.some((node) => node._closed)) return;
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          for (const res of risk.requests) if (this.open.has(res)) answerRestarted(res);
+        }, OPEN_REQUEST_DRAIN_MS);
+        timers.add(timer);
+      };
+      events.on('flows:stopping', stopping);
+      events.on('flows:stopped', stopped);
+      this.on('close', () => {
+        events.off('flows:stopping', stopping);
+        events.off('flows:stopped', stopped);
+        for (const timer of timers) clearTimeout(timer);
+      });
     }
 
     constructor(config: NodeConfig) {
@@ -149,6 +175,7 @@ export default function (RED: RedApi) {
         if (releaseBodyMode) releaseBodyMode();
         this.answerOpenRequests(done);
       });
+      this.watchDeploys();
     }
   }
 
@@ -179,6 +206,14 @@ export default function (RED: RedApi) {
 
   RED.nodes.registerType('http in', HttpInNode);
   RED.nodes.registerType('http response', HttpResponseNode);
+}
+
+function answerRestarted(res: ServerResponse): void {
+  if (res.headersSent) return;
+  res.statusCode = statusOf('flow_restarted');
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Retry-After', '1');
+  res.end(JSON.stringify({ code: 'flow_restarted', message: 'The flow handling this request was redeployed; retry' }));
 }
 
 /**

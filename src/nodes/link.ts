@@ -49,6 +49,9 @@ export default function (RED: RedApi) {
   }
 
   class LinkOutNode extends RED.nodes.Node {
+    /** Where messages go besides the wires (read by http in when a deploy replaces nodes). */
+    linkTargets: readonly string[] = [];
+
     constructor(config: NodeConfig) {
       super(config);
       // Node-RED marks every message a link out passes on with the event it was sent under.
@@ -63,6 +66,7 @@ export default function (RED: RedApi) {
       }
       // Targets are looked up per message: they may live on another tab that was redeployed.
       const links = idList(config.links);
+      this.linkTargets = links;
       this.on('input', (msg, _send, done) => {
         msg._event = event;
         const queue = this._flow.services.queue;
@@ -89,6 +93,9 @@ export default function (RED: RedApi) {
   class LinkCallNode extends RED.nodes.Node {
     private readonly pending = new Map<string, PendingCall>();
     private sequence = 0;
+    /** Where messages go besides the wires (read by http in when a deploy replaces nodes). */
+    linkTargets: readonly string[] = [];
+    targetsAnyLinkIn = false;
 
     constructor(config: NodeConfig) {
       super(config);
@@ -96,6 +103,8 @@ export default function (RED: RedApi) {
       const timeout = seconds > 0 ? seconds * 1000 : DEFAULT_CALL_TIMEOUT_MS;
       const dynamic = config.linkType === 'dynamic';
       const staticTarget = idList(config.links)[0];
+      this.targetsAnyLinkIn = dynamic;
+      if (!dynamic && staticTarget) this.linkTargets = [staticTarget];
       this.on('input', (msg, send, done) => {
         let target: NodeInstance;
         try {

@@ -435,7 +435,8 @@ export class Runtime {
   }
 
   getState(): FlowsState {
-    const state: FlowsState = { state: this.started ? 'start' : 'stop' };
+    // Node-RED's word while safe mode holds the flows back, until a deploy or POST /flows/state starts them.
+    const state: FlowsState = { state: this.started ? 'start' : this.safeMode ? 'safe' : 'stop' };
     // Instances sharing storage may briefly run different revs: each says which it runs.
     if (this.storage.shared) state.rev = this.active.rev;
     if (this.flowSet.missingTypes.length) state.missingTypes = [...this.flowSet.missingTypes];

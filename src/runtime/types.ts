@@ -63,7 +63,7 @@ export interface NodeErrorReport {
 }
 
 export interface FlowsState {
-  state: 'start' | 'stop';
+  state: 'start' | 'stop' | 'safe';
   /** With shared storage (a cluster): the rev of the configuration this instance runs. */
   rev?: string;
   /** Types used by the active configuration that no loaded module provides. */

@@ -52,14 +52,15 @@ describe('httpNodeAuth, httpStatic, httpStaticAuth, httpNodeCors, httpNodeMiddle
           next();
         },
         (req: { url: string }, res: { statusCode: number; end(s: string): void }, next: () => void) => {
-          if (req.url.startsWith('/settings') && req.url.includes('refuse')) {
+          if ((req.url.startsWith('/settings') || req.url.startsWith('/inject/')) && req.url.includes('refuse')) {
             res.statusCode = 418;
             res.end('refused by middleware');
           } else next();
         },
       ],
     });
-    await deploy(server, [...echoFlow('/echo'), ...echoFlow('/echo', 'post')], { tab: 't1' });
+    const button = { id: 'button', type: 'inject', z: 't1', x: 1, y: 1, wires: [[]] };
+    await deploy(server, [...echoFlow('/echo'), ...echoFlow('/echo', 'post'), button], { tab: 't1' });
   });
   after(async () => {
     await server?.dispose();
@@ -140,6 +141,15 @@ describe('httpNodeAuth, httpStatic, httpStaticAuth, httpNodeCors, httpNodeMiddle
     // http-in routes are not admin routes.
     const node = await send(server.at('echo'), { headers: { authorization: GOOD } });
     assert.equal(node.headers['x-admin-middleware'], undefined);
+  });
+
+  it('httpAdminMiddleware also runs before the routes nodes add through RED.httpAdmin on the shared root', async () => {
+    const pressed = await send(server.at('inject/button'), { method: 'POST' });
+    assert.equal(pressed.status, 200);
+    assert.equal(pressed.headers['x-admin-middleware'], 'yes');
+    const refused = await send(server.at('inject/button?refuse=1'), { method: 'POST' });
+    assert.equal(refused.status, 418);
+    assert.equal(refused.text, 'refused by middleware');
   });
 });
 

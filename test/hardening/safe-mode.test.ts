@@ -69,7 +69,7 @@ describe('issue 12 finding 6: safe mode', () => {
 
   test('runnel start --safe loads the flows stopped, tells the editor as Node-RED does, and a deploy starts them', async () => {
     const runnel = await spawnRunnel(await userDirWith('safe', runaway), settings, ['--safe']);
-    assert.deepEqual(await flowsState(runnel), { state: 'stop' });
+    assert.deepEqual(await flowsState(runnel), { state: 'safe' });
     const flows = await request(new URL('flows', runnel.url).href);
     assert.equal(flows.status, 200);
     assert.equal((flows.body as { id: string; func?: string }[]).find((n) => n.id === 'fn')?.func, 'while (true) {}');
@@ -83,7 +83,7 @@ describe('issue 12 finding 6: safe mode', () => {
 
   test('RUNNEL_SAFE=1 starts in safe mode, and POST /flows/state {state: "start"} starts the flows', async () => {
     const runnel = await spawnRunnel(await userDirWith('env', fixed), settings, [], { RUNNEL_SAFE: '1' });
-    assert.deepEqual(await flowsState(runnel), { state: 'stop' });
+    assert.deepEqual(await flowsState(runnel), { state: 'safe' });
     const res = await request(new URL('flows/state', runnel.url).href, { method: 'POST', json: { state: 'start' } });
     assert.deepEqual([res.status, res.body], [200, { state: 'start' }]);
     assert.deepEqual(await flowsState(runnel), { state: 'start' });

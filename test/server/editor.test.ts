@@ -2,14 +2,31 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import http from 'node:http';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { copyFixture } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
+import { compress } from '../../src/server/editor/compress.js';
+import { contentHash, precompress, readPrecompressed } from '../../src/server/editor/precompressed.js';
+
+/** The bytes as sent, without the decompression fetch applies. */
+function rawGet(url: string, encoding: string): Promise<{ encoding: string | undefined; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http.get(url, { headers: { 'accept-encoding': encoding } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  });
+}
 
 const require = createRequire(import.meta.url);
 const NODES_DIR = path.dirname(require.resolve('@node-red/nodes/package.json'));
+
+const CLIENT_PUBLIC = path.join(path.dirname(require.resolve('@node-red/editor-client/package.json')), 'public');
 
 describe('the Node-RED editor', { timeout: 120_000 }, () => {
   let server: TestServer;
@@ -18,6 +35,8 @@ describe('the Node-RED editor', { timeout: 120_000 }, () => {
   const api = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), { token, ...init });
 
   before(async () => {
+    // What `npm ci` does after compiling; a build by tsc alone has no copies yet.
+    await precompress(CLIENT_PUBLIC);
     work = await tempDir('runnel-editor-');
     await writeFile(path.join(work, 'logo.png'), 'not really a png');
     server = await startServer({
@@ -62,6 +81,20 @@ describe('the Node-RED editor', { timeout: 120_000 }, () => {
     assert.equal((await fetch(server.at('red/keymap.json'), { headers: { 'if-none-match': etag } })).status, 304);
     for (const p of ['vendor/vendor.js', 'vendor/monaco/monaco-bootstrap.js', 'types/node-red/func.d.ts', 'favicon.ico', 'red/style.min.css']) {
       assert.equal((await fetch(server.at(p))).status, 200, p);
+    }
+  });
+
+  it('sends the compressed copies the build made of the editor files (smaller than compressing on the fly)', async () => {
+    const original = await readFile(path.join(CLIENT_PUBLIC, 'vendor', 'vendor.js'));
+    for (const encoding of ['br', 'gzip'] as const) {
+      const copy = await readPrecompressed(contentHash(original), encoding);
+      assert.ok(copy, `the build made a ${encoding} copy`);
+      const sent = await rawGet(server.at('vendor/vendor.js'), encoding);
+      assert.equal(sent.encoding, encoding);
+      assert.ok(sent.body.equals(copy), `${encoding}: the copy is sent as it is`);
+      assert.ok(sent.body.length < (await compress(original, encoding)).length, `${encoding}: smaller than the serving path's level`);
+      const unpacked = encoding === 'br' ? zlib.brotliDecompressSync(sent.body) : zlib.gunzipSync(sent.body);
+      assert.ok(unpacked.equals(original));
     }
   });
 

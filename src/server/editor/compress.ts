@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
 /** Below this, compression costs more than it saves. */
-const MIN_COMPRESS = 1024;
+export const MIN_COMPRESS = 1024;
 /** Distinct answers kept compressed (node HTML per language and module set, catalogs). */
 const MAX_CACHED = 32;
 
@@ -22,8 +22,8 @@ export function pickEncoding(request: FastifyRequest, length: number): 'br' | 'g
 }
 
 /**
- * Fast levels: the first editor to load pays for compressing ~10 MB of scripts (Monaco alone is
- * 4 MB), and the higher levels cost four times the CPU for 5-10% fewer bytes.
+ * Fast levels: a request waits for this (generated answers, theme files, editor files the build
+ * did not precompress), and the higher levels cost four times the CPU for 5-10% fewer bytes.
  */
 export function compress(body: Buffer, encoding: 'br' | 'gzip'): Promise<Buffer> {
   return encoding === 'br' ? brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }) : gzip(body, { level: 4 });

@@ -1,15 +1,20 @@
-import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { defaultCharset, mimeFor } from '../http-node/mime.js';
 import { compress, pickEncoding } from './compress.js';
+import { contentHash, readPrecompressed, type Encoding } from './precompressed.js';
 
 /** Types worth compressing; images other than SVG and fonts other than the old formats are compressed already. */
 const COMPRESSIBLE = /^(?:text\/|application\/(?:javascript|json|xml)|image\/svg\+xml|image\/x-icon|font\/(?:ttf|otf)|application\/vnd\.ms-fontobject)/;
 
 /** Types the editor's files use beyond those http-in handlers name. */
 const EXTRA_TYPES: Record<string, string> = { '.ttf': 'font/ttf', '.otf': 'font/otf', '.eot': 'application/vnd.ms-fontobject', '.map': 'application/json' };
+
+/** Whether a file's type is worth compressing (the build precompresses these). */
+export function isCompressibleFile(file: string): boolean {
+  return COMPRESSIBLE.test(contentTypeOf(file));
+}
 
 function contentTypeOf(file: string): string {
   const ext = path.extname(file).toLowerCase();
@@ -19,6 +24,7 @@ function contentTypeOf(file: string): string {
 
 interface Entry {
   body: Buffer;
+  sha1: string;
   etag: string;
   type: string;
   mtime: Date;
@@ -73,7 +79,7 @@ export class StaticFiles {
     const encoding = this.encodingFor(request, entry);
     if (encoding) {
       reply.header('Content-Encoding', encoding);
-      await reply.send(await (encoding === 'br' ? (entry.br ??= compress(entry.body, 'br')) : (entry.gzip ??= compress(entry.body, 'gzip'))));
+      await reply.send(await (encoding === 'br' ? (entry.br ??= compressed(entry, 'br')) : (entry.gzip ??= compressed(entry, 'gzip'))));
     } else {
       await reply.send(entry.body);
     }
@@ -91,11 +97,16 @@ export class StaticFiles {
         const info = await stat(file).catch(() => null);
         if (!info?.isFile()) return null;
         const body = await readFile(file);
-        const etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
-        return { body, etag, type: contentTypeOf(file), mtime: info.mtime };
+        const sha1 = contentHash(body);
+        return { body, sha1, etag: `"${sha1}"`, type: contentTypeOf(file), mtime: info.mtime };
       })();
       this.cache.set(file, pending);
     }
     return pending;
   }
+}
+
+/** The build's copy when there is one, else compressed now (kept by the caller). */
+async function compressed(entry: Entry, encoding: Encoding): Promise<Buffer> {
+  return (await readPrecompressed(entry.sha1, encoding)) ?? compress(entry.body, encoding);
 }

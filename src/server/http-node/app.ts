@@ -288,6 +288,8 @@ export interface HttpNodePluginOptions {
   nodeAuth?: BasicAuthCheck;
   /** Holds requests no route took while the flows start or are redeployed (httpNodeRouteWait). */
   routeWait?: RouteWait;
+  /** httpAdminMiddleware, for the RED.httpAdmin routes served here on a root shared with the admin API. */
+  adminMiddleware?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 }
 
 /**
@@ -295,7 +297,7 @@ export interface HttpNodePluginOptions {
  * way Node-RED's http-in does. Registered next to the admin scope; Fastify prefers the admin's
  * static and parametric routes over these wildcards, so admin routes win on a shared root.
  */
-export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck, adminPaths, nodeAuth, routeWait }) => {
+export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (scope, { services, adminRoutes, editorAtRoot, originCheck, adminPaths, nodeAuth, routeWait, adminMiddleware }) => {
   const app = services.httpNode;
   /** Whether RED.httpAdmin has a route or middleware that may take the request (it is tried first). */
   const adminMayHandle = (url: string, path: string, method: string) =>
@@ -355,6 +357,13 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
       app.dispatch(req, res, body, unmatched);
     }
   };
+  if (adminMiddleware) {
+    // Node-RED runs it for every request its admin app sees; here only for those an admin route may take.
+    scope.addHook('onRequest', async (request, reply) => {
+      const url = request.raw.url ?? '/';
+      if (adminMayHandle(url, pathOf(url), request.method)) await adminMiddleware(request, reply);
+    });
+  }
   if (nodeAuth) {
     // Node-RED's httpNodeAuth: a client without the password is refused before its body is read.
     const refuse = (request: FastifyRequest, reply: FastifyReply) => {
