@@ -8,6 +8,7 @@ import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
 import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
+import { downloadTarball } from './download.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
 import { InstallQueue, InstallSnapshot, assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 
@@ -152,6 +153,30 @@ export class ModuleManager implements LocalModules {
     return mod;
   }
 
+  /**
+   * POST /nodes with `{module, url}`, as the editor sends for a palette catalogue entry with a
+   * `pkg_url`: the tarball is fetched and installed like an upload (so `allowUpload` applies, and
+   * in a cluster the other instances get the same bytes), and must hold `module`.
+   */
+  async installFromUrl(module: string, url: string): Promise<ModuleInfo> {
+    const palette = this.ctx.palette;
+    if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled');
+    if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Installing a module from a URL installs a tarball, and uploading modules is disabled');
+    assertAllowed(module, palette);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'runnel-download-'));
+    try {
+      const file = path.join(dir, 'module.tgz');
+      await downloadTarball(url, file, palette.maxUploadSize);
+      return await this.queue.run(async () => {
+        await this.sync?.assertReachable();
+        const mod = await this.installTarballFile(file, undefined, module);
+        return this.published(mod, this.sync ? await readFile(this.keptTarball(mod.name, mod.version)) : null);
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
   /** POST /nodes with a tarball; `file` is a temporary upload the caller deletes afterwards. */
   async installTarball(file: string): Promise<ModuleInfo> {
     const palette = this.ctx.palette;
@@ -167,7 +192,7 @@ export class ModuleManager implements LocalModules {
   private async installTarballFile(file: string, flags?: SetFlags, expected?: string): Promise<ModuleInfo> {
     const palette = this.ctx.palette;
     const pkg = await inspectTarball(file);
-    if (expected !== undefined && pkg.name !== expected) throw new RunnelError('invalid_module', `The stored tarball of ${expected} holds ${pkg.name}`);
+    if (expected !== undefined && pkg.name !== expected) throw new RunnelError('invalid_module', `The tarball for ${expected} holds ${pkg.name}`);
     assertAllowed(pkg.name, palette);
     assertInstallableManifest(pkg, palette);
     this.assertInstallable(pkg.name, pkg.version);

@@ -31,7 +31,11 @@ const enabledBody = {
 } as const;
 const installBody = {
   type: 'object',
-  properties: { module: { type: 'string', minLength: 1, maxLength: 4096 }, version: { type: 'string', minLength: 1, maxLength: 256 } },
+  properties: {
+    module: { type: 'string', minLength: 1, maxLength: 4096 },
+    version: { type: 'string', minLength: 1, maxLength: 256 },
+    url: { type: 'string', minLength: 1, maxLength: 4096, description: "A palette catalogue's pkg_url: an http(s) URL of the module's tarball" },
+  },
   required: ['module'],
   additionalProperties: false,
 } as const;
@@ -89,7 +93,7 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
     }
   };
 
-  app.post<{ Body: { module: string; version?: string } | undefined }>(
+  app.post<{ Body: { module: string; version?: string; url?: string } | undefined }>(
     '/nodes',
     // Every parsed type but multipart is validated; multipart is read as a stream by installUpload.
     { ...write, schema: { body: { content: { 'application/json': { schema: installBody }, 'application/x-www-form-urlencoded': { schema: installBody } } }, response: { 200: nodeModule } } },
@@ -97,8 +101,10 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
       if (request.isMultipart()) return moduleInfo(await audited(request, 'nodes.install', { source: 'upload' }, () => installUpload(request)));
       const body = request.body;
       if (!body) throw new RunnelError('invalid_request', 'Send {module} as JSON or a tarball as multipart/form-data');
-      const requested = { requested: body.module.slice(0, 256), requestedVersion: body.version };
-      return moduleInfo(await audited(request, 'nodes.install', requested, () => modules.install(body.module, body.version)));
+      const requested = { requested: body.module.slice(0, 256), requestedVersion: body.version, ...(body.url ? { url: body.url.slice(0, 256) } : {}) };
+      const url = body.url;
+      const install = url ? () => modules.installFromUrl(body.module, url) : () => modules.install(body.module, body.version);
+      return moduleInfo(await audited(request, 'nodes.install', requested, install));
     },
   );
 
