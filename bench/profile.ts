@@ -1,7 +1,8 @@
 /**
- * `node dist/bench/profile.js --only SCENARIO [--top N] [--out DIR]`: runs one round of a scenario
- * against Runnel started under `node --cpu-prof`, exactly as the harness starts it, then prints the
- * functions with the most self time. Accepts the harness flags (--duration, --messages, …).
+ * `node dist/bench/profile.js --only SCENARIO [--top N] [--out DIR] [--system runnel|bare]`: runs
+ * one round of a scenario against Runnel (or the scenario's bare ceiling, to compare) started under
+ * `node --cpu-prof`, exactly as the harness starts it, then prints the functions with the most self
+ * time. Accepts the harness flags (--duration, --messages, …).
  */
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -76,17 +77,24 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const top = Number(takeFlag(argv, '--top') ?? 25);
   const out = path.resolve(takeFlag(argv, '--out') ?? path.join(os.tmpdir(), `runnel-profile-${Date.now()}`));
+  const kind = takeFlag(argv, '--system') ?? 'runnel';
+  if (kind !== 'runnel' && kind !== 'bare') throw new Error('--system is runnel or bare');
   const opts = parseOptions(argv);
   const scenario = allScenarios(opts).find((s) => s.name === opts.only[0]);
   if (!scenario || opts.only.length !== 1) throw new Error('name exactly one scenario with --only');
   await mkdir(out, { recursive: true });
-  const env: SystemEnv = {
+  if (kind === 'bare' && !scenario.systems.includes('bare')) throw new Error(`${scenario.name} has no bare ceiling`);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  let env: SystemEnv = {
     root, peerDir: path.join(root, 'bench', '.peer'), benchDir,
     users: await makeUsers(opts.bcryptCost, 200), bareBody: HTTP_BODY,
     nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${out}`],
   };
-  const log = (line: string) => process.stderr.write(`${line}\n`);
-  const system = await startSystem('runnel', env);
+  if (kind === 'bare') {
+    const bare = scenario.bareBody?.({ env, opts, log });
+    env = { ...env, ...(bare ? { bareBody: bare.body, bareType: bare.type } : {}), ...(scenario.bareScript ? { bareScript: scenario.bareScript } : {}) };
+  }
+  const system = await startSystem(kind, env);
   try {
     log(`${scenario.name}: ${JSON.stringify(await scenario.measure(system, { env, opts, log }))}`);
   } finally {

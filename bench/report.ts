@@ -114,7 +114,7 @@ function ratioText(m: MetricSummary): string {
   return parts.join(', ') || '—';
 }
 
-const HEADERS = ['scenario', 'metric', 'unit', 'Runnel median (min–max)', 'Node-RED median (min–max)', 'bare node:http', 'Runnel/Node-RED', 'goal'];
+const HEADERS = ['scenario', 'metric', 'unit', 'Runnel median (min–max)', 'Node-RED median (min–max)', 'bare ceiling', 'Runnel/Node-RED', 'goal'];
 
 function rows(summaries: ScenarioSummary[], meta: RunMeta): string[][] {
   const missing = (kind: SystemKind) => (meta.unavailable[kind] ? 'pending' : '—');

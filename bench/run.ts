@@ -78,7 +78,8 @@ async function runScenario(
       let system;
       try {
         const bare = kind === 'bare' ? scenario.bareBody?.(ctx) : undefined;
-        const env = bare ? { ...ctx.env, bareBody: bare.body, bareType: bare.type } : ctx.env;
+        const bareScript = kind === 'bare' ? scenario.bareScript : undefined;
+        const env = { ...ctx.env, ...(bare ? { bareBody: bare.body, bareType: bare.type } : {}), ...(bareScript ? { bareScript } : {}) };
         system = await startSystem(kind, scenario.seedFlows ? { ...env, seedFlows: scenario.seedFlows(ctx) } : env);
       } catch (e) {
         // A system that cannot start once will not start later either; skip it for the run.

@@ -12,7 +12,7 @@ import { nodeRedSettings, runnelSettings, type BenchUsers } from './settings-fil
 
 export type SystemKind = 'runnel' | 'node-red' | 'bare';
 
-export const SYSTEM_LABELS: Record<SystemKind, string> = { runnel: 'Runnel', 'node-red': 'Node-RED', bare: 'bare node:http' };
+export const SYSTEM_LABELS: Record<SystemKind, string> = { runnel: 'Runnel', 'node-red': 'Node-RED', bare: 'bare ceiling' };
 
 export interface RunningSystem {
   kind: SystemKind;
@@ -36,6 +36,8 @@ export interface SystemEnv {
   /** What the bare server answers, and its content type (default: the http response node's for a string). */
   bareBody: string;
   bareType?: string;
+  /** The bare ceiling's script in benchDir, when it is not the node:http server (it takes the port as its argument). */
+  bareScript?: string;
   /** A flows.json the system finds in its user dir at start (the start-up scenario). */
   seedFlows?: string;
   /** Settings both systems get on top of the bench's own (a key set to undefined is left out). */
@@ -115,6 +117,8 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     await writeFile(file, nodeRedSettings(port, env.users, env.settings));
     const red = path.join(env.peerDir, 'node_modules', 'node-red', 'red.js');
     plan = { args: [red, '-u', path.join(dir, 'user'), '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
+  } else if (env.bareScript) {
+    plan = { args: [path.join(env.benchDir, env.bareScript), String(port)], cwd: dir, readyPath: '' };
   } else {
     const bodyFile = path.join(dir, 'body');
     await writeFile(bodyFile, env.bareBody);

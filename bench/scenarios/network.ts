@@ -61,6 +61,12 @@ async function startMosquitto(): Promise<{ port: number; stop(): Promise<void> }
   };
 }
 
+/** Points the bare MQTT.js republisher at this round's broker; resolves once it has subscribed. */
+async function connectBare(system: RunningSystem, port: number): Promise<void> {
+  const res = await fetch(`${system.base}connect?port=${port}`);
+  if (res.status !== 200) throw new Error(`the bare MQTT client could not subscribe: ${await res.text()}`);
+}
+
 function pipelineFlow(port: number): FlowNode[] {
   const z = 'bench-mqtt';
   return [
@@ -74,10 +80,11 @@ function pipelineFlow(port: number): FlowNode[] {
 
 export const mqttPipelineScenario: Scenario = {
   name: 'mqtt-pipeline',
-  description: `${MQTT_MESSAGES} QoS 0 messages through mqtt in → function → mqtt out via one mosquitto broker`,
-  systems: ['runnel', 'node-red'],
+  description: `${MQTT_MESSAGES} QoS 0 messages through mqtt in → function → mqtt out via one mosquitto broker; the ceiling is one bare MQTT.js client republishing them`,
+  systems: ['runnel', 'node-red', 'bare'],
+  bareScript: 'bare-mqtt.js',
   metrics: [
-    { key: 'rate', label: 'messages/s', unit: 'msg/s', digits: 0, goals: [{ kind: 'ratio', op: '>=', value: 3 }] },
+    { key: 'rate', label: 'messages/s', unit: 'msg/s', digits: 0, vsCeiling: true, goals: [{ kind: 'ratio', op: '>=', value: 3 }] },
     { key: 'lost', label: 'messages lost', unit: '', digits: 0 },
   ],
   async measure(system, ctx) {
@@ -92,7 +99,8 @@ export const mqttPipelineScenario: Scenario = {
         last = performance.now();
       });
       await client.subscribeAsync('bench/out', { qos: 0 });
-      await deploy(system, ctx, pipelineFlow(broker.port));
+      if (system.kind === 'bare') await connectBare(system, broker.port);
+      else await deploy(system, ctx, pipelineFlow(broker.port));
       // The flow is ready once a probe makes the round trip.
       for (let i = 0; received === 0; i++) {
         if (i > 600) throw new Error('the mqtt pipeline never answered');
@@ -132,11 +140,12 @@ function echoFlow(): FlowNode[] {
 
 export const websocketEchoScenario: Scenario = {
   name: 'websocket-echo',
-  description: `${WS_CLIENTS} clients × ${WS_WINDOW} messages in flight for ${WS_SECONDS} s through websocket in → websocket out`,
-  systems: ['runnel', 'node-red'],
-  metrics: [{ key: 'rate', label: 'echoes/s', unit: 'msg/s', digits: 0, goals: [{ kind: 'ratio', op: '>=', value: 3 }] }],
+  description: `${WS_CLIENTS} clients × ${WS_WINDOW} messages in flight for ${WS_SECONDS} s through websocket in → websocket out; the ceiling is a bare ws echo server`,
+  systems: ['runnel', 'node-red', 'bare'],
+  bareScript: 'bare-ws.js',
+  metrics: [{ key: 'rate', label: 'echoes/s', unit: 'msg/s', digits: 0, vsCeiling: true, goals: [{ kind: 'ratio', op: '>=', value: 3 }] }],
   async measure(system, ctx) {
-    await deploy(system, ctx, echoFlow());
+    if (system.kind !== 'bare') await deploy(system, ctx, echoFlow());
     const url = `${system.base.replace(/^http/, 'ws')}bench/ws`;
     let sockets: WebSocket[] = [];
     for (let i = 0; ; i++) {

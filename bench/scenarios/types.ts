@@ -3,7 +3,7 @@ import type { RunningSystem, SystemEnv, SystemKind } from '../systems.js';
 
 /**
  * A goal from the issue: a ratio Runnel/Node-RED, an absolute bound on Runnel's figure, or
- * Runnel's fraction of the bare node:http ceiling.
+ * Runnel's fraction of the bare ceiling (node:http, ws or MQTT.js alone doing the same work).
  */
 export type Goal =
   | { kind: 'ratio'; op: '<=' | '>='; value: number }
@@ -36,6 +36,8 @@ export interface Scenario {
   metrics: MetricDef[];
   /** What the bare server answers in this scenario, when it is not the http-chain body. */
   bareBody?(ctx: ScenarioContext): { body: string; type: string };
+  /** The bare ceiling's script (in the bench folder), when it is not the node:http server. */
+  bareScript?: string;
   /** A flows.json placed in the system's user dir before it starts. */
   seedFlows?(ctx: ScenarioContext): string;
   /** One round on a freshly started system; returns a value per metric key. */

@@ -119,7 +119,8 @@ export class CredentialStore {
     }
     for (const id of Object.keys(next)) if (!ids.has(id)) delete next[id];
     const changedNodes = new Set(inlineIds);
-    for (const id of ids) if (!isDeepStrictEqual(next[id], this.map[id])) changedNodes.add(id);
+    // Most nodes have no credentials on either side: undefined === undefined spares a deep compare each.
+    for (const id of ids) if (next[id] !== this.map[id] && !isDeepStrictEqual(next[id], this.map[id])) changedNodes.add(id);
     return { credentials: next, flows: stripped, changedNodes, changed: !isDeepStrictEqual(next, this.map) };
   }
 

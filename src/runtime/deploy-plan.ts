@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hashJson } from '../storage/rev.js';
 import type { FlowNodeConfig } from '../storage/types.js';
 import { parseConfig, type ParsedConfig } from './config.js';
 import { diffConfigs, stopSet, type ConfigDiff } from './diff.js';
@@ -38,7 +38,7 @@ export function planDeploy(
   const texts = flows.map((n) => JSON.stringify(n));
   parsed.text = new Map(flows.map((n, i) => [n.id, texts[i]]));
   const json = `[${texts.join(',')}]`;
-  const rev = createHash('sha256').update(json).digest('hex');
+  const rev = hashJson(json);
   let made: ConfigDiff | undefined;
   const diff = () => (made ??= diffConfigs(old, parsed, credentialChanges));
   if (type !== 'full' && !diff().globalConfigChanged) {

@@ -583,7 +583,7 @@ export class Runtime {
       return before !== undefined && before === next.parsed.text?.get(id);
     };
     const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, sameText), type };
-    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, revision: meta, type });
+    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, rev: next.rev, revision: meta, type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
     this.credentialsUnreadable = false;

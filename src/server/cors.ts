@@ -26,15 +26,17 @@ export function applyCors(settings: Settings, origin: string | undefined, reply:
 export function corsPreflight(settings: Settings) {
   const root = settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot.replace(/\/+$/, '');
   const shared = root === (settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot.replace(/\/+$/, ''));
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'OPTIONS' || !settings.httpAdminCors || request.headers['access-control-request-method'] === undefined) return;
+  // A callback hook (every request passes here; a promise each would cost): answering the
+  // preflight ends the request, so `done` is then not called.
+  return (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    if (request.method !== 'OPTIONS' || !settings.httpAdminCors || request.headers['access-control-request-method'] === undefined) return done();
     const url = request.url;
-    if (!url.startsWith(root)) return;
+    if (!url.startsWith(root)) return done();
     const rest = url.slice(root.length) || '/';
-    if (rest[0] !== '/' && rest[0] !== '?') return;
-    if (shared && !ADMIN_PATH.test(rest)) return;
+    if (rest[0] !== '/' && rest[0] !== '?') return done();
+    if (shared && !ADMIN_PATH.test(rest)) return done();
     applyCors(settings, request.headers.origin, reply);
     void reply.header('X-Content-Type-Options', 'nosniff').header('Cache-Control', 'no-store').header('X-Request-Id', request.id);
-    return reply.code(204).send();
+    void reply.code(204).send();
   };
 }

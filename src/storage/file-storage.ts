@@ -108,7 +108,7 @@ class FileStorage implements Storage {
         throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`);
       }
       const flowsJson = req.json ?? JSON.stringify(req.flows);
-      const rev = hashJson(flowsJson);
+      const rev = req.json !== undefined && req.rev !== undefined ? req.rev : hashJson(flowsJson);
       const doc: StoredCredentials | null = req.credentials === null ? current.creds.doc : structuredClone(req.credentials);
       // The revision is committed first: a crash before the flows are saved leaves a revision whose
       // prevRev is the stored rev, which the next load drops (see FileHistory.reconcile).

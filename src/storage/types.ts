@@ -40,6 +40,8 @@ export interface SaveFlowsRequest {
   expectedRev?: string;
   /** `JSON.stringify(flows)`, when the caller has it already (a 10,000-node config is megabytes). */
   json?: string;
+  /** `hashJson(json)`, when the caller has it already; ignored without `json`. */
+  rev?: string;
   /** The deployment type of the deploy (full, nodes, flows): other instances apply the change the same way. */
   type?: string;
   /**

@@ -34,34 +34,49 @@ function changedProperties(before: FlowNodeConfig, after: FlowNodeConfig): strin
  * comparing it (a deploy has both texts at hand; most of 10,000 nodes are unchanged).
  */
 export function compareConfigs(from: FlowNodeConfig[], to: FlowNodeConfig[], sameText?: (id: string) => boolean): NodeChange[] {
-  const old = byId(from);
-  const next = byId(to);
   const out: NodeChange[] = [];
-  const where = (n: FlowNodeConfig) => (typeof n.z === 'string' && n.z !== '' ? { z: n.z } : {});
+  visitChanges(from, to, sameText, (node, change, properties) => {
+    const z = zOf(node);
+    out.push({ id: node.id, type: node.type, ...(z === undefined ? {} : { z }), change, ...(properties ? { properties } : {}) });
+  });
+  return out;
+}
+
+function zOf(node: FlowNodeConfig): string | undefined {
+  return typeof node.z === 'string' && node.z !== '' ? node.z : undefined;
+}
+
+/** compareConfigs' walk, handing each change to `visit` (a history summary only counts them). */
+function visitChanges(
+  from: FlowNodeConfig[], to: FlowNodeConfig[], sameText: ((id: string) => boolean) | undefined,
+  visit: (node: FlowNodeConfig, change: NodeChange['change'], properties?: string[]) => void,
+): void {
+  const old = byId(from);
   for (const node of to) {
     const before = old.get(node.id);
     if (before === undefined) {
-      out.push({ id: node.id, type: node.type, ...where(node), change: 'added' });
+      visit(node, 'added');
       continue;
     }
     if (sameText?.(node.id)) continue;
     const properties = changedProperties(before, node);
-    if (properties.length > 0) out.push({ id: node.id, type: node.type, ...where(node), change: 'changed', properties });
-    else if (!deepEqual(before.wires, node.wires)) out.push({ id: node.id, type: node.type, ...where(node), change: 'rewired' });
+    if (properties.length > 0) visit(node, 'changed', properties);
+    else if (!deepEqual(before.wires, node.wires)) visit(node, 'rewired');
   }
-  for (const node of from) if (!next.has(node.id)) out.push({ id: node.id, type: node.type, ...where(node), change: 'removed' });
-  return out;
+  if (from.length === 0) return;
+  const next = byId(to);
+  for (const node of from) if (!next.has(node.id)) visit(node, 'removed');
 }
 
 /** Per tab (`global` for nodes outside any), how many nodes a deploy added, changed (rewiring included) and removed. */
 export function summarise(from: FlowNodeConfig[], to: FlowNodeConfig[], sameText?: (id: string) => boolean): RevisionMeta['summary'] {
   const summary: RevisionMeta['summary'] = {};
-  for (const c of compareConfigs(from, to, sameText)) {
-    const tab = c.z ?? (c.type === 'tab' ? c.id : 'global');
+  visitChanges(from, to, sameText, (node, change) => {
+    const tab = zOf(node) ?? (node.type === 'tab' ? node.id : 'global');
     const counts = (summary[tab] ??= { added: 0, changed: 0, removed: 0 });
-    if (c.change === 'added') counts.added++;
-    else if (c.change === 'removed') counts.removed++;
+    if (change === 'added') counts.added++;
+    else if (change === 'removed') counts.removed++;
     else counts.changed++;
-  }
+  });
   return summary;
 }

@@ -389,27 +389,28 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
       }, done);
     });
   }
+  // Hooks every http-in request passes take a callback: a promise each is a measurable share of a flow.
   // A body for a path no route or middleware can take is refused before it is read.
-  scope.addHook('onRequest', async (request, reply) => {
+  scope.addHook('onRequest', (request, reply, done) => {
     const headers = request.headers;
-    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return;
-    if (headers['content-length'] === '0') return;
+    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return done();
+    if (headers['content-length'] === '0') return done();
     // The route may be on its way back: the body is read and the request waits for it.
-    if (routeWait?.active) return;
+    if (routeWait?.active) return done();
     const url = request.raw.url ?? '/';
-    if (!app.covers(url)) return;
+    if (!app.covers(url)) return done();
     const full = pathOf(url);
-    if (app.mayHandle(full.slice(app.mountPath.length) || '/', request.method)) return;
-    if (adminMayHandle(url, full, request.method)) return;
+    if (app.mayHandle(full.slice(app.mountPath.length) || '/', request.method)) return done();
+    if (adminMayHandle(url, full, request.method)) return done();
     reply.hijack();
     reply.raw.setHeader('Connection', 'close');
     app.respondUnhandled(undefined, request.raw, reply.raw);
+    done();
   });
   if (adminPaths) {
-    scope.addHook('onRequest', async (request) => {
-      if (adminPaths.covers(request.method, request.url)) {
-        throw new RunnelError('not_found', `${request.method} ${request.url.split('?')[0].slice(0, 200)} is an admin API path in another case; admin paths are case-sensitive`);
-      }
+    scope.addHook('onRequest', (request, _reply, done) => {
+      if (!adminPaths.covers(request.method, request.url)) return done();
+      done(new RunnelError('not_found', `${request.method} ${request.url.split('?')[0].slice(0, 200)} is an admin API path in another case; admin paths are case-sensitive`));
     });
   }
   const handler: RouteHandlerMethod = (request, reply) => {

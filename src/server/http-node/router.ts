@@ -265,16 +265,19 @@ class Cycle {
     const stack = this.stack;
     while (this.index < stack.length) {
       const layer = stack[this.index++];
-      const match = layer.matchesAny ? ANY_MATCH(path) : layer.matcher.exec(path);
-      if (match === null) continue;
       const route = layer.route;
+      // Layers that would be skipped whatever the path are skipped before matching it: a GET
+      // otherwise runs every POST route's expression (RED.httpAdmin's are tried before each http-in route).
       if (route) {
         if (error !== undefined) continue;
-        if (!route.handlesMethod(this.method)) {
-          if (this.method === 'options') (this.allow ??= []).push(...route.allowed());
-          continue;
-        }
+        if (this.method !== 'options' && !route.handlesMethod(this.method)) continue;
       } else if (error === undefined ? layer.handle.length > 3 : layer.handle.length !== 4) {
+        continue;
+      }
+      const match = layer.matchesAny ? ANY_MATCH(path) : layer.matcher.exec(path);
+      if (match === null) continue;
+      if (route && !route.handlesMethod(this.method)) {
+        (this.allow ??= []).push(...route.allowed());
         continue;
       }
       try {

@@ -151,7 +151,7 @@ class PostgresStorage implements Storage {
     this.assertOpen();
     const flowsJson = req.json ?? JSON.stringify(req.flows);
     const creds = req.credentials === null ? null : JSON.stringify(req.credentials);
-    const rev = hashJson(flowsJson);
+    const rev = req.json !== undefined && req.rev !== undefined ? req.rev : hashJson(flowsJson);
     const type = req.type ?? 'full';
     return this.queue.run(() =>
       this.transaction(async (client) => {
