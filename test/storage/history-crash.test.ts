@@ -35,8 +35,15 @@ test(`SIGKILL between a deploy and its revision leaves history and flows consist
       const served = (await request(at('flows'), { headers: { 'Runtime-API-Version': 'v2' } })).body.rev as string;
       const history = (await request(at('flows/history?limit=500'))).body.revisions as { rev: string; action: string }[];
       const deployed = history.filter((r) => r.action === 'deploy').map((r) => r.rev).reverse();
-      if (acked.length === 0) assert.ok(deployed.length <= 1);
-      else {
+      if (acked.length === 0) {
+        // A kill during the very first deploy may leave it saved without its reply: it is then the
+        // in-flight deploy, to be expected in the history from now on.
+        assert.ok(deployed.length <= 1);
+        if (deployed.length === 1) {
+          assert.equal(served, deployed[0], `after kill ${kill}: the newest revision is not the served flows`);
+          acked.push(deployed[0]);
+        }
+      } else {
         assert.equal(history[0].rev, served, `after kill ${kill}: the newest revision is not the served flows`);
         const inFlight = deployed.length === acked.length + 1;
         assert.deepEqual(inFlight ? deployed.slice(0, -1) : deployed, acked, `after kill ${kill}: acknowledged deploys missing from the history`);
