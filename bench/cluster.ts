@@ -6,13 +6,14 @@
  * each instance's CPU use. On a machine with few cores the instances, the balancer, PostgreSQL and
  * the load generator share them, so throughput cannot scale with the instance count there.
  */
-import { readFile, mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { createServer, connect, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { benchConfig, withProbeBody } from './flows.js';
 import { cannon } from './load.js';
 import { percentile } from './stats.js';
+import { cpuSeconds } from './systems.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { spawnRunnel, type RunnelProcess } from '../test/helpers/process.js';
 
@@ -57,13 +58,6 @@ function balancer(ports: number[]): Promise<{ server: Server; port: number }> {
     upstream.on('error', () => client.destroy());
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as { port: number }).port })));
-}
-
-/** CPU seconds (user + system) a process has used, from /proc. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function main(): Promise<void> {

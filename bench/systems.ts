@@ -153,3 +153,10 @@ export async function rssMiB(pid: number): Promise<number> {
   if (!kb) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(kb[1]) / 1024;
 }
+
+/** CPU seconds (user + system, every thread) a process has used so far, from /proc. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

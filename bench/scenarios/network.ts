@@ -15,7 +15,7 @@ import mqtt from 'mqtt';
 import WebSocket from 'ws';
 import { deployBody, flowsHeaders } from '../admin-client.js';
 import type { FlowNode } from '../flows.js';
-import type { RunningSystem } from '../systems.js';
+import { cpuSeconds, type RunningSystem } from '../systems.js';
 import { adminToken, sleep } from './common.js';
 import type { Scenario, ScenarioContext } from './types.js';
 
@@ -27,6 +27,13 @@ const STALL_MS = 3000;
 const WS_CLIENTS = 10;
 const WS_WINDOW = 50;
 const WS_SECONDS = 5;
+
+/**
+ * The system's own CPU time per message (user + system, all its threads; the broker and the
+ * harness excluded). On 2 cores the harness, the broker and the system share the machine, so
+ * messages/s is capped by the load generator; this says what each message costs the system.
+ */
+const CPU_PER_MESSAGE = { key: 'cpuPerMessage', label: 'CPU per message (system under test)', unit: 'µs', digits: 1 } as const;
 
 async function deploy(system: RunningSystem, ctx: ScenarioContext, flows: FlowNode[]): Promise<void> {
   const token = await adminToken(system, ctx);
@@ -86,6 +93,7 @@ export const mqttPipelineScenario: Scenario = {
   metrics: [
     { key: 'rate', label: 'messages/s', unit: 'msg/s', digits: 0, vsCeiling: true, goals: [{ kind: 'ratio', op: '>=', value: 3 }] },
     { key: 'lost', label: 'messages lost', unit: '', digits: 0 },
+    CPU_PER_MESSAGE,
   ],
   async measure(system, ctx) {
     const broker = await startMosquitto();
@@ -109,6 +117,7 @@ export const mqttPipelineScenario: Scenario = {
       }
       await sleep(200);
       received = 0;
+      const cpuBefore = await cpuSeconds(system.pid);
       const start = performance.now();
       for (let i = 0; i < MQTT_MESSAGES; i += BURST) {
         for (let j = i; j < Math.min(i + BURST, MQTT_MESSAGES); j++) client.publish('bench/in', String(j));
@@ -119,8 +128,9 @@ export const mqttPipelineScenario: Scenario = {
         seen = received;
         await sleep(STALL_MS);
       }
+      const cpu = (await cpuSeconds(system.pid)) - cpuBefore;
       if (received < MQTT_MESSAGES) ctx.log(`  warning: ${MQTT_MESSAGES - received} of ${MQTT_MESSAGES} messages lost`);
-      return { rate: (received * 1000) / Math.max(last - start, 1), lost: MQTT_MESSAGES - received };
+      return { rate: (received * 1000) / Math.max(last - start, 1), lost: MQTT_MESSAGES - received, cpuPerMessage: (cpu * 1e6) / Math.max(received, 1) };
     } finally {
       client.end(true);
       await broker.stop();
@@ -143,7 +153,7 @@ export const websocketEchoScenario: Scenario = {
   description: `${WS_CLIENTS} clients × ${WS_WINDOW} messages in flight for ${WS_SECONDS} s through websocket in → websocket out; the ceiling is a bare ws echo server`,
   systems: ['runnel', 'node-red', 'bare'],
   bareScript: 'bare-ws.js',
-  metrics: [{ key: 'rate', label: 'echoes/s', unit: 'msg/s', digits: 0, vsCeiling: true, goals: [{ kind: 'ratio', op: '>=', value: 3 }] }],
+  metrics: [{ key: 'rate', label: 'echoes/s', unit: 'msg/s', digits: 0, vsCeiling: true, goals: [{ kind: 'ratio', op: '>=', value: 3 }] }, CPU_PER_MESSAGE],
   async measure(system, ctx) {
     if (system.kind !== 'bare') await deploy(system, ctx, echoFlow());
     const url = `${system.base.replace(/^http/, 'ws')}bench/ws`;
@@ -164,6 +174,7 @@ export const websocketEchoScenario: Scenario = {
     }
     let echoes = 0;
     let running = true;
+    const cpuBefore = await cpuSeconds(system.pid);
     for (const ws of sockets) {
       ws.on('message', () => {
         echoes++;
@@ -176,7 +187,8 @@ export const websocketEchoScenario: Scenario = {
     running = false;
     const elapsed = performance.now() - start;
     const count = echoes;
+    const cpu = (await cpuSeconds(system.pid)) - cpuBefore;
     for (const ws of sockets) ws.terminate();
-    return { rate: (count * 1000) / elapsed };
+    return { rate: (count * 1000) / elapsed, cpuPerMessage: (cpu * 1e6) / Math.max(count, 1) };
   },
 };
