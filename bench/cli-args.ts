@@ -22,6 +22,8 @@ export interface Options {
   markdown: string | undefined;
   /** Extra settings for every system under test (e.g. metrics on), from --settings JSON. */
   settings: Record<string, unknown> | undefined;
+  /** Node.js flags for every system under test (e.g. V8 heap limits for small devices), from --node-flags. */
+  nodeFlags: string[];
   help: boolean;
 }
 
@@ -37,6 +39,7 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --bcrypt-cost N        bcrypt cost of the users' hashes, same for both systems (default 8)
   --systems LIST         runnel,node-red (default both; the bare server joins http-chain)
   --settings JSON        extra settings for both systems, e.g. '{"metrics":{"enabled":true}}'
+  --node-flags='FLAGS'   Node.js flags for both systems, e.g. --node-flags='--max-semi-space-size=1 --lite-mode'
   --json FILE            write every sample and summary as JSON
   --markdown FILE        write the results table as Markdown
 `;
@@ -70,6 +73,7 @@ export function parseOptions(argv: string[]): Options {
       json: { type: 'string' },
       markdown: { type: 'string' },
       settings: { type: 'string' },
+      'node-flags': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -88,6 +92,10 @@ export function parseOptions(argv: string[]): Options {
     }
     if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) throw new Error('--settings must be a JSON object');
   }
+  const nodeFlags = (values['node-flags'] ?? '').split(/\s+/).filter(Boolean);
+  for (const flag of nodeFlags) {
+    if (!flag.startsWith('--')) throw new Error(`--node-flags takes Node.js flags starting with --, got ${flag}`);
+  }
   return {
     rounds: positiveInt('rounds', values.rounds, 3),
     duration: positiveInt('duration', values.duration, 10),
@@ -104,6 +112,7 @@ export function parseOptions(argv: string[]): Options {
     json: values.json,
     markdown: values.markdown,
     settings,
+    nodeFlags,
     help: values.help ?? false,
   };
 }

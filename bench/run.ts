@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   for (const kind of ['runnel', 'node-red'] as const) {
     if (!opts.systems.includes(kind)) unavailable[kind] = 'left out with --systems';
   }
-  const env: SystemEnv = { root, peerDir, benchDir, users: await makeUsers(opts.bcryptCost, STORM_USERS), bareBody: HTTP_BODY, settings: opts.settings };
+  const env: SystemEnv = { root, peerDir, benchDir, users: await makeUsers(opts.bcryptCost, STORM_USERS), bareBody: HTTP_BODY, settings: opts.settings, nodeArgs: opts.nodeFlags };
   const ctx: ScenarioContext = { env, opts, log };
   const started = Date.now();
   const loadAtStart = os.loadavg()[0];

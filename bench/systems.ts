@@ -147,10 +147,23 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
 }
 
 /** Resident set size of a process, in MiB (Linux /proc). */
-export async function rssMiB(pid: number): Promise<number> {
+export function rssMiB(pid: number): Promise<number> {
+  return statusMiB(pid, 'VmRSS');
+}
+
+/**
+ * The process's private resident memory (RssAnon), in MiB: RSS less the file-backed pages, which
+ * are mostly the `node` executable's own code (about 34 MiB in a bare `node`), shared by every
+ * Node.js process on the machine and the same for both systems.
+ */
+export function anonRssMiB(pid: number): Promise<number> {
+  return statusMiB(pid, 'RssAnon');
+}
+
+async function statusMiB(pid: number, field: string): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-  if (!kb) throw new Error(`no VmRSS for pid ${pid}`);
+  const kb = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status);
+  if (!kb) throw new Error(`no ${field} for pid ${pid}`);
   return Number(kb[1]) / 1024;
 }
 

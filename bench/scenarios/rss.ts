@@ -1,4 +1,4 @@
-import { rssMiB } from '../systems.js';
+import { anonRssMiB, rssMiB } from '../systems.js';
 import { adminToken, bigConfig, deployServing, sleep } from './common.js';
 import type { Scenario } from './types.js';
 
@@ -18,16 +18,19 @@ export const rssScenario: Scenario = {
   metrics: [
     { key: 'early', label: 'RSS 3 s after start', unit: 'MiB', digits: 1 },
     { key: 'idle', label: 'RSS idle (10 s)', unit: 'MiB', digits: 1, goals: [{ kind: 'ratio', op: '<=', value: 0.6 }] },
+    { key: 'idleAnon', label: 'private memory idle (10 s, RssAnon)', unit: 'MiB', digits: 1 },
     { key: 'big', label: 'RSS with 10,000 nodes', unit: 'MiB', digits: 1, goals: [{ kind: 'ratio', op: '<=', value: 0.2 }] },
+    { key: 'bigAnon', label: 'private memory with 10,000 nodes (RssAnon)', unit: 'MiB', digits: 1 },
   ],
   async measure(system, ctx) {
     await sleep(EARLY_MS);
     const early = await rssMiB(system.pid);
     await sleep(SETTLE_MS - EARLY_MS);
     const idle = await rssMiB(system.pid);
+    const idleAnon = await anonRssMiB(system.pid);
     const token = await adminToken(system, ctx);
     await deployServing(system, token, bigConfig(ctx, 'ready'), 'ready');
     await sleep(SETTLE_MS);
-    return { early, idle, big: await rssMiB(system.pid) };
+    return { early, idle, idleAnon, big: await rssMiB(system.pid), bigAnon: await anonRssMiB(system.pid) };
   },
 };
