@@ -101,11 +101,12 @@ async function write(plan: Plan): Promise<ExportSummary> {
     await writeFileAtomic(runtimePath, JSON.stringify({ ...runtime, [SYSTEM_KEY]: secret }, null, 4), { backup: true, mode: SECRET_FILE_MODE });
     written.push(RUNTIME_FILE);
   }
+  // Whatever the key: the settings.js carries adminAuth, contextStorage and the rest.
+  const copied = await copyUserDirSettings(settings, dir, inPlace);
+  if (copied) written.push('settings.js');
   if (key?.type === 'user' && secret === undefined) {
     secret = key.secret;
-    const copied = await copyUserDirSettings(settings, dir, inPlace);
-    if (copied) written.push('settings.js');
-    else if (!inPlace || settings.settingsFile !== path.join(settings.userDir, 'settings.js')) {
+    if (!copied && (!inPlace || settings.settingsFile !== path.join(settings.userDir, 'settings.js'))) {
       notes.push(`Node-RED needs the same credentialSecret: set it in its settings.js as in ${settings.settingsFile ?? 'the settings'}`);
     }
   }

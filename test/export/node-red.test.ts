@@ -103,6 +103,19 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
     assert.deepEqual(await readJson(path.join(out, 'flows_cred.json')), CREDS);
   });
 
+  it('--out copies the user dir\'s settings.js in use with the generated key too (Node-RED there keeps its adminAuth)', async () => {
+    const { root, userDir } = await runnelDir({});
+    const settingsJs = `module.exports = { adminAuth: { type: 'credentials', users: [] }, logging: { console: { level: 'warn' } } };\n`;
+    await writeFile(path.join(userDir, 'settings.js'), settingsJs);
+    const out = path.join(root, 'out');
+    const r = await exportCli(['--user-dir', userDir, '--out', out], root);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual((await readdir(out)).sort(), ['.config.runtime.json', 'flows.json', 'flows_cred.json', 'settings.js']);
+    assert.equal(await readFile(path.join(out, 'settings.js'), 'utf8'), settingsJs);
+    const key = (await readJson(path.join(userDir, '.config.runtime.json')))._credentialSecret as string;
+    assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'flows_cred.json'))).$ as string, key), CREDS);
+  });
+
   it('a flowFile in a subfolder: the credentials are written beside it, in place and with --out', async () => {
     const { root, userDir, settingsFile } = await runnelDir({ flowFile: 'sub/my.json' });
     const key = (await readJson(path.join(userDir, '.config.runtime.json')))._credentialSecret as string;
