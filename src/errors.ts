@@ -16,7 +16,7 @@ export const ERRORS = {
   credentials_load_failed: [400, 'a Node-RED credentials blob ($) sent with a deploy does not decrypt with the key'],
   invalid_module: [400, "a module's package.json node-red section is malformed"],
   invalid_module_name: [400, 'a module name is not a valid npm package name'],
-  invalid_module_url: [400, "a module's url (a catalogue's pkg_url) is not an http(s) URL"],
+  invalid_module_url: [400, "a module's url (a catalogue's pkg_url) is not an http(s) URL, or carries a user name or password"],
   node_red_version_unsupported: [400, 'the module needs a Node-RED version that Runnel does not present'],
   module_already_loaded: [400, 'the module is already installed at that version'],
   module_not_removable: [400, 'the module was not installed through the admin API'],

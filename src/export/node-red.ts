@@ -90,7 +90,7 @@ async function write(plan: Plan): Promise<ExportSummary> {
   const { settings, snapshot, key, credentials, dir, inPlace } = plan;
   const written: string[] = [];
   const notes: string[] = [];
-  const flowsPath = path.join(dir, path.basename(settings.flowFile));
+  const flowsPath = flowsPathIn(dir, settings, inPlace);
   const runtimePath = path.join(dir, RUNTIME_FILE);
   const runtime = await readJsonObject(runtimePath);
   // Node-RED decrypts with a generated key whenever .config.runtime.json holds one (then moves to
@@ -101,26 +101,42 @@ async function write(plan: Plan): Promise<ExportSummary> {
     await writeFileAtomic(runtimePath, JSON.stringify({ ...runtime, [SYSTEM_KEY]: secret }, null, 4), { backup: true, mode: SECRET_FILE_MODE });
     written.push(RUNTIME_FILE);
   }
+  // Whatever the key: the settings.js carries adminAuth, contextStorage and the rest.
+  const copied = await copyUserDirSettings(settings, dir, inPlace);
+  if (copied) written.push('settings.js');
   if (key?.type === 'user' && secret === undefined) {
     secret = key.secret;
-    const copied = await copyUserDirSettings(settings, dir, inPlace);
-    if (copied) written.push('settings.js');
-    else if (!inPlace || settings.settingsFile !== path.join(settings.userDir, 'settings.js')) {
+    if (!copied && (!inPlace || settings.settingsFile !== path.join(settings.userDir, 'settings.js'))) {
       notes.push(`Node-RED needs the same credentialSecret: set it in its settings.js as in ${settings.settingsFile ?? 'the settings'}`);
     }
   }
   if (!inPlace) {
+    await mkdir(path.dirname(flowsPath), { recursive: true });
     await writeFileAtomic(flowsPath, flowsFileText(snapshot.flows, settings.flowFilePretty), { backup: true });
-    written.push(path.basename(flowsPath));
+    written.push(path.relative(dir, flowsPath));
   }
   const ids = Object.keys(credentials);
   const credsPath = credentialsPathFor(flowsPath);
   const doc = secret === undefined ? credentials : { $: encryptNodeRedBlob(credentials, secret) };
   await writeFileAtomic(credsPath, settings.flowFilePretty ? JSON.stringify(doc, null, 4) : JSON.stringify(doc), { backup: true, mode: SECRET_FILE_MODE });
-  written.push(path.basename(credsPath));
+  written.push(path.relative(dir, credsPath));
   if (inPlace && (await resetRunnelSessions(dir))) written.push(SESSIONS_FILE);
   if (!inPlace) written.push(...(await copyFileContext(settings, dir, notes)));
   return { dir, nodes: snapshot.flows.length, credentials: ids.length, written, notes };
+}
+
+/**
+ * Where the flows file goes. In place it is the one the storage reads (flowFile may name a
+ * subfolder): its credentials file is the one Node-RED opens. In another folder the same relative
+ * path, as the user dir's settings.js copied there names it; a flowFile outside the user dir keeps
+ * only its name, so nothing is written outside the folder.
+ */
+function flowsPathIn(dir: string, settings: Settings, inPlace: boolean): string {
+  const own = path.resolve(settings.userDir, settings.flowFile);
+  if (inPlace) return own;
+  const relative = path.relative(settings.userDir, own);
+  const inside = relative !== '' && relative.split(path.sep)[0] !== '..' && !path.isAbsolute(relative);
+  return path.join(dir, inside ? relative : path.basename(own));
 }
 
 /** Outside the user dir, Node-RED reads its own settings.js: the user dir's goes along when it is the one in use. */

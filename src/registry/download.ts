@@ -22,7 +22,11 @@ export async function downloadTarball(url: string, file: string, maxBytes: numbe
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new RunnelError('invalid_module_url', `Only http: and https: URLs of a module tarball can be installed, not ${parsed.protocol}`);
   }
-  const shown = `${parsed.origin}${parsed.pathname}`.slice(0, 200);
+  // fetch refuses them, and its error would repeat the URL, password included.
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new RunnelError('invalid_module_url', `A module URL may not carry a user name or password: ${urlForLogs(parsed)}`);
+  }
+  const shown = urlForLogs(parsed);
   let res: Response;
   try {
     res = await fetch(parsed, { redirect: 'follow', signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
@@ -51,5 +55,15 @@ export async function downloadTarball(url: string, file: string, maxBytes: numbe
   } catch (e) {
     if (e instanceof RunnelError) throw e;
     throw new RunnelError('module_download_failed', `Fetching ${shown} failed: ${errorMessage(e)}`);
+  }
+}
+
+/** The URL without what may be a secret (a user and password, the query): what logs and answers show. */
+export function urlForLogs(url: string | URL): string {
+  try {
+    const parsed = typeof url === 'string' ? new URL(url) : url;
+    return `${parsed.origin}${parsed.pathname}`.slice(0, 200);
+  } catch {
+    return '(not a URL)';
   }
 }

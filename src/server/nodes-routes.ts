@@ -14,6 +14,7 @@ import type { NodeResources } from './editor/node-resources.js';
 import { wantsHtml } from './editor/editor-api-routes.js';
 import { requestLang } from './editor/lang.js';
 import { sendCompressed } from './editor/compress.js';
+import { urlForLogs } from '../registry/download.js';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 214 } as const;
 const moduleParams = { type: 'object', properties: { module: nameSchema }, required: ['module'] } as const;
@@ -101,7 +102,7 @@ export const nodesRoutes: FastifyPluginAsync<{ services: Services; resources: No
       if (request.isMultipart()) return moduleInfo(await audited(request, 'nodes.install', { source: 'upload' }, () => installUpload(request)));
       const body = request.body;
       if (!body) throw new RunnelError('invalid_request', 'Send {module} as JSON or a tarball as multipart/form-data');
-      const requested = { requested: body.module.slice(0, 256), requestedVersion: body.version, ...(body.url ? { url: body.url.slice(0, 256) } : {}) };
+      const requested = { requested: body.module.slice(0, 256), requestedVersion: body.version, ...(body.url ? { url: urlForLogs(body.url) } : {}) };
       const url = body.url;
       const install = url ? () => modules.installFromUrl(body.module, url) : () => modules.install(body.module, body.version);
       return moduleInfo(await audited(request, 'nodes.install', requested, install));

@@ -103,6 +103,34 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
     assert.deepEqual(await readJson(path.join(out, 'flows_cred.json')), CREDS);
   });
 
+  it('--out copies the user dir\'s settings.js in use with the generated key too (Node-RED there keeps its adminAuth)', async () => {
+    const { root, userDir } = await runnelDir({});
+    const settingsJs = `module.exports = { adminAuth: { type: 'credentials', users: [] }, logging: { console: { level: 'warn' } } };\n`;
+    await writeFile(path.join(userDir, 'settings.js'), settingsJs);
+    const out = path.join(root, 'out');
+    const r = await exportCli(['--user-dir', userDir, '--out', out], root);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual((await readdir(out)).sort(), ['.config.runtime.json', 'flows.json', 'flows_cred.json', 'settings.js']);
+    assert.equal(await readFile(path.join(out, 'settings.js'), 'utf8'), settingsJs);
+    const key = (await readJson(path.join(userDir, '.config.runtime.json')))._credentialSecret as string;
+    assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'flows_cred.json'))).$ as string, key), CREDS);
+  });
+
+  it('a flowFile in a subfolder: the credentials are written beside it, in place and with --out', async () => {
+    const { root, userDir, settingsFile } = await runnelDir({ flowFile: 'sub/my.json' });
+    const key = (await readJson(path.join(userDir, '.config.runtime.json')))._credentialSecret as string;
+    const r = await exportCli(['--settings', settingsFile], root);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(userDir, 'sub', 'my_cred.json'))).$ as string, key), CREDS);
+    assert.equal((await readdir(userDir)).includes('my_cred.json'), false, 'nothing beside the user dir\'s root');
+    const out = path.join(root, 'out');
+    const o = await exportCli(['--settings', settingsFile, '--out', out], root);
+    assert.equal(o.code, 0, o.stdout + o.stderr);
+    assert.match(o.stdout, /\(\.config\.runtime\.json, sub\/my\.json, sub\/my_cred\.json\)/);
+    assert.deepEqual(JSON.parse(await readFile(path.join(out, 'sub', 'my.json'), 'utf8')), JSON.parse(await readFile(path.join(userDir, 'sub', 'my.json'), 'utf8')));
+    assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'sub', 'my_cred.json'))).$ as string, key), CREDS);
+  });
+
   it('refuses with one line and exit 1: unknown format, no such user dir, unwritable folder, storage unreachable, no key', async () => {
     const { root, userDir, settingsFile } = await runnelDir({});
     await writeFile(path.join(root, 'a-file'), '');

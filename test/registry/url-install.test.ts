@@ -94,6 +94,19 @@ describe('POST /nodes with a catalogue pkg_url', { timeout: 180_000 }, () => {
     assert.equal(unreachable.body.code, 'module_download_failed');
   });
 
+  it('keeps a password or token in the URL out of the log and the answer', async () => {
+    const seen = server.logs.length;
+    const withPassword = await install({ module: SHOUT, url: `${base.replace('http://', 'http://someone:hunter2@')}/shout.tgz` });
+    assert.deepEqual([withPassword.status, withPassword.body.code], [400, 'invalid_module_url'], withPassword.text);
+    const withToken = await install({ module: SHOUT, url: `${base}/missing.tgz?token=tok3n` });
+    assert.deepEqual([withToken.status, withToken.body.code], [502, 'module_download_failed'], withToken.text);
+    const audit = server.logs.slice(seen).filter((l) => l.includes('"event":"nodes.install"') && /shout\.tgz|missing\.tgz/.test(l));
+    assert.equal(audit.length, 2, server.logs.join('\n'));
+    for (const text of [withPassword.text, withToken.text, ...server.logs]) {
+      assert.doesNotMatch(text, /hunter2|tok3n/);
+    }
+  });
+
   it('stops at maxUploadSize, whether the host declares the size or not', async () => {
     for (const p of ['/big', '/endless']) {
       const res = await install({ module: SHOUT, url: `${base}${p}` });
