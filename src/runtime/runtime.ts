@@ -14,7 +14,7 @@ import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
 import { Hooks } from './hooks.js';
 import { FlowSet } from './flow-set.js';
-import { parseConfig, type ParsedConfig } from './config.js';
+import { RunState } from './run-state.js';
 import type { ConfigDiff } from './diff.js';
 import { RuntimeEvents } from './events.js';
 import { planDeploy } from './deploy-plan.js';
@@ -35,7 +35,7 @@ import { createRedApi } from './red-api.js';
 import type { NodeSets } from './red-api-types.js';
 import { nodeClasses } from './node-classes.js';
 import { ClusterMember } from './cluster-member.js';
-import { primaryOnlyIds, primaryView } from './primary-only.js';
+import { primaryOnlyIds } from './primary-only.js';
 import { FlowTransition } from './transition.js';
 
 const EMPTY_DIFF: ConfigDiff = {
@@ -74,17 +74,6 @@ export interface RuntimeDeps {
   beforeForeignCode?: () => void;
 }
 
-interface ActiveConfig {
-  flows: FlowNodeConfig[];
-  parsed: ParsedConfig;
-  rev: string;
-  /** `JSON.stringify(flows)`, when a deploy already made it. */
-  json?: string;
-  /** Encoded GET /flows bodies for this rev, built on first request. */
-  v1?: Buffer;
-  v2?: Buffer;
-}
-
 /**
  * The runtime facade the admin API calls: it owns the active configuration, serialises deploys,
  * and keeps storage, credentials and the running flows in step. It knows nothing about HTTP.
@@ -110,10 +99,7 @@ export class Runtime {
   private readonly builtinNodes: NodeSets;
   private beforeForeignCode: (() => void) | undefined;
   private readonly mutex = new SerialQueue();
-  private active: ActiveConfig;
-  private started = false;
-  /** Safe mode: the flows are loaded, not started, until a deploy or POST /flows/state starts them. */
-  private safeMode: boolean;
+  private readonly state: RunState;
   private restartScheduled = false;
   private credentialSave: NodeJS.Timeout | undefined;
   private deployStarted: number | undefined;
@@ -121,8 +107,6 @@ export class Runtime {
   private followQueued: Promise<void> | undefined;
   private unfollow: (() => void) | undefined;
   private member: ClusterMember | undefined;
-  /** Whether primary-only tabs run here: always for a single instance, for the elected one in a cluster. */
-  private primary: boolean;
   /** From construction until the stored flows have started, and while a deploy stops and starts nodes. */
   private readonly transition = new FlowTransition();
   private loading: Promise<void> | undefined;
@@ -143,7 +127,6 @@ export class Runtime {
     this.history = new History(deps.storage);
     this.builtinNodes = deps.builtinNodes;
     this.beforeForeignCode = deps.beforeForeignCode;
-    this.safeMode = deps.settings.safeMode;
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
       exportGlobalContextKeys: this.settings.extra.exportGlobalContextKeys !== false,
@@ -172,13 +155,12 @@ export class Runtime {
     };
     this.flowSet = new FlowSet(this.services);
     this.modules = new ModuleManager(this);
-    this.primary = deps.storage.shared === undefined;
-    this.active = { flows: [], parsed: parseConfig([], this.registry.isKnownType), rev: '' };
+    this.state = new RunState(this.registry.isKnownType, { safeMode: deps.settings.safeMode, primary: deps.storage.shared === undefined });
     this.transition.begin();
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
     this.registry.on('type-replaced', (type: string) => {
-      if (this.started) void this.restartNodesOfTypes(new Set([type]));
+      if (this.state.started) void this.restartNodesOfTypes(new Set([type]));
     });
     this.registry.on('type-registered', (type: string) => {
       this.events.emit('type-registered', type);
@@ -265,7 +247,7 @@ export class Runtime {
     try {
       await this.load();
       await this.mutex.run(async () => {
-        if (this.safeMode) {
+        if (this.state.safeMode) {
           this.log.info('Flows stopped in safe mode. Deploy to start.');
           this.events.emit('runtime-event', { id: 'runtime-state', payload: SAFE_MODE_STATE, retain: true });
           return;
@@ -276,7 +258,7 @@ export class Runtime {
           return;
         }
         // POST /flows/state may have started them since load.
-        if (!this.started) await this.runFlows();
+        if (!this.state.started) await this.runFlows();
       });
     } finally {
       this.transition.end();
@@ -319,26 +301,19 @@ export class Runtime {
   }
 
   private describeInstance(primary: boolean): Omit<InstanceRecord, 'id' | 'lastSeen'> {
-    return { url: this.settings.instanceUrl ?? null, version: this.version, rev: this.active.rev, state: this.getState().state, primary, modules: this.modules.states() };
+    return { url: this.settings.instanceUrl ?? null, version: this.version, rev: this.state.active.rev, state: this.getState().state, primary, modules: this.modules.states() };
   }
 
   /** Starts or stops the primary-only tabs as this instance gains or loses the primary role. */
   private setPrimary(primary: boolean): Promise<void> {
     return this.mutex.run(async () => {
-      if (this.primary === primary) return;
-      this.primary = primary;
-      if (!this.started) return;
-      const affected = primaryOnlyIds(this.active.flows);
-      this.active.parsed = this.parse(this.active.flows);
-      if (affected.size > 0) await this.transition.during(() => this.flowSet.apply(this.active.parsed, primary ? new Set() : affected));
+      if (this.state.primary === primary) return;
+      this.state.primary = primary;
+      if (!this.state.started) return;
+      const affected = primaryOnlyIds(this.state.active.flows);
+      this.state.active.parsed = this.state.parse(this.state.active.flows);
+      if (affected.size > 0) await this.transition.during(() => this.flowSet.apply(this.state.active.parsed, primary ? new Set() : affected));
     });
-  }
-
-  /** What this instance runs of `flows`: primary-only tabs are disabled off the primary. */
-  private view = (flows: FlowNodeConfig[]): FlowNodeConfig[] => primaryView(flows, this.primary);
-
-  private parse(flows: FlowNodeConfig[]): ParsedConfig {
-    return parseConfig(this.view(flows), this.registry.isKnownType);
   }
 
   /**
@@ -349,23 +324,23 @@ export class Runtime {
     // Notifications arriving while one is queued are covered by it: it reads the newest rev.
     this.followQueued ??= this.mutex.run(async () => {
       this.followQueued = undefined;
-      if (this.started) await this.followStored();
+      if (this.state.started) await this.followStored();
     });
     return this.followQueued;
   }
 
   private async followStored(): Promise<void> {
     const snapshot = await this.storage.getFlows();
-    if (snapshot.rev === this.active.rev) return;
-    const old = this.active;
+    if (snapshot.rev === this.state.active.rev) return;
+    const old = this.state.active;
     const ids = new Set([...old.parsed.all.keys(), ...snapshot.flows.map((n) => n.id)]);
     const before = new Map([...ids].map((id) => [id, JSON.stringify(this.credentials.get(id))]));
     await this.credentials.load(snapshot.credentials);
     const changedNodes = new Set([...ids].filter((id) => JSON.stringify(this.credentials.get(id)) !== before.get(id)));
     const stored = (DEPLOYMENT_TYPES as readonly string[]).includes(snapshot.type ?? '') ? (snapshot.type as DeploymentType) : 'full';
     const type = stored === 'reload' ? 'full' : stored;
-    const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.view);
-    this.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
+    const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.state.view);
+    this.state.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
     await this.transition.during(async () => {
       await ensureFlowModules(this, next.parsed.all.values());
       // Modules and the editor see a deploy made elsewhere exactly as one made here.
@@ -395,10 +370,10 @@ export class Runtime {
    */
   setFlowsState(state: 'start' | 'stop', who: { user?: string; reqId?: string }): Promise<void> {
     return this.mutex.run(async () => {
-      this.safeMode = false;
-      if (state === 'start' && !this.started) await this.runFlows();
-      else if (state === 'stop' && this.started) {
-        this.started = false;
+      this.state.safeMode = false;
+      if (state === 'start' && !this.state.started) await this.runFlows();
+      else if (state === 'stop' && this.state.started) {
+        this.state.started = false;
         this.emitFlows('stopping', 'full', noDiff);
         await this.flowSet.stopAll();
         this.emitStopped('full', noDiff, false);
@@ -410,10 +385,10 @@ export class Runtime {
 
   private runFlows(): Promise<void> {
     return this.transition.during(async () => {
-      await ensureFlowModules(this, this.active.parsed.all.values());
+      await ensureFlowModules(this, this.state.active.parsed.all.values());
       this.emitFlows('starting', 'full');
-      await this.flowSet.apply(this.active.parsed, 'all');
-      this.started = true;
+      await this.flowSet.apply(this.state.active.parsed, 'all');
+      this.state.started = true;
       this.emitStarted('full', undefined, false);
     });
   }
@@ -422,7 +397,7 @@ export class Runtime {
     this.unfollow?.();
     await this.member?.stop();
     await this.mutex.run(async () => {
-      this.started = false;
+      this.state.started = false;
       await this.flushCredentials();
       this.emitFlows('stopping', 'full', noDiff);
       await this.flowSet.stopAll();
@@ -432,11 +407,11 @@ export class Runtime {
   }
 
   get rev(): string {
-    return this.active.rev;
+    return this.state.active.rev;
   }
 
   getFlows(): { flows: FlowNodeConfig[]; rev: string } {
-    return { flows: this.active.flows, rev: this.active.rev };
+    return { flows: this.state.active.flows, rev: this.state.active.rev };
   }
 
   /**
@@ -444,7 +419,7 @@ export class Runtime {
    * JSON, and every request would otherwise stringify and UTF-8 encode it again.
    */
   getFlowsJson(version: 'v1' | 'v2'): Buffer {
-    const a = this.active;
+    const a = this.state.active;
     a.json ??= JSON.stringify(a.flows);
     if (version === 'v1') return (a.v1 ??= Buffer.from(a.json));
     return (a.v2 ??= Buffer.from(`{"flows":${a.json},"rev":${JSON.stringify(a.rev)}}`));
@@ -452,9 +427,9 @@ export class Runtime {
 
   getState(): FlowsState {
     // Node-RED's word while safe mode holds the flows back, until a deploy or POST /flows/state starts them.
-    const state: FlowsState = { state: this.started ? 'start' : this.safeMode ? 'safe' : 'stop' };
+    const state: FlowsState = { state: this.state.started ? 'start' : this.state.safeMode ? 'safe' : 'stop' };
     // Instances sharing storage may briefly run different revs: each says which it runs.
-    if (this.storage.shared) state.rev = this.active.rev;
+    if (this.storage.shared) state.rev = this.state.active.rev;
     if (this.flowSet.missingTypes.length) state.missingTypes = [...this.flowSet.missingTypes];
     if (this.flowSet.errors.size || this.credentialsUnreadable) state.errors = [...this.flowSet.errors.values()];
     if (this.credentialsUnreadable) state.errors!.push({ id: 'credentials', type: 'credentials', error: this.credentialsProblem() });
@@ -517,7 +492,7 @@ export class Runtime {
       } finally {
         this.deployStarted = undefined;
         const seconds = (performance.now() - started) / 1000;
-        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.active.rev, nodes: this.services.nodes.size });
+        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.state.active.rev, nodes: this.services.nodes.size });
       }
     });
   }
@@ -528,7 +503,7 @@ export class Runtime {
    */
   editFlows(change: (flows: FlowNodeConfig[]) => FlowNodeConfig[], req: Omit<DeployRequest, 'flows' | 'rev'>): Promise<DeployResult> {
     return this.exclusive(req.type, async () => {
-      const flows = change(structuredClone(this.active.flows));
+      const flows = change(structuredClone(this.state.active.flows));
       return this.replace({ ...req, flows }, this.credentials.plan(flows), { action: 'deploy' });
     });
   }
@@ -547,11 +522,11 @@ export class Runtime {
   /** What a deploy of `req` would do, computed by the deploy's own planning; changes nothing. */
   async preview(req: DeployRequest): Promise<DeployPreview> {
     this.checkRev(req.rev);
-    const old = this.active;
+    const old = this.state.active;
     const type = req.type === 'reload' ? 'full' : req.type;
     const source = req.type === 'reload' ? await this.storage.getFlows() : undefined;
     const plan = source ? await this.credentials.planRestore(source.flows, source.credentials) : this.credentials.plan(req.flows, req.credentials);
-    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.view);
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.state.view);
     const sets = this.flowSet.preview(next.parsed, next.stop);
     const stopping = new Set(sets.stop);
     return {
@@ -559,7 +534,7 @@ export class Runtime {
       type: req.type,
       stop: sets.stop,
       // Stopped flows (POST /flows/state) stay stopped: a deploy starts nothing.
-      start: this.started ? sets.start : [],
+      start: this.state.started ? sets.start : [],
       rewire: [...next.rewired].filter((id) => !stopping.has(id) && this.services.nodes.has(id)),
       unchanged: sets.running,
       missingTypes: [...next.parsed.missingTypes],
@@ -568,15 +543,15 @@ export class Runtime {
   }
 
   private checkRev(rev: string | undefined): void {
-    if (rev !== undefined && rev !== this.active.rev) {
+    if (rev !== undefined && rev !== this.state.active.rev) {
       throw new RunnelError('version_mismatch', `The flows have changed: rev ${rev} is not the active rev`);
     }
   }
 
   private async replace(req: DeployRequest, plan: CredentialPlan, revision: Pick<RevisionMeta, 'action' | 'restoredSeq'>): Promise<DeployResult> {
-    const old = this.active;
+    const old = this.state.active;
     const type = req.type === 'reload' ? 'full' : req.type;
-    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.view);
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.state.view);
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
     const sameText = (id: string) => {
       const before = old.parsed.text?.get(id);
@@ -587,20 +562,20 @@ export class Runtime {
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
     this.credentialsUnreadable = false;
-    this.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
+    this.state.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
     // Flows stopped through POST /flows/state: the deploy is saved, not started.
     let stopped: string[] = [];
     let restarted: string[] = [];
-    if (this.safeMode) {
+    if (this.state.safeMode) {
       // As in Node-RED, a deploy of any type leaves safe mode and starts everything.
-      this.safeMode = false;
+      this.state.safeMode = false;
       ({ started: restarted } = await this.transition.during(async () => {
         await ensureFlowModules(this, next.parsed.all.values());
         this.emitFlows('starting', 'full');
         return this.flowSet.apply(next.parsed, 'all');
       }));
-      this.started = true;
-    } else if (this.started) {
+      this.state.started = true;
+    } else if (this.state.started) {
       ({ stopped, started: restarted } = await this.transition.during(async () => {
         await ensureFlowModules(this, next.parsed.all.values());
         this.emitFlows('stopping', next.type, next.diff);
@@ -632,28 +607,28 @@ export class Runtime {
   }
 
   private async reloadFlows(req: DeployRequest): Promise<DeployResult> {
-    const old = this.active.rev;
+    const old = this.state.active.rev;
     this.emitFlows('stopping', 'full', noDiff);
     await this.flowSet.stopAll();
     this.emitStopped('full', noDiff, true);
-    const before = this.active.flows;
+    const before = this.state.active.flows;
     await this.loadFromStorage();
-    await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.active.flows) });
+    await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.state.active.flows) });
     let stopped: string[] = [];
     let restarted: string[] = [];
-    if (this.safeMode) {
-      this.safeMode = false;
-      this.started = true;
+    if (this.state.safeMode) {
+      this.state.safeMode = false;
+      this.state.started = true;
     }
-    if (this.started) {
-      await ensureFlowModules(this, this.active.parsed.all.values());
+    if (this.state.started) {
+      await ensureFlowModules(this, this.state.active.parsed.all.values());
       this.emitFlows('starting', 'full');
-      ({ stopped, started: restarted } = await this.flowSet.apply(this.active.parsed, 'all'));
+      ({ stopped, started: restarted } = await this.flowSet.apply(this.state.active.parsed, 'all'));
     }
-    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.active.rev } }, 'flows reloaded');
+    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.state.active.rev } }, 'flows reloaded');
     this.emitStarted('full', undefined, true);
-    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.active.rev }, retain: true });
-    return { rev: this.active.rev, restarted, stopped };
+    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.state.active.rev }, retain: true });
+    return { rev: this.state.active.rev, restarted, stopped };
   }
 
   /**
@@ -662,8 +637,8 @@ export class Runtime {
    */
   restartNodesOfTypes(types: ReadonlySet<string>): Promise<string[]> {
     return this.mutex.run(async () => {
-      if (!this.started) return [];
-      const parsed = this.active.parsed;
+      if (!this.state.started) return [];
+      const parsed = this.state.active.parsed;
       const ids = new Set<string>();
       const templates = new Set<string>();
       for (const conf of parsed.all.values()) {
@@ -684,7 +659,7 @@ export class Runtime {
   private emitFlows(phase: 'starting' | 'started' | 'stopping' | 'stopped', type: string, diff?: () => ConfigDiff): void {
     const event = `flows:${phase}`;
     if (this.events.listenerCount(event) === 0) return;
-    const payload: Record<string, unknown> = { config: { flows: this.active.flows, rev: this.active.rev }, type };
+    const payload: Record<string, unknown> = { config: { flows: this.state.active.flows, rev: this.state.active.rev }, type };
     if (diff) {
       let arrays: Record<string, unknown> | undefined;
       Object.defineProperty(payload, 'diff', { enumerable: true, configurable: true, get: () => (arrays ??= diffArrays(diff())) });
@@ -702,7 +677,7 @@ export class Runtime {
     this.emitFlows('started', type, diff);
     this.events.emit('nodes-started');
     // A deploy while flows are stopped (POST /flows/state) saves them without starting them.
-    this.noticeState(this.started ? 'start' : 'stop', deploy);
+    this.noticeState(this.state.started ? 'start' : 'stop', deploy);
   }
 
   /** The current `runtime-state` notification (retained for editors that connect later). */
@@ -746,18 +721,18 @@ export class Runtime {
       this.credentialsUnreadable = true;
       this.credentials.replaceOnNextSave();
     }
-    this.active = { flows: snapshot.flows, parsed: this.parse(snapshot.flows), rev: snapshot.rev };
+    this.state.active = { flows: snapshot.flows, parsed: this.state.parse(snapshot.flows), rev: snapshot.rev };
   }
 
   private scheduleStartWaiting(): void {
-    if (this.restartScheduled || !this.started) return;
+    if (this.restartScheduled || !this.state.started) return;
     this.restartScheduled = true;
     setImmediate(() => {
       this.restartScheduled = false;
       void this.mutex.run(async () => {
-        if (!this.started) return;
-        const parsed = this.parse(this.active.flows);
-        this.active.parsed = parsed;
+        if (!this.state.started) return;
+        const parsed = this.state.parse(this.state.active.flows);
+        this.state.active.parsed = parsed;
         await this.flowSet.start(parsed);
         // The missing-types warning shrinks, or closes once nothing is missing.
         this.noticeState('start', false);
@@ -785,7 +760,7 @@ export class Runtime {
     clearTimeout(this.credentialSave);
     this.credentialSave = undefined;
     const doc = await this.credentials.serialise();
-    await this.storage.saveFlows({ flows: this.active.flows, credentials: doc, expectedRev: this.active.rev });
+    await this.storage.saveFlows({ flows: this.state.active.flows, credentials: doc, expectedRev: this.state.active.rev });
     await this.credentials.saved(doc);
   }
 }
