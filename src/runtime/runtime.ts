@@ -4,24 +4,23 @@ import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
 import type { Storage, FlowNodeConfig, InstanceRecord, RevisionMeta, RuntimeConfig } from '../storage/types.js';
 import { SerialQueue } from '../storage/serial-queue.js';
-import { storedCredentialsName } from '../storage/index.js';
 import type { AuthService } from '../auth/types.js';
 import { RunnelError } from '../errors.js';
 import { Registry, type NodeSetInfo } from '../registry/registry.js';
-import { CredentialStore, type CredentialPlan } from '../credentials/store.js';
-import { resolveCredentialKey, secretNeeded, type CredentialKey } from '../credentials/key.js';
+import type { CredentialStore, CredentialPlan } from '../credentials/store.js';
+import type { CredentialKey } from '../credentials/key.js';
 import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
 import { Hooks } from './hooks.js';
 import { FlowSet } from './flow-set.js';
 import { RunState } from './run-state.js';
+import { RuntimeCredentials } from './credentials.js';
 import type { ConfigDiff } from './diff.js';
 import { RuntimeEvents } from './events.js';
 import { planDeploy } from './deploy-plan.js';
 import { summarise } from './history/compare.js';
 import { History } from './history/history.js';
 import { MessageStats } from './stats.js';
-import { substituteEnv } from './env/env.js';
 import type { RuntimeServices } from './services.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
@@ -93,15 +92,12 @@ export class Runtime {
   readonly services: RuntimeServices;
   readonly history: History;
   server: Server | undefined;
-  credentials!: CredentialStore;
-  credentialKey!: CredentialKey;
   private readonly flowSet: FlowSet;
   private readonly builtinNodes: NodeSets;
   private beforeForeignCode: (() => void) | undefined;
   private readonly mutex = new SerialQueue();
   private readonly state: RunState;
   private restartScheduled = false;
-  private credentialSave: NodeJS.Timeout | undefined;
   private deployStarted: number | undefined;
   private readonly deployObservers: DeployObserver[] = [];
   private followQueued: Promise<void> | undefined;
@@ -111,8 +107,7 @@ export class Runtime {
   private readonly transition = new FlowTransition();
   private loading: Promise<void> | undefined;
   private stoppedByOperator = false;
-  /** The stored credentials did not decrypt at start: the editor is warned until a deploy replaces them. */
-  private credentialsUnreadable = false;
+  private readonly nodeCredentials: RuntimeCredentials;
   /** The last `runtime-state` notification, for whoever starts listening later (the editor's /comms). */
   private lastStateNotice: Record<string, unknown> = { state: 'stop', deploy: false };
 
@@ -145,7 +140,7 @@ export class Runtime {
       events: this.events,
       nodes: new Map<string, Node>(),
       stats: new MessageStats(this.settings.metrics.enabled),
-      credentialsFor: (id, type, env) => this.credentialsFor(id, type, env),
+      credentialsFor: (id, type, env) => this.nodeCredentials.credentialsFor(id, type, env),
       getGlobalSetting: (name) => this.flowSet.globalEnv.getSetting(name),
       beforeNodeCode: () => {
         const first = this.beforeForeignCode;
@@ -156,6 +151,7 @@ export class Runtime {
     this.flowSet = new FlowSet(this.services);
     this.modules = new ModuleManager(this);
     this.state = new RunState(this.registry.isKnownType, { safeMode: deps.settings.safeMode, primary: deps.storage.shared === undefined });
+    this.nodeCredentials = new RuntimeCredentials({ settings: this.settings, log: this.log, storage: this.storage, registry: this.registry, mutex: this.mutex, state: this.state });
     this.transition.begin();
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
@@ -207,6 +203,15 @@ export class Runtime {
     await this.storage.updateRuntimeConfig(change);
   }
 
+  /** The deployed nodes' credentials; set by `load`. */
+  get credentials(): CredentialStore {
+    return this.nodeCredentials.store;
+  }
+
+  get credentialKey(): CredentialKey {
+    return this.nodeCredentials.key;
+  }
+
   attachServer(server: Server): void {
     this.server = server;
   }
@@ -222,13 +227,7 @@ export class Runtime {
   private async loadAll(): Promise<void> {
     // Persistent context is loaded before any node can read it.
     await this.context.open();
-    this.credentialKey = await resolveCredentialKey(this.settings, this.storage, this.log, storedCredentialsName(this.settings));
-    this.credentials = new CredentialStore({
-      key: this.credentialKey,
-      definitionOf: this.registry.getCredentialDefinition,
-      log: this.log,
-      storage: this.storage,
-    });
+    await this.nodeCredentials.open();
     const stored = (await this.storage.getRuntimeConfig())[STORED_SETTINGS];
     settingsViewFor(this.settings, NODE_RED_COMPAT_VERSION).attachStore(
       stored !== null && typeof stored === 'object' && !Array.isArray(stored) ? (stored as Record<string, unknown>) : {},
@@ -398,7 +397,7 @@ export class Runtime {
     await this.member?.stop();
     await this.mutex.run(async () => {
       this.state.started = false;
-      await this.flushCredentials();
+      await this.nodeCredentials.flush();
       this.emitFlows('stopping', 'full', noDiff);
       await this.flowSet.stopAll();
       this.emitStopped('full', noDiff, false);
@@ -431,22 +430,9 @@ export class Runtime {
     // Instances sharing storage may briefly run different revs: each says which it runs.
     if (this.storage.shared) state.rev = this.state.active.rev;
     if (this.flowSet.missingTypes.length) state.missingTypes = [...this.flowSet.missingTypes];
-    if (this.flowSet.errors.size || this.credentialsUnreadable) state.errors = [...this.flowSet.errors.values()];
-    if (this.credentialsUnreadable) state.errors!.push({ id: 'credentials', type: 'credentials', error: this.credentialsProblem() });
+    if (this.flowSet.errors.size || this.nodeCredentials.unreadable) state.errors = [...this.flowSet.errors.values()];
+    if (this.nodeCredentials.unreadable) state.errors!.push({ id: 'credentials', type: 'credentials', error: this.nodeCredentials.problem() });
     return state;
-  }
-
-  /** Why the stored credentials are not used, and the two ways out, in the user's terms. */
-  private credentialsProblem(): string {
-    const key = {
-      user: 'the credentialSecret of the settings',
-      system: 'the key generated in .config.runtime.json (credentialSecret is not set)',
-      disabled: 'no key: credentialSecret is false',
-    }[this.credentialKey.type];
-    const file = this.storage.credentialsFile;
-    const reset = file ? `, or delete ${file} to start without credentials` : '';
-    return `The stored credentials do not decrypt with ${key}: the flows run without them, and the next deploy replaces them. ` +
-      `Set credentialSecret to the key that encrypted them and restart${reset}`;
   }
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
@@ -561,7 +547,7 @@ export class Runtime {
     const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, rev: next.rev, revision: meta, type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
-    this.credentialsUnreadable = false;
+    this.nodeCredentials.unreadable = false;
     this.state.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
     // Flows stopped through POST /flows/state: the deploy is saved, not started.
     let stopped: string[] = [];
@@ -695,7 +681,7 @@ export class Runtime {
     const missing = this.flowSet.missingTypes;
     if (missing.length) {
       Object.assign(payload, { type: 'warning', error: 'missing-types', text: 'notification.warnings.missing-types', types: [...missing] });
-    } else if (this.credentialsUnreadable) {
+    } else if (this.nodeCredentials.unreadable) {
       Object.assign(payload, { type: 'warning', error: 'credentials_load_failed', text: 'notification.warnings.credentials_load_failed_reset' });
     }
     this.lastStateNotice = payload;
@@ -705,22 +691,7 @@ export class Runtime {
   private async loadFromStorage(atStart = false): Promise<void> {
     const snapshot = await this.storage.getFlows();
     if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
-    try {
-      await this.credentials.load(snapshot.credentials);
-      this.credentialsUnreadable = false;
-    } catch (err) {
-      // Only a key the user chose may replace credentials it cannot read (Node-RED's behaviour):
-      // a generated key is never the one they were meant to open with.
-      if (atStart && this.credentialKey.type !== 'user') throw new RunnelError('credentials_undecryptable', secretNeeded(this.credentialKey.type, storedCredentialsName(this.settings)));
-      if (atStart && this.storage.shared !== undefined) {
-        throw new RunnelError('credentials_undecryptable', 'the stored credentials do not decrypt with this instance\'s key: every instance sharing a database needs the same credentialSecret');
-      }
-      // Node-RED's behaviour: flows still start, without credentials; the stored ones are left as
-      // they are until the next deploy replaces them, and the editor says so meanwhile.
-      this.log.error({ code: (err as RunnelError).code, err: (err as Error).message }, this.credentialsProblem());
-      this.credentialsUnreadable = true;
-      this.credentials.replaceOnNextSave();
-    }
+    await this.nodeCredentials.load(snapshot.credentials, atStart);
     this.state.active = { flows: snapshot.flows, parsed: this.state.parse(snapshot.flows), rev: snapshot.rev };
   }
 
@@ -740,27 +711,8 @@ export class Runtime {
     });
   }
 
-  private credentialsFor(id: string, type: string, env: (name: string) => unknown): Record<string, unknown> | undefined {
-    const stored = this.credentials.get(id);
-    if (stored) return substituteEnv(stored as FlowNodeConfig, env) as Record<string, unknown>;
-    return this.registry.getCredentialDefinition(type) ? {} : undefined;
-  }
-
   /** RED.nodes.addCredentials / deleteCredentials: change one node's credentials and persist soon. */
   updateNodeCredentials(id: string, value: Record<string, unknown> | undefined): void {
-    if (value === undefined) this.credentials.delete(id);
-    else this.credentials.add(id, value);
-    clearTimeout(this.credentialSave);
-    this.credentialSave = setTimeout(() => void this.mutex.run(() => this.flushCredentials()), 100);
-    this.credentialSave.unref();
-  }
-
-  private async flushCredentials(): Promise<void> {
-    if (!this.credentialSave) return;
-    clearTimeout(this.credentialSave);
-    this.credentialSave = undefined;
-    const doc = await this.credentials.serialise();
-    await this.storage.saveFlows({ flows: this.state.active.flows, credentials: doc, expectedRev: this.state.active.rev });
-    await this.credentials.saved(doc);
+    this.nodeCredentials.update(id, value);
   }
 }
