@@ -15,7 +15,7 @@ import { Hooks } from './hooks.js';
 import { FlowSet } from './flow-set.js';
 import { RunState } from './run-state.js';
 import { RuntimeCredentials } from './credentials.js';
-import type { ConfigDiff } from './diff.js';
+import { FlowNotices, noDiff } from './flow-notices.js';
 import { RuntimeEvents } from './events.js';
 import { planDeploy } from './deploy-plan.js';
 import { summarise } from './history/compare.js';
@@ -36,19 +36,6 @@ import { nodeClasses } from './node-classes.js';
 import { ClusterMember } from './cluster-member.js';
 import { primaryOnlyIds } from './primary-only.js';
 import { FlowTransition } from './transition.js';
-
-const EMPTY_DIFF: ConfigDiff = {
-  added: new Set(), changed: new Set(), removed: new Set(), rewired: new Set(), linked: new Set(), flowChanged: new Set(), globalConfigChanged: false,
-};
-/** Node-RED's diff when stopping without a new configuration (shut-down, reload). */
-const noDiff = () => EMPTY_DIFF;
-
-function diffArrays(d: ConfigDiff): Record<string, unknown> {
-  return {
-    added: [...d.added], changed: [...d.changed], removed: [...d.removed], rewired: [...d.rewired],
-    linked: [...d.linked], flowChanged: [...d.flowChanged], globalConfigChanged: d.globalConfigChanged,
-  };
-}
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
@@ -108,8 +95,7 @@ export class Runtime {
   private loading: Promise<void> | undefined;
   private stoppedByOperator = false;
   private readonly nodeCredentials: RuntimeCredentials;
-  /** The last `runtime-state` notification, for whoever starts listening later (the editor's /comms). */
-  private lastStateNotice: Record<string, unknown> = { state: 'stop', deploy: false };
+  private readonly notices: FlowNotices;
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -152,6 +138,7 @@ export class Runtime {
     this.modules = new ModuleManager(this);
     this.state = new RunState(this.registry.isKnownType, { safeMode: deps.settings.safeMode, primary: deps.storage.shared === undefined });
     this.nodeCredentials = new RuntimeCredentials({ settings: this.settings, log: this.log, storage: this.storage, registry: this.registry, mutex: this.mutex, state: this.state });
+    this.notices = new FlowNotices(this.events, this.state, this.flowSet, this.nodeCredentials);
     this.transition.begin();
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
@@ -253,7 +240,7 @@ export class Runtime {
         }
         if (this.stoppedByOperator) {
           this.log.info('Flows stopped through POST /flows/state: loaded, not started');
-          this.noticeState('stop', false);
+          this.notices.noticeState('stop', false);
           return;
         }
         // POST /flows/state may have started them since load.
@@ -343,13 +330,13 @@ export class Runtime {
     await this.transition.during(async () => {
       await ensureFlowModules(this, next.parsed.all.values());
       // Modules and the editor see a deploy made elsewhere exactly as one made here.
-      this.emitFlows('stopping', next.type, next.diff);
+      this.notices.emitFlows('stopping', next.type, next.diff);
       await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-        this.emitStopped(next.type, next.diff, true);
-        this.emitFlows('starting', next.type, next.diff);
+        this.notices.emitStopped(next.type, next.diff, true);
+        this.notices.emitFlows('starting', next.type, next.diff);
       });
     });
-    this.emitStarted(next.type, next.diff, true);
+    this.notices.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
     this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
   }
@@ -373,9 +360,9 @@ export class Runtime {
       if (state === 'start' && !this.state.started) await this.runFlows();
       else if (state === 'stop' && this.state.started) {
         this.state.started = false;
-        this.emitFlows('stopping', 'full', noDiff);
+        this.notices.emitFlows('stopping', 'full', noDiff);
         await this.flowSet.stopAll();
-        this.emitStopped('full', noDiff, false);
+        this.notices.emitStopped('full', noDiff, false);
       }
       await this.updateRuntimeConfig((config) => ({ ...config, [FLOW_STATE]: state }));
       this.log.audit({ event: 'flows.state', state, user: who.user, reqId: who.reqId }, `flows ${state === 'start' ? 'started' : 'stopped'}`);
@@ -385,10 +372,10 @@ export class Runtime {
   private runFlows(): Promise<void> {
     return this.transition.during(async () => {
       await ensureFlowModules(this, this.state.active.parsed.all.values());
-      this.emitFlows('starting', 'full');
+      this.notices.emitFlows('starting', 'full');
       await this.flowSet.apply(this.state.active.parsed, 'all');
       this.state.started = true;
-      this.emitStarted('full', undefined, false);
+      this.notices.emitStarted('full', undefined, false);
     });
   }
 
@@ -398,9 +385,9 @@ export class Runtime {
     await this.mutex.run(async () => {
       this.state.started = false;
       await this.nodeCredentials.flush();
-      this.emitFlows('stopping', 'full', noDiff);
+      this.notices.emitFlows('stopping', 'full', noDiff);
       await this.flowSet.stopAll();
-      this.emitStopped('full', noDiff, false);
+      this.notices.emitStopped('full', noDiff, false);
       await this.context.close();
     });
   }
@@ -557,23 +544,23 @@ export class Runtime {
       this.state.safeMode = false;
       ({ started: restarted } = await this.transition.during(async () => {
         await ensureFlowModules(this, next.parsed.all.values());
-        this.emitFlows('starting', 'full');
+        this.notices.emitFlows('starting', 'full');
         return this.flowSet.apply(next.parsed, 'all');
       }));
       this.state.started = true;
     } else if (this.state.started) {
       ({ stopped, started: restarted } = await this.transition.during(async () => {
         await ensureFlowModules(this, next.parsed.all.values());
-        this.emitFlows('stopping', next.type, next.diff);
+        this.notices.emitFlows('stopping', next.type, next.diff);
         return this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-          this.emitStopped(next.type, next.diff, true);
-          this.emitFlows('starting', next.type, next.diff);
+          this.notices.emitStopped(next.type, next.diff, true);
+          this.notices.emitFlows('starting', next.type, next.diff);
         });
       }));
     }
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
     this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
-    this.emitStarted(next.type, next.diff, true);
+    this.notices.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
     return { rev, restarted, stopped };
   }
@@ -594,9 +581,9 @@ export class Runtime {
 
   private async reloadFlows(req: DeployRequest): Promise<DeployResult> {
     const old = this.state.active.rev;
-    this.emitFlows('stopping', 'full', noDiff);
+    this.notices.emitFlows('stopping', 'full', noDiff);
     await this.flowSet.stopAll();
-    this.emitStopped('full', noDiff, true);
+    this.notices.emitStopped('full', noDiff, true);
     const before = this.state.active.flows;
     await this.loadFromStorage();
     await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.state.active.flows) });
@@ -608,11 +595,11 @@ export class Runtime {
     }
     if (this.state.started) {
       await ensureFlowModules(this, this.state.active.parsed.all.values());
-      this.emitFlows('starting', 'full');
+      this.notices.emitFlows('starting', 'full');
       ({ stopped, started: restarted } = await this.flowSet.apply(this.state.active.parsed, 'all'));
     }
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.state.active.rev } }, 'flows reloaded');
-    this.emitStarted('full', undefined, true);
+    this.notices.emitStarted('full', undefined, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.state.active.rev }, retain: true });
     return { rev: this.state.active.rev, restarted, stopped };
   }
@@ -637,55 +624,9 @@ export class Runtime {
     });
   }
 
-  /**
-   * `flows:<phase>` with Node-RED's payload: `config` is the active configuration (`{flows, rev}`;
-   * while stopping for a deploy it is already the new one, as in Node-RED), `diff` its diff with
-   * the previous one as arrays (built when a listener first reads it), absent at start-up.
-   */
-  private emitFlows(phase: 'starting' | 'started' | 'stopping' | 'stopped', type: string, diff?: () => ConfigDiff): void {
-    const event = `flows:${phase}`;
-    if (this.events.listenerCount(event) === 0) return;
-    const payload: Record<string, unknown> = { config: { flows: this.state.active.flows, rev: this.state.active.rev }, type };
-    if (diff) {
-      let arrays: Record<string, unknown> | undefined;
-      Object.defineProperty(payload, 'diff', { enumerable: true, configurable: true, get: () => (arrays ??= diffArrays(diff())) });
-    } else payload.diff = undefined;
-    this.events.emit(event, payload);
-  }
-
-  private emitStopped(type: string, diff: () => ConfigDiff, deploy: boolean): void {
-    this.emitFlows('stopped', type, diff);
-    this.noticeState('stop', deploy);
-    this.events.emit('nodes-stopped');
-  }
-
-  private emitStarted(type: string, diff: (() => ConfigDiff) | undefined, deploy: boolean): void {
-    this.emitFlows('started', type, diff);
-    this.events.emit('nodes-started');
-    // A deploy while flows are stopped (POST /flows/state) saves them without starting them.
-    this.noticeState(this.state.started ? 'start' : 'stop', deploy);
-  }
-
   /** The current `runtime-state` notification (retained for editors that connect later). */
   get stateNotice(): Record<string, unknown> {
-    return this.lastStateNotice;
-  }
-
-  /**
-   * Tells the editor the flows' state, with Node-RED's warning forms while something is wrong:
-   * deployed types missing, or credentials that did not decrypt (and will be replaced by the next
-   * deploy). A notification without `text` closes the editor's earlier warning.
-   */
-  private noticeState(state: 'start' | 'stop', deploy: boolean): void {
-    const payload: Record<string, unknown> = { state, deploy };
-    const missing = this.flowSet.missingTypes;
-    if (missing.length) {
-      Object.assign(payload, { type: 'warning', error: 'missing-types', text: 'notification.warnings.missing-types', types: [...missing] });
-    } else if (this.nodeCredentials.unreadable) {
-      Object.assign(payload, { type: 'warning', error: 'credentials_load_failed', text: 'notification.warnings.credentials_load_failed_reset' });
-    }
-    this.lastStateNotice = payload;
-    this.events.emit('runtime-event', { id: 'runtime-state', payload, retain: true });
+    return this.notices.stateNotice;
   }
 
   private async loadFromStorage(atStart = false): Promise<void> {
@@ -706,7 +647,7 @@ export class Runtime {
         this.state.active.parsed = parsed;
         await this.flowSet.start(parsed);
         // The missing-types warning shrinks, or closes once nothing is missing.
-        this.noticeState('start', false);
+        this.notices.noticeState('start', false);
       });
     });
   }
