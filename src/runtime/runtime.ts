@@ -1,13 +1,11 @@
-import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../log.js';
-import type { Storage, FlowNodeConfig, InstanceRecord, RevisionMeta, RuntimeConfig } from '../storage/types.js';
+import type { Storage, FlowNodeConfig, InstanceRecord, RuntimeConfig } from '../storage/types.js';
 import { SerialQueue } from '../storage/serial-queue.js';
 import type { AuthService } from '../auth/types.js';
-import { RunnelError } from '../errors.js';
 import { Registry, type NodeSetInfo } from '../registry/registry.js';
-import type { CredentialStore, CredentialPlan } from '../credentials/store.js';
+import type { CredentialStore } from '../credentials/store.js';
 import type { CredentialKey } from '../credentials/key.js';
 import { ContextManager } from './context.js';
 import { DeliveryQueue } from './delivery.js';
@@ -16,15 +14,15 @@ import { FlowSet } from './flow-set.js';
 import { RunState } from './run-state.js';
 import { RuntimeCredentials } from './credentials.js';
 import { FlowNotices, noDiff } from './flow-notices.js';
+import { Deployer } from './deployer.js';
 import { RuntimeEvents } from './events.js';
 import { planDeploy } from './deploy-plan.js';
-import { summarise } from './history/compare.js';
 import { History } from './history/history.js';
 import { MessageStats } from './stats.js';
 import type { RuntimeServices } from './services.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
-import { DEPLOYMENT_TYPES, type DeployObserver, type DeployOutcome, type DeployPreview, type DeployRequest, type DeployResult, type DeploymentType, type FlowsState, type RollbackRequest } from './types.js';
+import { DEPLOYMENT_TYPES, type DeployObserver, type DeployPreview, type DeployRequest, type DeployResult, type DeploymentType, type FlowsState, type RollbackRequest } from './types.js';
 import { ModuleManager } from '../registry/modules.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
 import type { Catalogs } from '../registry/host.js';
@@ -85,8 +83,6 @@ export class Runtime {
   private readonly mutex = new SerialQueue();
   private readonly state: RunState;
   private restartScheduled = false;
-  private deployStarted: number | undefined;
-  private readonly deployObservers: DeployObserver[] = [];
   private followQueued: Promise<void> | undefined;
   private unfollow: (() => void) | undefined;
   private member: ClusterMember | undefined;
@@ -96,6 +92,7 @@ export class Runtime {
   private stoppedByOperator = false;
   private readonly nodeCredentials: RuntimeCredentials;
   private readonly notices: FlowNotices;
+  private readonly deployer: Deployer;
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -139,6 +136,11 @@ export class Runtime {
     this.state = new RunState(this.registry.isKnownType, { safeMode: deps.settings.safeMode, primary: deps.storage.shared === undefined });
     this.nodeCredentials = new RuntimeCredentials({ settings: this.settings, log: this.log, storage: this.storage, registry: this.registry, mutex: this.mutex, state: this.state });
     this.notices = new FlowNotices(this.events, this.state, this.flowSet, this.nodeCredentials);
+    this.deployer = new Deployer({
+      storage: this.storage, log: this.log, events: this.events, registry: this.registry, moduleHost: this, mutex: this.mutex,
+      transition: this.transition, flowSet: this.flowSet, nodes: this.services.nodes, state: this.state,
+      credentials: this.nodeCredentials, notices: this.notices, followStored: () => this.followStored(),
+    });
     this.transition.begin();
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
@@ -225,7 +227,7 @@ export class Runtime {
     this.stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
     // Instances sharing storage must share the key: one that cannot read the credentials would
     // run the flows without them and overwrite them at its first deploy.
-    await this.mutex.run(() => this.loadFromStorage(true));
+    await this.mutex.run(() => this.deployer.loadFromStorage(true));
   }
 
   /** Loads (if `load` has not) and starts the stored flows, then follows the other instances. */
@@ -424,184 +426,32 @@ export class Runtime {
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
   deploy(req: DeployRequest): Promise<DeployResult> {
-    return this.exclusive(req.type, async () => {
-      if (req.type === 'reload') return this.reload(req);
-      this.checkRev(req.rev);
-      try {
-        return await this.replace(req, this.credentials.plan(req.flows, req.credentials), { action: 'deploy' });
-      } catch (e) {
-        // Another instance deployed first and this one has not applied it yet: a deploy without
-        // a rev means "replace whatever is there", so catch up and deploy on top of it.
-        if (!(this.storage.shared && req.rev === undefined && (e as RunnelError).code === 'version_mismatch')) throw e;
-        await this.followStored();
-        return this.replace(req, this.credentials.plan(req.flows, req.credentials), { action: 'deploy' });
-      }
-    });
+    return this.deployer.deploy(req);
   }
 
   /** Since when (epoch ms) the deploy under way has been running; undefined when none is. */
   get deployingSince(): number | undefined {
-    return this.deployStarted;
+    return this.deployer.deployingSince;
   }
 
   /** Called after every deploy, rollback and single-flow edit with its outcome and duration. */
   observeDeploys(observer: DeployObserver): void {
-    this.deployObservers.push(observer);
+    this.deployer.observeDeploys(observer);
   }
 
-  /** Runs a deploy inside the deploy lock, timing it and reporting its outcome. */
-  private exclusive(type: string, run: () => Promise<DeployResult>): Promise<DeployResult> {
-    return this.mutex.run(async () => {
-      const started = performance.now();
-      this.deployStarted = Date.now();
-      let outcome: DeployOutcome = 'error';
-      try {
-        const result = await run();
-        outcome = 'success';
-        return result;
-      } catch (e) {
-        if (e instanceof RunnelError) outcome = e.status === 409 ? 'conflict' : e.status < 500 ? 'rejected' : 'error';
-        throw e;
-      } finally {
-        this.deployStarted = undefined;
-        const seconds = (performance.now() - started) / 1000;
-        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.state.active.rev, nodes: this.services.nodes.size });
-      }
-    });
-  }
-
-  /**
-   * A deploy computed from the active configuration inside the deploy lock, so a concurrent deploy
-   * cannot slip in between reading and writing (the single-flow API edits one tab this way).
-   */
+  /** A deploy computed from the active configuration inside the deploy lock (the single-flow API). */
   editFlows(change: (flows: FlowNodeConfig[]) => FlowNodeConfig[], req: Omit<DeployRequest, 'flows' | 'rev'>): Promise<DeployResult> {
-    return this.exclusive(req.type, async () => {
-      const flows = change(structuredClone(this.state.active.flows));
-      return this.replace({ ...req, flows }, this.credentials.plan(flows), { action: 'deploy' });
-    });
+    return this.deployer.editFlows(change, req);
   }
 
   /** Deploys a kept revision (flows and its credentials) as a new revision. */
   rollback(req: RollbackRequest): Promise<DeployResult> {
-    return this.exclusive(req.type, async () => {
-      this.checkRev(req.expectedRev);
-      const target = await this.storage.getRevision({ rev: req.rev });
-      if (target === undefined) throw new RunnelError('not_found', `No kept revision has rev ${req.rev}`);
-      const plan = await this.credentials.planRestore(target.flows, target.credentials);
-      return this.replace({ ...req, flows: target.flows }, plan, { action: 'rollback', restoredSeq: target.seq });
-    });
+    return this.deployer.rollback(req);
   }
 
   /** What a deploy of `req` would do, computed by the deploy's own planning; changes nothing. */
-  async preview(req: DeployRequest): Promise<DeployPreview> {
-    this.checkRev(req.rev);
-    const old = this.state.active;
-    const type = req.type === 'reload' ? 'full' : req.type;
-    const source = req.type === 'reload' ? await this.storage.getFlows() : undefined;
-    const plan = source ? await this.credentials.planRestore(source.flows, source.credentials) : this.credentials.plan(req.flows, req.credentials);
-    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.state.view);
-    const sets = this.flowSet.preview(next.parsed, next.stop);
-    const stopping = new Set(sets.stop);
-    return {
-      rev: next.rev,
-      type: req.type,
-      stop: sets.stop,
-      // Stopped flows (POST /flows/state) stay stopped: a deploy starts nothing.
-      start: this.state.started ? sets.start : [],
-      rewire: [...next.rewired].filter((id) => !stopping.has(id) && this.services.nodes.has(id)),
-      unchanged: sets.running,
-      missingTypes: [...next.parsed.missingTypes],
-      credentials: this.credentials.compare(plan.credentials),
-    };
-  }
-
-  private checkRev(rev: string | undefined): void {
-    if (rev !== undefined && rev !== this.state.active.rev) {
-      throw new RunnelError('version_mismatch', `The flows have changed: rev ${rev} is not the active rev`);
-    }
-  }
-
-  private async replace(req: DeployRequest, plan: CredentialPlan, revision: Pick<RevisionMeta, 'action' | 'restoredSeq'>): Promise<DeployResult> {
-    const old = this.state.active;
-    const type = req.type === 'reload' ? 'full' : req.type;
-    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.state.view);
-    const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
-    const sameText = (id: string) => {
-      const before = old.parsed.text?.get(id);
-      return before !== undefined && before === next.parsed.text?.get(id);
-    };
-    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, sameText), type };
-    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, rev: next.rev, revision: meta, type });
-    this.credentials.commit(plan.credentials);
-    await this.credentials.saved(doc);
-    this.nodeCredentials.unreadable = false;
-    this.state.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
-    // Flows stopped through POST /flows/state: the deploy is saved, not started.
-    let stopped: string[] = [];
-    let restarted: string[] = [];
-    if (this.state.safeMode) {
-      // As in Node-RED, a deploy of any type leaves safe mode and starts everything.
-      this.state.safeMode = false;
-      ({ started: restarted } = await this.transition.during(async () => {
-        await ensureFlowModules(this, next.parsed.all.values());
-        this.notices.emitFlows('starting', 'full');
-        return this.flowSet.apply(next.parsed, 'all');
-      }));
-      this.state.started = true;
-    } else if (this.state.started) {
-      ({ stopped, started: restarted } = await this.transition.during(async () => {
-        await ensureFlowModules(this, next.parsed.all.values());
-        this.notices.emitFlows('stopping', next.type, next.diff);
-        return this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-          this.notices.emitStopped(next.type, next.diff, true);
-          this.notices.emitFlows('starting', next.type, next.diff);
-        });
-      }));
-    }
-    const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
-    this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
-    this.notices.emitStarted(next.type, next.diff, true);
-    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
-    return { rev, restarted, stopped };
-  }
-
-  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[], sameText?: (id: string) => boolean) {
-    return {
-      time: Date.now(),
-      ...(req.user === undefined ? {} : { user: req.user }),
-      nodeCount: after.length,
-      summary: summarise(before, after, sameText),
-    };
-  }
-
-  /** Re-reads flows and credentials from storage and restarts everything. */
-  private reload(req: DeployRequest): Promise<DeployResult> {
-    return this.transition.during(() => this.reloadFlows(req));
-  }
-
-  private async reloadFlows(req: DeployRequest): Promise<DeployResult> {
-    const old = this.state.active.rev;
-    this.notices.emitFlows('stopping', 'full', noDiff);
-    await this.flowSet.stopAll();
-    this.notices.emitStopped('full', noDiff, true);
-    const before = this.state.active.flows;
-    await this.loadFromStorage();
-    await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.state.active.flows) });
-    let stopped: string[] = [];
-    let restarted: string[] = [];
-    if (this.state.safeMode) {
-      this.state.safeMode = false;
-      this.state.started = true;
-    }
-    if (this.state.started) {
-      await ensureFlowModules(this, this.state.active.parsed.all.values());
-      this.notices.emitFlows('starting', 'full');
-      ({ stopped, started: restarted } = await this.flowSet.apply(this.state.active.parsed, 'all'));
-    }
-    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.state.active.rev } }, 'flows reloaded');
-    this.notices.emitStarted('full', undefined, true);
-    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.state.active.rev }, retain: true });
-    return { rev: this.state.active.rev, restarted, stopped };
+  preview(req: DeployRequest): Promise<DeployPreview> {
+    return this.deployer.preview(req);
   }
 
   /**
@@ -627,13 +477,6 @@ export class Runtime {
   /** The current `runtime-state` notification (retained for editors that connect later). */
   get stateNotice(): Record<string, unknown> {
     return this.notices.stateNotice;
-  }
-
-  private async loadFromStorage(atStart = false): Promise<void> {
-    const snapshot = await this.storage.getFlows();
-    if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
-    await this.nodeCredentials.load(snapshot.credentials, atStart);
-    this.state.active = { flows: snapshot.flows, parsed: this.state.parse(snapshot.flows), rev: snapshot.rev };
   }
 
   private scheduleStartWaiting(): void {
