@@ -15,14 +15,14 @@ import { RunState } from './run-state.js';
 import { RuntimeCredentials } from './credentials.js';
 import { FlowNotices, noDiff } from './flow-notices.js';
 import { Deployer } from './deployer.js';
+import { Follower } from './follower.js';
 import { RuntimeEvents } from './events.js';
-import { planDeploy } from './deploy-plan.js';
 import { History } from './history/history.js';
 import { MessageStats } from './stats.js';
 import type { RuntimeServices } from './services.js';
 import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
-import { DEPLOYMENT_TYPES, type DeployObserver, type DeployPreview, type DeployRequest, type DeployResult, type DeploymentType, type FlowsState, type RollbackRequest } from './types.js';
+import type { DeployObserver, DeployPreview, DeployRequest, DeployResult, FlowsState, RollbackRequest } from './types.js';
 import { ModuleManager } from '../registry/modules.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
 import type { Catalogs } from '../registry/host.js';
@@ -31,8 +31,6 @@ import { settingsViewFor } from './settings-view.js';
 import { createRedApi } from './red-api.js';
 import type { NodeSets } from './red-api-types.js';
 import { nodeClasses } from './node-classes.js';
-import { ClusterMember } from './cluster-member.js';
-import { primaryOnlyIds } from './primary-only.js';
 import { FlowTransition } from './transition.js';
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
@@ -83,9 +81,6 @@ export class Runtime {
   private readonly mutex = new SerialQueue();
   private readonly state: RunState;
   private restartScheduled = false;
-  private followQueued: Promise<void> | undefined;
-  private unfollow: (() => void) | undefined;
-  private member: ClusterMember | undefined;
   /** From construction until the stored flows have started, and while a deploy stops and starts nodes. */
   private readonly transition = new FlowTransition();
   private loading: Promise<void> | undefined;
@@ -93,6 +88,7 @@ export class Runtime {
   private readonly nodeCredentials: RuntimeCredentials;
   private readonly notices: FlowNotices;
   private readonly deployer: Deployer;
+  private readonly follower: Follower;
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -139,7 +135,12 @@ export class Runtime {
     this.deployer = new Deployer({
       storage: this.storage, log: this.log, events: this.events, registry: this.registry, moduleHost: this, mutex: this.mutex,
       transition: this.transition, flowSet: this.flowSet, nodes: this.services.nodes, state: this.state,
-      credentials: this.nodeCredentials, notices: this.notices, followStored: () => this.followStored(),
+      credentials: this.nodeCredentials, notices: this.notices, followStored: () => this.follower.followStored(),
+    });
+    this.follower = new Follower({
+      settings: this.settings, log: this.log, storage: this.storage, events: this.events, registry: this.registry, moduleHost: this,
+      modules: this.modules, mutex: this.mutex, transition: this.transition, flowSet: this.flowSet, state: this.state,
+      credentials: this.nodeCredentials, notices: this.notices, version: this.version, flowsState: () => this.getState().state,
     });
     this.transition.begin();
     // A type arriving (module install, enable) may let waiting flows start.
@@ -251,26 +252,12 @@ export class Runtime {
     } finally {
       this.transition.end();
     }
-    const shared = this.storage.shared;
-    if (!shared) return;
-    const sync = this.modules.sync;
-    const reconcile = (retry: boolean) => void sync?.reconcile(retry).catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'reading the shared module list failed'));
-    this.unfollow = shared.onChange((change) => {
-      if (change.kind === 'modules' || change.kind === 'resync') reconcile(change.kind === 'resync');
-      if (change.kind !== 'flows' && change.kind !== 'resync') return;
-      this.follow().then(
-        // A removal or disable that flows blocked here may go through now.
-        () => sync?.blockedByFlows && reconcile(true),
-        (err: unknown) => this.log.error({ err }, 'applying the flows another instance deployed failed'),
-      );
-    });
-    reconcile(true);
-    this.member = new ClusterMember(shared, {
-      log: this.log,
-      describe: (primary) => this.describeInstance(primary),
-      setPrimary: (primary) => this.setPrimary(primary),
-    });
-    this.member.start();
+    this.follower.start();
+  }
+
+  /** GET /cluster: the live instances (just this one without shared storage). */
+  clusterView(): Promise<InstanceRecord[]> {
+    return this.follower.clusterView();
   }
 
   /**
@@ -280,67 +267,6 @@ export class Runtime {
    */
   get flowsPending(): Promise<void> | undefined {
     return this.transition.pending;
-  }
-
-  /** GET /cluster: the live instances (just this one without shared storage). */
-  async clusterView(): Promise<InstanceRecord[]> {
-    if (this.member) return this.member.instances();
-    return [{ id: this.settings.instanceId ?? 'local', ...this.describeInstance(true), lastSeen: new Date().toISOString() }];
-  }
-
-  private describeInstance(primary: boolean): Omit<InstanceRecord, 'id' | 'lastSeen'> {
-    return { url: this.settings.instanceUrl ?? null, version: this.version, rev: this.state.active.rev, state: this.getState().state, primary, modules: this.modules.states() };
-  }
-
-  /** Starts or stops the primary-only tabs as this instance gains or loses the primary role. */
-  private setPrimary(primary: boolean): Promise<void> {
-    return this.mutex.run(async () => {
-      if (this.state.primary === primary) return;
-      this.state.primary = primary;
-      if (!this.state.started) return;
-      const affected = primaryOnlyIds(this.state.active.flows);
-      this.state.active.parsed = this.state.parse(this.state.active.flows);
-      if (affected.size > 0) await this.transition.during(() => this.flowSet.apply(this.state.active.parsed, primary ? new Set() : affected));
-    });
-  }
-
-  /**
-   * Applies the configuration another instance saved, restarting what the deployment type it was
-   * deployed with restarts. Runs in the deploy queue, so it never interleaves with a local deploy.
-   */
-  follow(): Promise<void> {
-    // Notifications arriving while one is queued are covered by it: it reads the newest rev.
-    this.followQueued ??= this.mutex.run(async () => {
-      this.followQueued = undefined;
-      if (this.state.started) await this.followStored();
-    });
-    return this.followQueued;
-  }
-
-  private async followStored(): Promise<void> {
-    const snapshot = await this.storage.getFlows();
-    if (snapshot.rev === this.state.active.rev) return;
-    const old = this.state.active;
-    const ids = new Set([...old.parsed.all.keys(), ...snapshot.flows.map((n) => n.id)]);
-    const before = new Map([...ids].map((id) => [id, JSON.stringify(this.credentials.get(id))]));
-    await this.credentials.load(snapshot.credentials);
-    const changedNodes = new Set([...ids].filter((id) => JSON.stringify(this.credentials.get(id)) !== before.get(id)));
-    const stored = (DEPLOYMENT_TYPES as readonly string[]).includes(snapshot.type ?? '') ? (snapshot.type as DeploymentType) : 'full';
-    const type = stored === 'reload' ? 'full' : stored;
-    const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.state.view);
-    this.state.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
-    await this.transition.during(async () => {
-      await ensureFlowModules(this, next.parsed.all.values());
-      // Modules and the editor see a deploy made elsewhere exactly as one made here.
-      this.notices.emitFlows('stopping', next.type, next.diff);
-      await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-        this.notices.emitStopped(next.type, next.diff, true);
-        this.notices.emitFlows('starting', next.type, next.diff);
-      });
-    });
-    this.notices.emitStarted(next.type, next.diff, true);
-    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
-    this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
   }
 
   /**
@@ -382,8 +308,7 @@ export class Runtime {
   }
 
   async stop(): Promise<void> {
-    this.unfollow?.();
-    await this.member?.stop();
+    await this.follower.stop();
     await this.mutex.run(async () => {
       this.state.started = false;
       await this.nodeCredentials.flush();
