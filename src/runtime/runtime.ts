@@ -16,6 +16,7 @@ import { RuntimeCredentials } from './credentials.js';
 import { FlowNotices, noDiff } from './flow-notices.js';
 import { Deployer } from './deployer.js';
 import { Follower } from './follower.js';
+import { TypeChanges } from './type-changes.js';
 import { RuntimeEvents } from './events.js';
 import { History } from './history/history.js';
 import { MessageStats } from './stats.js';
@@ -80,7 +81,6 @@ export class Runtime {
   private beforeForeignCode: (() => void) | undefined;
   private readonly mutex = new SerialQueue();
   private readonly state: RunState;
-  private restartScheduled = false;
   /** From construction until the stored flows have started, and while a deploy stops and starts nodes. */
   private readonly transition = new FlowTransition();
   private loading: Promise<void> | undefined;
@@ -89,6 +89,7 @@ export class Runtime {
   private readonly notices: FlowNotices;
   private readonly deployer: Deployer;
   private readonly follower: Follower;
+  private readonly typeChanges: TypeChanges;
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -143,14 +144,8 @@ export class Runtime {
       credentials: this.nodeCredentials, notices: this.notices, version: this.version, flowsState: () => this.getState().state,
     });
     this.transition.begin();
-    // A type arriving (module install, enable) may let waiting flows start.
-    // Deployed nodes of a type whose implementation changed restart on the new code.
-    this.registry.on('type-replaced', (type: string) => {
-      if (this.state.started) void this.restartNodesOfTypes(new Set([type]));
-    });
-    this.registry.on('type-registered', (type: string) => {
-      this.events.emit('type-registered', type);
-      this.scheduleStartWaiting();
+    this.typeChanges = new TypeChanges(this.registry, {
+      events: this.events, mutex: this.mutex, transition: this.transition, flowSet: this.flowSet, state: this.state, notices: this.notices,
     });
   }
 
@@ -379,45 +374,14 @@ export class Runtime {
     return this.deployer.preview(req);
   }
 
-  /**
-   * Restarts the deployed nodes of the given types (and the subflow instances containing them), so a
-   * module upgraded in place runs its new code without a full restart.
-   */
+  /** Restarts the deployed nodes of the given types on their new code (a module upgraded in place). */
   restartNodesOfTypes(types: ReadonlySet<string>): Promise<string[]> {
-    return this.mutex.run(async () => {
-      if (!this.state.started) return [];
-      const parsed = this.state.active.parsed;
-      const ids = new Set<string>();
-      const templates = new Set<string>();
-      for (const conf of parsed.all.values()) {
-        if (!types.has(conf.type)) continue;
-        if (conf.z !== undefined && parsed.subflows.has(conf.z)) templates.add(conf.z);
-        else ids.add(conf.id);
-      }
-      for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
-      return (await this.transition.during(() => this.flowSet.apply(parsed, ids))).started;
-    });
+    return this.typeChanges.restartNodesOfTypes(types);
   }
 
   /** The current `runtime-state` notification (retained for editors that connect later). */
   get stateNotice(): Record<string, unknown> {
     return this.notices.stateNotice;
-  }
-
-  private scheduleStartWaiting(): void {
-    if (this.restartScheduled || !this.state.started) return;
-    this.restartScheduled = true;
-    setImmediate(() => {
-      this.restartScheduled = false;
-      void this.mutex.run(async () => {
-        if (!this.state.started) return;
-        const parsed = this.state.parse(this.state.active.flows);
-        this.state.active.parsed = parsed;
-        await this.flowSet.start(parsed);
-        // The missing-types warning shrinks, or closes once nothing is missing.
-        this.notices.noticeState('start', false);
-      });
-    });
   }
 
   /** RED.nodes.addCredentials / deleteCredentials: change one node's credentials and persist soon. */
