@@ -17,6 +17,7 @@ import { FlowNotices, noDiff } from './flow-notices.js';
 import { Deployer } from './deployer.js';
 import { Follower } from './follower.js';
 import { TypeChanges } from './type-changes.js';
+import { RunControl } from './run-control.js';
 import { RuntimeEvents } from './events.js';
 import { History } from './history/history.js';
 import { MessageStats } from './stats.js';
@@ -25,7 +26,6 @@ import type { Node } from './node.js';
 import type { RouteApp } from './http-types.js';
 import type { DeployObserver, DeployPreview, DeployRequest, DeployResult, FlowsState, RollbackRequest } from './types.js';
 import { ModuleManager } from '../registry/modules.js';
-import { ensureFlowModules } from '../registry/external-modules.js';
 import type { Catalogs } from '../registry/host.js';
 import { NODE_RED_COMPAT_VERSION, RUNNEL_VERSION } from '../version.js';
 import { settingsViewFor } from './settings-view.js';
@@ -36,10 +36,6 @@ import { FlowTransition } from './transition.js';
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
-/** The retained runtime-state event of safe mode, as Node-RED sends it (the editor shows its warning). */
-const SAFE_MODE_STATE = { state: 'safe', error: 'safe-mode', type: 'warning', text: 'notification.warnings.safe-mode' };
-/** Runtime-config key of the flows state set through POST /flows/state (Node-RED's name). */
-const FLOW_STATE = 'runtimeFlowState';
 
 export interface RuntimeDeps {
   settings: Settings;
@@ -58,8 +54,9 @@ export interface RuntimeDeps {
 }
 
 /**
- * The runtime facade the admin API calls: it owns the active configuration, serialises deploys,
- * and keeps storage, credentials and the running flows in step. It knows nothing about HTTP.
+ * The runtime facade the admin API calls. It builds the parts that keep storage, credentials and
+ * the running flows in step (deployer, follower, run control, type changes) around one deploy lock
+ * and one RunState, and loads and starts them in order. It knows nothing about HTTP.
  */
 export class Runtime {
   readonly settings: Settings;
@@ -84,12 +81,12 @@ export class Runtime {
   /** From construction until the stored flows have started, and while a deploy stops and starts nodes. */
   private readonly transition = new FlowTransition();
   private loading: Promise<void> | undefined;
-  private stoppedByOperator = false;
   private readonly nodeCredentials: RuntimeCredentials;
   private readonly notices: FlowNotices;
   private readonly deployer: Deployer;
   private readonly follower: Follower;
   private readonly typeChanges: TypeChanges;
+  private readonly runControl: RunControl;
 
   constructor(deps: RuntimeDeps) {
     this.settings = deps.settings;
@@ -133,6 +130,10 @@ export class Runtime {
     this.state = new RunState(this.registry.isKnownType, { safeMode: deps.settings.safeMode, primary: deps.storage.shared === undefined });
     this.nodeCredentials = new RuntimeCredentials({ settings: this.settings, log: this.log, storage: this.storage, registry: this.registry, mutex: this.mutex, state: this.state });
     this.notices = new FlowNotices(this.events, this.state, this.flowSet, this.nodeCredentials);
+    this.runControl = new RunControl({
+      settings: this.settings, log: this.log, storage: this.storage, events: this.events, moduleHost: this, mutex: this.mutex,
+      transition: this.transition, flowSet: this.flowSet, state: this.state, credentials: this.nodeCredentials, notices: this.notices,
+    });
     this.deployer = new Deployer({
       storage: this.storage, log: this.log, events: this.events, registry: this.registry, moduleHost: this, mutex: this.mutex,
       transition: this.transition, flowSet: this.flowSet, nodes: this.services.nodes, state: this.state,
@@ -141,7 +142,7 @@ export class Runtime {
     this.follower = new Follower({
       settings: this.settings, log: this.log, storage: this.storage, events: this.events, registry: this.registry, moduleHost: this,
       modules: this.modules, mutex: this.mutex, transition: this.transition, flowSet: this.flowSet, state: this.state,
-      credentials: this.nodeCredentials, notices: this.notices, version: this.version, flowsState: () => this.getState().state,
+      credentials: this.nodeCredentials, notices: this.notices, version: this.version, flowsState: () => this.runControl.getState().state,
     });
     this.transition.begin();
     this.typeChanges = new TypeChanges(this.registry, {
@@ -220,7 +221,7 @@ export class Runtime {
     );
     this.registerBuiltinNodes();
     await this.modules.loadInstalled();
-    this.stoppedByOperator = this.runtimeStateEnabled && (await this.storage.getRuntimeConfig())[FLOW_STATE] === 'stop';
+    await this.runControl.loadStoppedState();
     // Instances sharing storage must share the key: one that cannot read the credentials would
     // run the flows without them and overwrite them at its first deploy.
     await this.mutex.run(() => this.deployer.loadFromStorage(true));
@@ -230,20 +231,7 @@ export class Runtime {
   async start(): Promise<void> {
     try {
       await this.load();
-      await this.mutex.run(async () => {
-        if (this.state.safeMode) {
-          this.log.info('Flows stopped in safe mode. Deploy to start.');
-          this.events.emit('runtime-event', { id: 'runtime-state', payload: SAFE_MODE_STATE, retain: true });
-          return;
-        }
-        if (this.stoppedByOperator) {
-          this.log.info('Flows stopped through POST /flows/state: loaded, not started');
-          this.notices.noticeState('stop', false);
-          return;
-        }
-        // POST /flows/state may have started them since load.
-        if (!this.state.started) await this.runFlows();
-      });
+      await this.runControl.startLoaded();
     } finally {
       this.transition.end();
     }
@@ -264,42 +252,14 @@ export class Runtime {
     return this.transition.pending;
   }
 
-  /**
-   * Node-RED's `runtimeState.enabled`: POST /flows/state exists, and a stop survives restarts. In
-   * safe mode the route exists too, so the flows can be started without a deploy.
-   */
+  /** Whether POST /flows/state exists (Node-RED's `runtimeState.enabled`, or safe mode). */
   get runtimeStateEnabled(): boolean {
-    const runtimeState = this.settings.extra.runtimeState as { enabled?: unknown } | undefined;
-    return runtimeState?.enabled === true || this.settings.safeMode;
+    return this.runControl.runtimeStateEnabled;
   }
 
-  /**
-   * POST /flows/state: stops every flow (deploys then save without starting) or starts them again.
-   * The state is kept in the runtime config, so a stop survives a restart.
-   */
+  /** POST /flows/state: stops every flow or starts them again; a stop survives a restart. */
   setFlowsState(state: 'start' | 'stop', who: { user?: string; reqId?: string }): Promise<void> {
-    return this.mutex.run(async () => {
-      this.state.safeMode = false;
-      if (state === 'start' && !this.state.started) await this.runFlows();
-      else if (state === 'stop' && this.state.started) {
-        this.state.started = false;
-        this.notices.emitFlows('stopping', 'full', noDiff);
-        await this.flowSet.stopAll();
-        this.notices.emitStopped('full', noDiff, false);
-      }
-      await this.updateRuntimeConfig((config) => ({ ...config, [FLOW_STATE]: state }));
-      this.log.audit({ event: 'flows.state', state, user: who.user, reqId: who.reqId }, `flows ${state === 'start' ? 'started' : 'stopped'}`);
-    });
-  }
-
-  private runFlows(): Promise<void> {
-    return this.transition.during(async () => {
-      await ensureFlowModules(this, this.state.active.parsed.all.values());
-      this.notices.emitFlows('starting', 'full');
-      await this.flowSet.apply(this.state.active.parsed, 'all');
-      this.state.started = true;
-      this.notices.emitStarted('full', undefined, false);
-    });
+    return this.runControl.setFlowsState(state, who);
   }
 
   async stop(): Promise<void> {
@@ -333,15 +293,9 @@ export class Runtime {
     return (a.v2 ??= Buffer.from(`{"flows":${a.json},"rev":${JSON.stringify(a.rev)}}`));
   }
 
+  /** GET /flows/state. */
   getState(): FlowsState {
-    // Node-RED's word while safe mode holds the flows back, until a deploy or POST /flows/state starts them.
-    const state: FlowsState = { state: this.state.started ? 'start' : this.state.safeMode ? 'safe' : 'stop' };
-    // Instances sharing storage may briefly run different revs: each says which it runs.
-    if (this.storage.shared) state.rev = this.state.active.rev;
-    if (this.flowSet.missingTypes.length) state.missingTypes = [...this.flowSet.missingTypes];
-    if (this.flowSet.errors.size || this.nodeCredentials.unreadable) state.errors = [...this.flowSet.errors.values()];
-    if (this.nodeCredentials.unreadable) state.errors!.push({ id: 'credentials', type: 'credentials', error: this.nodeCredentials.problem() });
-    return state;
+    return this.runControl.getState();
   }
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
