@@ -30,31 +30,18 @@ export class RuntimeCredentials {
   key!: CredentialKey;
   /** The stored credentials did not decrypt at start: the editor is warned until a deploy replaces them. */
   unreadable = false;
-  private readonly settings: Settings;
-  private readonly log: Logger;
-  private readonly storage: Storage;
-  private readonly registry: Pick<Registry, 'getCredentialDefinition'>;
-  private readonly mutex: SerialQueue;
-  private readonly state: RunState;
   private credentialSave: NodeJS.Timeout | undefined;
 
-  constructor(deps: RuntimeCredentialsDeps) {
-    this.settings = deps.settings;
-    this.log = deps.log;
-    this.storage = deps.storage;
-    this.registry = deps.registry;
-    this.mutex = deps.mutex;
-    this.state = deps.state;
-  }
+  constructor(private readonly deps: RuntimeCredentialsDeps) {}
 
   /** Resolves the key (the settings' credentialSecret, else a generated one) and opens the store with it. */
   async open(): Promise<void> {
-    this.key = await resolveCredentialKey(this.settings, this.storage, this.log, storedCredentialsName(this.settings));
+    this.key = await resolveCredentialKey(this.deps.settings, this.deps.storage, this.deps.log, storedCredentialsName(this.deps.settings));
     this.store = new CredentialStore({
       key: this.key,
-      definitionOf: this.registry.getCredentialDefinition,
-      log: this.log,
-      storage: this.storage,
+      definitionOf: this.deps.registry.getCredentialDefinition,
+      log: this.deps.log,
+      storage: this.deps.storage,
     });
   }
 
@@ -69,13 +56,13 @@ export class RuntimeCredentials {
     } catch (err) {
       // Only a key the user chose may replace credentials it cannot read (Node-RED's behaviour):
       // a generated key is never the one they were meant to open with.
-      if (atStart && this.key.type !== 'user') throw new RunnelError('credentials_undecryptable', secretNeeded(this.key.type, storedCredentialsName(this.settings)));
-      if (atStart && this.storage.shared !== undefined) {
+      if (atStart && this.key.type !== 'user') throw new RunnelError('credentials_undecryptable', secretNeeded(this.key.type, storedCredentialsName(this.deps.settings)));
+      if (atStart && this.deps.storage.shared !== undefined) {
         throw new RunnelError('credentials_undecryptable', 'the stored credentials do not decrypt with this instance\'s key: every instance sharing a database needs the same credentialSecret');
       }
       // Node-RED's behaviour: flows still start, without credentials; the stored ones are left as
       // they are until the next deploy replaces them, and the editor says so meanwhile.
-      this.log.error({ code: (err as RunnelError).code, err: (err as Error).message }, this.problem());
+      this.deps.log.error({ code: (err as RunnelError).code, err: (err as Error).message }, this.problem());
       this.unreadable = true;
       this.store.replaceOnNextSave();
     }
@@ -88,7 +75,7 @@ export class RuntimeCredentials {
       system: 'the key generated in .config.runtime.json (credentialSecret is not set)',
       disabled: 'no key: credentialSecret is false',
     }[this.key.type];
-    const file = this.storage.credentialsFile;
+    const file = this.deps.storage.credentialsFile;
     const reset = file ? `, or delete ${file} to start without credentials` : '';
     return `The stored credentials do not decrypt with ${key}: the flows run without them, and the next deploy replaces them. ` +
       `Set credentialSecret to the key that encrypted them and restart${reset}`;
@@ -97,7 +84,7 @@ export class RuntimeCredentials {
   credentialsFor(id: string, type: string, env: (name: string) => unknown): Record<string, unknown> | undefined {
     const stored = this.store.get(id);
     if (stored) return substituteEnv(stored as FlowNodeConfig, env) as Record<string, unknown>;
-    return this.registry.getCredentialDefinition(type) ? {} : undefined;
+    return this.deps.registry.getCredentialDefinition(type) ? {} : undefined;
   }
 
   /** RED.nodes.addCredentials / deleteCredentials: change one node's credentials and persist soon. */
@@ -105,7 +92,7 @@ export class RuntimeCredentials {
     if (value === undefined) this.store.delete(id);
     else this.store.add(id, value);
     clearTimeout(this.credentialSave);
-    this.credentialSave = setTimeout(() => void this.mutex.run(() => this.flush()), 100);
+    this.credentialSave = setTimeout(() => void this.deps.mutex.run(() => this.flush()), 100);
     this.credentialSave.unref();
   }
 
@@ -115,7 +102,7 @@ export class RuntimeCredentials {
     clearTimeout(this.credentialSave);
     this.credentialSave = undefined;
     const doc = await this.store.serialise();
-    await this.storage.saveFlows({ flows: this.state.active.flows, credentials: doc, expectedRev: this.state.active.rev });
+    await this.deps.storage.saveFlows({ flows: this.deps.state.active.flows, credentials: doc, expectedRev: this.deps.state.active.rev });
     await this.store.saved(doc);
   }
 }

@@ -1,77 +1,31 @@
 import { performance } from 'node:perf_hooks';
-import type { Logger } from '../log.js';
-import type { FlowNodeConfig, RevisionMeta, Storage } from '../storage/types.js';
-import type { SerialQueue } from '../storage/serial-queue.js';
+import type { FlowNodeConfig, RevisionMeta } from '../storage/types.js';
 import { RunnelError } from '../errors.js';
-import type { Registry } from '../registry/registry.js';
 import type { CredentialPlan } from '../credentials/store.js';
-import { ensureFlowModules, type ExternalModulesHost } from '../registry/external-modules.js';
-import type { RuntimeEvents } from './events.js';
-import type { FlowSet } from './flow-set.js';
+import { ensureFlowModules } from '../registry/external-modules.js';
 import { planDeploy } from './deploy-plan.js';
 import { summarise } from './history/compare.js';
-import type { FlowTransition } from './transition.js';
-import type { RunState } from './run-state.js';
-import type { RuntimeCredentials } from './credentials.js';
-import { noDiff, type FlowNotices } from './flow-notices.js';
+import { noDiff } from './flow-notices.js';
+import { FlowsPart, type FlowsDeps } from './flows-part.js';
 import type { DeployObserver, DeployOutcome, DeployPreview, DeployRequest, DeployResult, RollbackRequest } from './types.js';
-
-export interface DeployerDeps {
-  storage: Storage;
-  log: Logger;
-  events: RuntimeEvents;
-  registry: Pick<Registry, 'isKnownType'>;
-  /** What installs the npm modules function nodes list, before their flows start. */
-  moduleHost: ExternalModulesHost;
-  /** The deploy lock, shared with everything else that changes the running flows. */
-  mutex: SerialQueue;
-  transition: FlowTransition;
-  flowSet: FlowSet;
-  /** The running nodes by id. */
-  nodes: ReadonlyMap<string, unknown>;
-  state: RunState;
-  credentials: RuntimeCredentials;
-  notices: FlowNotices;
-  /** Applies the configuration another instance saved; called from inside the deploy lock. */
-  followStored: () => Promise<void>;
-}
 
 /**
  * The deploy pipeline: deploys, single-flow edits, rollbacks and reloads, each run in the deploy
  * lock, saved, then applied to the running flows; a preview plans a deploy the same way and
  * changes nothing.
  */
-export class Deployer {
-  private readonly storage: Storage;
-  private readonly log: Logger;
-  private readonly events: RuntimeEvents;
-  private readonly registry: Pick<Registry, 'isKnownType'>;
-  private readonly moduleHost: ExternalModulesHost;
-  private readonly mutex: SerialQueue;
-  private readonly transition: FlowTransition;
-  private readonly flowSet: FlowSet;
-  private readonly nodes: ReadonlyMap<string, unknown>;
-  private readonly state: RunState;
-  private readonly credentials: RuntimeCredentials;
-  private readonly notices: FlowNotices;
-  private readonly followStored: () => Promise<void>;
+export class Deployer extends FlowsPart {
   private deployStarted: number | undefined;
   private readonly deployObservers: DeployObserver[] = [];
 
-  constructor(deps: DeployerDeps) {
-    this.storage = deps.storage;
-    this.log = deps.log;
-    this.events = deps.events;
-    this.registry = deps.registry;
-    this.moduleHost = deps.moduleHost;
-    this.mutex = deps.mutex;
-    this.transition = deps.transition;
-    this.flowSet = deps.flowSet;
-    this.nodes = deps.nodes;
-    this.state = deps.state;
-    this.credentials = deps.credentials;
-    this.notices = deps.notices;
-    this.followStored = deps.followStored;
+  constructor(
+    deps: FlowsDeps,
+    /** The running nodes by id. */
+    private readonly nodes: ReadonlyMap<string, unknown>,
+    /** Applies the configuration another instance saved; called from inside the deploy lock. */
+    private readonly followStored: () => Promise<void>,
+  ) {
+    super(deps);
   }
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */

@@ -1,39 +1,19 @@
 import type { Settings } from '../settings.js';
-import type { Logger } from '../log.js';
-import type { InstanceRecord, Storage } from '../storage/types.js';
-import type { SerialQueue } from '../storage/serial-queue.js';
-import type { Registry } from '../registry/registry.js';
+import type { InstanceRecord } from '../storage/types.js';
 import type { ModuleManager } from '../registry/modules.js';
-import { ensureFlowModules, type ExternalModulesHost } from '../registry/external-modules.js';
-import type { RuntimeEvents } from './events.js';
-import type { FlowSet } from './flow-set.js';
+import { ensureFlowModules } from '../registry/external-modules.js';
 import { planDeploy } from './deploy-plan.js';
-import type { FlowTransition } from './transition.js';
-import type { RunState } from './run-state.js';
-import type { RuntimeCredentials } from './credentials.js';
-import type { FlowNotices } from './flow-notices.js';
 import { ClusterMember } from './cluster-member.js';
 import { primaryOnlyIds } from './primary-only.js';
+import { FlowsPart, type FlowsDeps } from './flows-part.js';
 import { DEPLOYMENT_TYPES, type DeploymentType, type FlowsState } from './types.js';
 
-export interface FollowerDeps {
+/** What GET /cluster says of this instance. */
+export interface InstanceFacts {
   settings: Settings;
-  log: Logger;
-  storage: Storage;
-  events: RuntimeEvents;
-  registry: Pick<Registry, 'isKnownType'>;
-  /** What installs the npm modules function nodes list, before their flows start. */
-  moduleHost: ExternalModulesHost;
-  modules: Pick<ModuleManager, 'sync' | 'states'>;
-  /** The deploy lock: what another instance deployed is applied in it, never inside a local deploy. */
-  mutex: SerialQueue;
-  transition: FlowTransition;
-  flowSet: FlowSet;
-  state: RunState;
-  credentials: RuntimeCredentials;
-  notices: FlowNotices;
   version: string;
-  /** GET /flows/state's `state`, which GET /cluster reports for this instance. */
+  modules: Pick<ModuleManager, 'sync' | 'states'>;
+  /** GET /flows/state's `state`. */
   flowsState: () => FlowsState['state'];
 }
 
@@ -41,49 +21,20 @@ export interface FollowerDeps {
  * Cluster following: with shared storage, applies what other instances deploy, keeps the module
  * list in step, and starts or stops primary-only tabs as this instance gains or loses the role.
  */
-export class Follower {
-  private readonly settings: Settings;
-  private readonly log: Logger;
-  private readonly storage: Storage;
-  private readonly events: RuntimeEvents;
-  private readonly registry: Pick<Registry, 'isKnownType'>;
-  private readonly moduleHost: ExternalModulesHost;
-  private readonly modules: Pick<ModuleManager, 'sync' | 'states'>;
-  private readonly mutex: SerialQueue;
-  private readonly transition: FlowTransition;
-  private readonly flowSet: FlowSet;
-  private readonly state: RunState;
-  private readonly credentials: RuntimeCredentials;
-  private readonly notices: FlowNotices;
-  private readonly version: string;
-  private readonly flowsState: () => FlowsState['state'];
+export class Follower extends FlowsPart {
   private followQueued: Promise<void> | undefined;
   private unfollow: (() => void) | undefined;
   private member: ClusterMember | undefined;
 
-  constructor(deps: FollowerDeps) {
-    this.settings = deps.settings;
-    this.log = deps.log;
-    this.storage = deps.storage;
-    this.events = deps.events;
-    this.registry = deps.registry;
-    this.moduleHost = deps.moduleHost;
-    this.modules = deps.modules;
-    this.mutex = deps.mutex;
-    this.transition = deps.transition;
-    this.flowSet = deps.flowSet;
-    this.state = deps.state;
-    this.credentials = deps.credentials;
-    this.notices = deps.notices;
-    this.version = deps.version;
-    this.flowsState = deps.flowsState;
+  constructor(deps: FlowsDeps, private readonly instance: InstanceFacts) {
+    super(deps);
   }
 
   /** Follows the instances sharing the storage (none without it): their deploys, module changes and the primary role. */
   start(): void {
     const shared = this.storage.shared;
     if (!shared) return;
-    const sync = this.modules.sync;
+    const sync = this.instance.modules.sync;
     const reconcile = (retry: boolean) => void sync?.reconcile(retry).catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'reading the shared module list failed'));
     this.unfollow = shared.onChange((change) => {
       if (change.kind === 'modules' || change.kind === 'resync') reconcile(change.kind === 'resync');
@@ -111,11 +62,12 @@ export class Follower {
   /** GET /cluster: the live instances (just this one without shared storage). */
   async clusterView(): Promise<InstanceRecord[]> {
     if (this.member) return this.member.instances();
-    return [{ id: this.settings.instanceId ?? 'local', ...this.describeInstance(true), lastSeen: new Date().toISOString() }];
+    return [{ id: this.instance.settings.instanceId ?? 'local', ...this.describeInstance(true), lastSeen: new Date().toISOString() }];
   }
 
   private describeInstance(primary: boolean): Omit<InstanceRecord, 'id' | 'lastSeen'> {
-    return { url: this.settings.instanceUrl ?? null, version: this.version, rev: this.state.active.rev, state: this.flowsState(), primary, modules: this.modules.states() };
+    const { settings, version, modules, flowsState } = this.instance;
+    return { url: settings.instanceUrl ?? null, version, rev: this.state.active.rev, state: flowsState(), primary, modules: modules.states() };
   }
 
   /** Starts or stops the primary-only tabs as this instance gains or loses the primary role. */

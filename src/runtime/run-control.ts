@@ -1,14 +1,7 @@
 import type { Settings } from '../settings.js';
-import type { Logger } from '../log.js';
-import type { Storage } from '../storage/types.js';
-import type { SerialQueue } from '../storage/serial-queue.js';
-import { ensureFlowModules, type ExternalModulesHost } from '../registry/external-modules.js';
-import type { RuntimeEvents } from './events.js';
-import type { FlowSet } from './flow-set.js';
-import type { FlowTransition } from './transition.js';
-import type { RunState } from './run-state.js';
-import type { RuntimeCredentials } from './credentials.js';
-import { noDiff, type FlowNotices } from './flow-notices.js';
+import { ensureFlowModules } from '../registry/external-modules.js';
+import { noDiff } from './flow-notices.js';
+import { FlowsPart, type FlowsDeps } from './flows-part.js';
 import type { FlowsState } from './types.js';
 
 /** The retained runtime-state event of safe mode, as Node-RED sends it (the editor shows its warning). */
@@ -16,52 +9,15 @@ const SAFE_MODE_STATE = { state: 'safe', error: 'safe-mode', type: 'warning', te
 /** Runtime-config key of the flows state set through POST /flows/state (Node-RED's name). */
 const FLOW_STATE = 'runtimeFlowState';
 
-export interface RunControlDeps {
-  settings: Settings;
-  log: Logger;
-  storage: Storage;
-  events: RuntimeEvents;
-  /** What installs the npm modules function nodes list, before their flows start. */
-  moduleHost: ExternalModulesHost;
-  /** The deploy lock: starting and stopping never interleave with a deploy. */
-  mutex: SerialQueue;
-  transition: FlowTransition;
-  flowSet: FlowSet;
-  state: RunState;
-  credentials: RuntimeCredentials;
-  notices: FlowNotices;
-}
-
 /**
  * Whether the flows run, apart from deploys: held back at start by safe mode or by a stop kept from
  * POST /flows/state, started or stopped by that route, and reported by GET /flows/state.
  */
-export class RunControl {
-  private readonly settings: Settings;
-  private readonly log: Logger;
-  private readonly storage: Storage;
-  private readonly events: RuntimeEvents;
-  private readonly moduleHost: ExternalModulesHost;
-  private readonly mutex: SerialQueue;
-  private readonly transition: FlowTransition;
-  private readonly flowSet: FlowSet;
-  private readonly state: RunState;
-  private readonly credentials: RuntimeCredentials;
-  private readonly notices: FlowNotices;
+export class RunControl extends FlowsPart {
   private stoppedByOperator = false;
 
-  constructor(deps: RunControlDeps) {
-    this.settings = deps.settings;
-    this.log = deps.log;
-    this.storage = deps.storage;
-    this.events = deps.events;
-    this.moduleHost = deps.moduleHost;
-    this.mutex = deps.mutex;
-    this.transition = deps.transition;
-    this.flowSet = deps.flowSet;
-    this.state = deps.state;
-    this.credentials = deps.credentials;
-    this.notices = deps.notices;
+  constructor(deps: FlowsDeps, private readonly settings: Settings) {
+    super(deps);
   }
 
   /** Reads whether POST /flows/state stopped the flows before the last shut-down. */

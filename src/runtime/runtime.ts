@@ -18,6 +18,7 @@ import { Deployer } from './deployer.js';
 import { Follower } from './follower.js';
 import { TypeChanges } from './type-changes.js';
 import { RunControl } from './run-control.js';
+import type { FlowsDeps } from './flows-part.js';
 import { RuntimeEvents } from './events.js';
 import { History } from './history/history.js';
 import { MessageStats } from './stats.js';
@@ -130,24 +131,15 @@ export class Runtime {
     this.state = new RunState(this.registry.isKnownType, { safeMode: deps.settings.safeMode, primary: deps.storage.shared === undefined });
     this.nodeCredentials = new RuntimeCredentials({ settings: this.settings, log: this.log, storage: this.storage, registry: this.registry, mutex: this.mutex, state: this.state });
     this.notices = new FlowNotices(this.events, this.state, this.flowSet, this.nodeCredentials);
-    this.runControl = new RunControl({
-      settings: this.settings, log: this.log, storage: this.storage, events: this.events, moduleHost: this, mutex: this.mutex,
-      transition: this.transition, flowSet: this.flowSet, state: this.state, credentials: this.nodeCredentials, notices: this.notices,
-    });
-    this.deployer = new Deployer({
+    const parts: FlowsDeps = {
       storage: this.storage, log: this.log, events: this.events, registry: this.registry, moduleHost: this, mutex: this.mutex,
-      transition: this.transition, flowSet: this.flowSet, nodes: this.services.nodes, state: this.state,
-      credentials: this.nodeCredentials, notices: this.notices, followStored: () => this.follower.followStored(),
-    });
-    this.follower = new Follower({
-      settings: this.settings, log: this.log, storage: this.storage, events: this.events, registry: this.registry, moduleHost: this,
-      modules: this.modules, mutex: this.mutex, transition: this.transition, flowSet: this.flowSet, state: this.state,
-      credentials: this.nodeCredentials, notices: this.notices, version: this.version, flowsState: () => this.runControl.getState().state,
-    });
+      transition: this.transition, flowSet: this.flowSet, state: this.state, credentials: this.nodeCredentials, notices: this.notices,
+    };
+    this.runControl = new RunControl(parts, this.settings);
+    this.deployer = new Deployer(parts, this.services.nodes, () => this.follower.followStored());
+    this.follower = new Follower(parts, { settings: this.settings, version: this.version, modules: this.modules, flowsState: () => this.runControl.getState().state });
     this.transition.begin();
-    this.typeChanges = new TypeChanges(this.registry, {
-      events: this.events, mutex: this.mutex, transition: this.transition, flowSet: this.flowSet, state: this.state, notices: this.notices,
-    });
+    this.typeChanges = new TypeChanges(parts, this.registry);
   }
 
   /**

@@ -1,41 +1,15 @@
 import type { Registry } from '../registry/registry.js';
-import type { SerialQueue } from '../storage/serial-queue.js';
-import type { RuntimeEvents } from './events.js';
-import type { FlowSet } from './flow-set.js';
-import type { FlowTransition } from './transition.js';
-import type { RunState } from './run-state.js';
-import type { FlowNotices } from './flow-notices.js';
-
-export interface TypeChangesDeps {
-  events: RuntimeEvents;
-  /** The deploy lock: restarts never interleave with a deploy. */
-  mutex: SerialQueue;
-  transition: FlowTransition;
-  flowSet: FlowSet;
-  state: RunState;
-  notices: FlowNotices;
-}
+import { FlowsPart, type FlowsDeps } from './flows-part.js';
 
 /**
  * Node types changing under the running flows: nodes waiting for a type start when it is
  * registered, and nodes of a type whose implementation is replaced restart on the new code.
  */
-export class TypeChanges {
-  private readonly events: RuntimeEvents;
-  private readonly mutex: SerialQueue;
-  private readonly transition: FlowTransition;
-  private readonly flowSet: FlowSet;
-  private readonly state: RunState;
-  private readonly notices: FlowNotices;
+export class TypeChanges extends FlowsPart {
   private restartScheduled = false;
 
-  constructor(registry: Pick<Registry, 'on'>, deps: TypeChangesDeps) {
-    this.events = deps.events;
-    this.mutex = deps.mutex;
-    this.transition = deps.transition;
-    this.flowSet = deps.flowSet;
-    this.state = deps.state;
-    this.notices = deps.notices;
+  constructor(deps: FlowsDeps, registry: Pick<Registry, 'on'>) {
+    super(deps);
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
     registry.on('type-replaced', (type: string) => {
