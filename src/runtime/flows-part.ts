@@ -1,0 +1,57 @@
+import type { Logger } from '../log.js';
+import type { Storage } from '../storage/types.js';
+import type { SerialQueue } from '../storage/serial-queue.js';
+import type { Registry } from '../registry/registry.js';
+import type { ExternalModulesHost } from '../registry/external-modules.js';
+import type { RuntimeEvents } from './events.js';
+import type { FlowSet } from './flow-set.js';
+import type { FlowTransition } from './transition.js';
+import type { RunState } from './run-state.js';
+import type { RuntimeCredentials } from './credentials.js';
+import type { FlowNotices } from './flow-notices.js';
+
+/** What every part that starts, stops or replaces the running flows works with; the Runtime builds it once. */
+export interface FlowsDeps {
+  storage: Storage;
+  log: Logger;
+  events: RuntimeEvents;
+  registry: Pick<Registry, 'isKnownType'>;
+  /** What installs the npm modules function nodes list, before their flows start. */
+  moduleHost: ExternalModulesHost;
+  /** The deploy lock: whatever changes the running flows runs in it, one change at a time. */
+  mutex: SerialQueue;
+  transition: FlowTransition;
+  flowSet: FlowSet;
+  state: RunState;
+  credentials: RuntimeCredentials;
+  notices: FlowNotices;
+}
+
+/** A part of the runtime that changes the running flows (deployer, follower, run control, type changes). */
+export abstract class FlowsPart {
+  protected readonly storage: Storage;
+  protected readonly log: Logger;
+  protected readonly events: RuntimeEvents;
+  protected readonly registry: Pick<Registry, 'isKnownType'>;
+  protected readonly moduleHost: ExternalModulesHost;
+  protected readonly mutex: SerialQueue;
+  protected readonly transition: FlowTransition;
+  protected readonly flowSet: FlowSet;
+  protected readonly state: RunState;
+  protected readonly credentials: RuntimeCredentials;
+  protected readonly notices: FlowNotices;
+
+  constructor(deps: FlowsDeps) {
+    this.storage = deps.storage;
+    this.log = deps.log;
+    this.events = deps.events;
+    this.registry = deps.registry;
+    this.moduleHost = deps.moduleHost;
+    this.mutex = deps.mutex;
+    this.transition = deps.transition;
+    this.flowSet = deps.flowSet;
+    this.state = deps.state;
+    this.credentials = deps.credentials;
+    this.notices = deps.notices;
+  }
+}
