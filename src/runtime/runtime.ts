@@ -18,7 +18,7 @@ import { parseConfig, type ParsedConfig } from './config.js';
 import type { ConfigDiff } from './diff.js';
 import { RuntimeEvents } from './events.js';
 import { planDeploy } from './deploy-plan.js';
-import { summarise } from './history/compare.js';
+import { summarise, type NodeTexts } from './history/compare.js';
 import { History } from './history/history.js';
 import { MessageStats } from './stats.js';
 import { substituteEnv } from './env/env.js';
@@ -578,11 +578,8 @@ export class Runtime {
     const type = req.type === 'reload' ? 'full' : req.type;
     const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.view);
     const doc = plan.changed || this.credentials.needsSave ? await this.credentials.serialise(plan.credentials) : null;
-    const sameText = (id: string) => {
-      const before = old.parsed.text?.get(id);
-      return before !== undefined && before === next.parsed.text?.get(id);
-    };
-    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, sameText), type };
+    const texts = old.parsed.text && next.parsed.text ? { before: old.parsed.text, after: next.parsed.text } : undefined;
+    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, texts), type };
     const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, rev: next.rev, revision: meta, type });
     this.credentials.commit(plan.credentials);
     await this.credentials.saved(doc);
@@ -617,12 +614,12 @@ export class Runtime {
     return { rev, restarted, stopped };
   }
 
-  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[], sameText?: (id: string) => boolean) {
+  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[], texts?: NodeTexts) {
     return {
       time: Date.now(),
       ...(req.user === undefined ? {} : { user: req.user }),
       nodeCount: after.length,
-      summary: summarise(before, after, sameText),
+      summary: summarise(before, after, texts),
     };
   }
 
