@@ -102,7 +102,7 @@ async function runScenario(
         if (e instanceof RoundCutOff && !crash) {
           record(e.values);
           notes[kind] = e.note;
-          errors.push(`${SYSTEM_LABELS[kind]} round ${round + 1}: ${e.note}${e.cause ? ` (${(e.cause as Error).message})` : ''}`);
+          errors.push(`${SYSTEM_LABELS[kind]} round ${round + 1}: ${e.cause instanceof Error ? e.cause.message : e.note}`);
           log(`${label}: ${e.note} ${fmt(e.values)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
         } else {
           const why = crash ? `${SYSTEM_LABELS[kind]} ${crash}` : (e as Error).message;
