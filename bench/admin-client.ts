@@ -1,6 +1,7 @@
 /** The slice of the Node-RED admin API the bench drives; Runnel serves the same routes. */
 import { performance } from 'node:perf_hooks';
 import type { FlowNode } from './flows.js';
+import { NotServingError, waitForBody } from './poll.js';
 
 export const CLIENT_ID = 'node-red-admin';
 
@@ -34,29 +35,6 @@ export async function postFlows(base: string, token: string, body: string, type:
   if (res.status !== 200) throw new Error(`POST /flows (${type}) answered ${res.status}: ${text.slice(0, 300)}`);
 }
 
-/**
- * Polls `url` until it answers 200 with exactly `expected`. Each poll has its own timeout because
- * a request caught by a redeploy can be dropped by the node that was replaced.
- */
-export async function waitForBody(url: string, expected: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  let last = 'no answer';
-  while (performance.now() < deadline) {
-    signal?.throwIfAborted();
-    const pollSignal = signal ? AbortSignal.any([signal, AbortSignal.timeout(2000)]) : AbortSignal.timeout(2000);
-    try {
-      const res = await fetch(url, { signal: pollSignal });
-      const text = await res.text();
-      if (res.status === 200 && text === expected) return;
-      last = `${res.status} ${text.slice(0, 80)}`;
-    } catch (e) {
-      last = (e as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 2));
-  }
-  throw new Error(`${url} did not answer ${JSON.stringify(expected)} within ${timeoutMs} ms (last: ${last})`);
-}
-
 export interface DeployTiming {
   /** Milliseconds from sending POST /flows until the probe answers the new body. */
   serveMs: number;
@@ -74,8 +52,17 @@ export async function timedDeploy(
 ): Promise<DeployTiming> {
   const abort = new AbortController();
   const t0 = performance.now();
-  const reply = postFlows(base, token, body, type, abort.signal).then(() => performance.now() - t0);
-  const served = waitForBody(probeUrl, expected, timeoutMs, abort.signal).then(() => performance.now() - t0);
+  // The reply is bounded by the same time as serving: a system that neither replies nor serves
+  // within it is reported as not serving, whichever of the two is still outstanding.
+  const replySignal = AbortSignal.any([abort.signal, AbortSignal.timeout(timeoutMs)]);
+  const reply = postFlows(base, token, body, type, replySignal).then(
+    () => performance.now() - t0,
+    (e: unknown) => {
+      if (performance.now() - t0 >= timeoutMs) throw new NotServingError(timeoutMs, 'no reply to POST /flows');
+      throw e;
+    },
+  );
+  const served = waitForBody(probeUrl, expected, timeoutMs, abort.signal).then((at) => at - t0);
   try {
     const [replyMs, serveMs] = await Promise.all([reply, served]);
     return { serveMs, replyMs };

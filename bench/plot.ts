@@ -18,7 +18,15 @@ export interface CurvePoint {
   value: number;
 }
 
-export type Curves = Record<string, { label: string; unit: string; lines: Partial<Record<SystemKind, CurvePoint[]>> }>;
+export interface Curve {
+  label: string;
+  unit: string;
+  lines: Partial<Record<SystemKind, CurvePoint[]>>;
+  /** Sizes at which a system gave no figure because its round was cut off, with the reason. */
+  cutOff: Partial<Record<SystemKind, { nodes: number; note: string }[]>>;
+}
+
+export type Curves = Record<string, Curve>;
 
 /** Collects, per metric, each system's median at each size from the scale-N summaries. */
 export function scaleCurves(summaries: ScenarioSummary[], keys: string[]): Curves {
@@ -28,9 +36,12 @@ export function scaleCurves(summaries: ScenarioSummary[], keys: string[]): Curve
     if (!Number.isFinite(nodes)) continue;
     for (const m of s.metrics) {
       if (!keys.includes(m.key)) continue;
-      const curve = (curves[m.key] ??= { label: m.label, unit: m.unit, lines: {} });
+      const curve = (curves[m.key] ??= { label: m.label, unit: m.unit, lines: {}, cutOff: {} });
       for (const [kind, fig] of Object.entries(m.figures) as [SystemKind, { median: number }][]) {
         (curve.lines[kind] ??= []).push({ nodes, value: fig.median });
+      }
+      for (const [kind, note] of Object.entries(s.notes) as [SystemKind, string][]) {
+        if (!m.figures[kind]) (curve.cutOff[kind] ??= []).push({ nodes, note });
       }
     }
   }
@@ -40,10 +51,11 @@ export function scaleCurves(summaries: ScenarioSummary[], keys: string[]): Curve
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 const short = (n: number) => (n >= 1000 ? `${Number((n / 1000).toPrecision(3))}k` : String(Number(n.toPrecision(3))));
 
-function panel(key: string, curve: Curves[string], x0: number): string {
+function panel(key: string, curve: Curve, x0: number): string {
   const { width, height, left, right, top, bottom } = PANEL;
   const points = Object.values(curve.lines).flat() as CurvePoint[];
-  const maxX = Math.max(...points.map((p) => p.nodes));
+  const cuts = Object.entries(curve.cutOff) as [SystemKind, { nodes: number; note: string }[]][];
+  const maxX = Math.max(...points.map((p) => p.nodes), ...cuts.flatMap(([, c]) => c.map((p) => p.nodes)));
   const maxY = Math.max(...points.map((p) => p.value)) * 1.1 || 1;
   const px = (n: number) => x0 + left + (n / maxX) * (width - left - right);
   const py = (v: number) => top + (1 - v / maxY) * (height - top - bottom);
@@ -53,7 +65,7 @@ function panel(key: string, curve: Curves[string], x0: number): string {
     const v = (maxY / 4) * i;
     parts.push(`<text x="${px(0) - 6}" y="${py(v) + 4}" text-anchor="end" font-size="11">${short(v)}</text>`);
   }
-  for (const n of [...new Set(points.map((p) => p.nodes))]) {
+  for (const n of [...new Set([...points.map((p) => p.nodes), ...cuts.flatMap(([, c]) => c.map((p) => p.nodes))])]) {
     parts.push(`<text x="${px(n)}" y="${py(0) + 16}" text-anchor="middle" font-size="11">${short(n)}</text>`);
   }
   parts.push(`<text x="${x0 + width / 2}" y="${height - 6}" text-anchor="middle" font-size="12">nodes deployed</text>`);
@@ -62,6 +74,14 @@ function panel(key: string, curve: Curves[string], x0: number): string {
     const colour = COLOURS[kind] ?? '#555';
     parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="2" points="${sorted.map((p) => `${px(p.nodes)},${py(p.value)}`).join(' ')}"/>`);
     for (const p of sorted) parts.push(`<circle cx="${px(p.nodes)}" cy="${py(p.value)}" r="3" fill="${colour}"><title>${key}</title></circle>`);
+  }
+  // No figure to plot: a cross at the top of the axis, and the reason beside it.
+  for (const [kind, list] of cuts) {
+    for (const c of list) {
+      const colour = COLOURS[kind] ?? '#555';
+      parts.push(`<text x="${px(c.nodes)}" y="${py(maxY) + 4}" text-anchor="middle" font-size="16" fill="${colour}">×</text>`);
+      parts.push(`<text x="${px(c.nodes) - 8}" y="${py(maxY) + 18}" text-anchor="end" font-size="10" fill="${colour}">${esc(`${LABELS[kind] ?? kind}: ${c.note}`)}</text>`);
+    }
   }
   return parts.join('\n');
 }

@@ -36,6 +36,8 @@ export interface ScenarioSummary {
   description: string;
   metrics: MetricSummary[];
   errors: string[];
+  /** Per system, what its missing figures show instead (a round cut off: "not serving after 5 min"). */
+  notes: Partial<Record<SystemKind, string>>;
 }
 
 export interface RunMeta {
@@ -85,12 +87,15 @@ function summariseMetric(def: MetricDef, samples: Partial<Record<SystemKind, num
   return { key: def.key, label: def.label, unit: def.unit, digits: def.digits, figures, ratio, ofCeiling, verdicts };
 }
 
-export function summarise(scenario: Scenario, samples: Samples, errors: string[]): ScenarioSummary {
+export function summarise(
+  scenario: Scenario, samples: Samples, errors: string[], notes: ScenarioSummary['notes'],
+): ScenarioSummary {
   return {
     name: scenario.name,
     description: scenario.description,
     metrics: scenario.metrics.map((def) => summariseMetric(def, samples[def.key] ?? {})),
     errors,
+    notes,
   };
 }
 
@@ -117,12 +122,12 @@ function ratioText(m: MetricSummary): string {
 const HEADERS = ['scenario', 'metric', 'unit', 'Runnel median (min–max)', 'Node-RED median (min–max)', 'bare ceiling', 'Runnel/Node-RED', 'goal'];
 
 function rows(summaries: ScenarioSummary[], meta: RunMeta): string[][] {
-  const missing = (kind: SystemKind) => (meta.unavailable[kind] ? 'pending' : '—');
+  const missing = (s: ScenarioSummary, kind: SystemKind) => s.notes[kind] ?? (meta.unavailable[kind] ? 'pending' : '—');
   return summaries.flatMap((s) =>
     s.metrics.map((m) => [
       s.name, m.label, m.unit,
-      cell(m.figures.runnel, m, missing('runnel')),
-      cell(m.figures['node-red'], m, missing('node-red')),
+      cell(m.figures.runnel, m, missing(s, 'runnel')),
+      cell(m.figures['node-red'], m, missing(s, 'node-red')),
       cell(m.figures.bare, m, ''),
       ratioText(m),
       verdictText(m),

@@ -14,7 +14,7 @@ import { ensurePeer, PEER_VERSION } from './peer.js';
 import { renderJson, renderMarkdown, renderTable, summarise, type RunMeta, type Samples, type ScenarioSummary } from './report.js';
 import { allScenarios } from './scenarios/index.js';
 import { HTTP_BODY } from './scenarios/http-chain.js';
-import type { Scenario, ScenarioContext } from './scenarios/types.js';
+import { RoundCutOff, type Scenario, type ScenarioContext } from './scenarios/types.js';
 import { makeUsers } from './settings-files.js';
 import { scaleCurves, writeCurves } from './plot.js';
 import { startSystem, SYSTEM_LABELS, type SystemEnv, type SystemKind } from './systems.js';
@@ -70,6 +70,7 @@ async function runScenario(
   const { opts } = ctx;
   const samples: Samples = {};
   const errors: string[] = [];
+  const notes: ScenarioSummary['notes'] = {};
   const kinds = scenario.systems.filter((k) => k === 'bare' || opts.systems.includes(k));
   for (let round = 0; round < opts.rounds; round++) {
     for (const kind of rotated(kinds, round)) {
@@ -87,20 +88,33 @@ async function runScenario(
         log(`${label}: cannot start, skipped from now on:\n${(e as Error).message}`);
         continue;
       }
-      try {
-        const t0 = Date.now();
-        const values = await scenario.measure(system, ctx);
+      const record = (values: Record<string, number>) => {
         for (const [key, value] of Object.entries(values)) ((samples[key] ??= {})[kind] ??= []).push(value);
+      };
+      const t0 = Date.now();
+      try {
+        const values = await scenario.measure(system, ctx);
+        record(values);
         log(`${label}: ${fmt(values)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       } catch (e) {
-        errors.push(`${SYSTEM_LABELS[kind]} round ${round + 1}: ${(e as Error).message}`);
-        log(`${label}: failed: ${(e as Error).message}`);
+        // A system that died is named as such, not as the request that found it gone.
+        const crash = system.exited();
+        if (e instanceof RoundCutOff && !crash) {
+          record(e.values);
+          notes[kind] = e.note;
+          errors.push(`${SYSTEM_LABELS[kind]} round ${round + 1}: ${e.cause instanceof Error ? e.cause.message : e.note}`);
+          log(`${label}: ${e.note} ${fmt(e.values)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+        } else {
+          const why = crash ? `${SYSTEM_LABELS[kind]} ${crash}` : (e as Error).message;
+          errors.push(`${SYSTEM_LABELS[kind]} round ${round + 1}: ${why}`);
+          log(`${label}: failed: ${why}`);
+        }
       } finally {
         await system.stop();
       }
     }
   }
-  return summarise(scenario, samples, errors);
+  return summarise(scenario, samples, errors, notes);
 }
 
 async function main(): Promise<void> {

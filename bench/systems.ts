@@ -22,6 +22,8 @@ export interface RunningSystem {
   /** performance.now() when the process was spawned, and when it first answered its ready path. */
   spawnedAt: number;
   readyAt: number;
+  /** How the process ended, with the last lines it printed, while it has not been stopped; undefined while it runs. */
+  exited(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -143,7 +145,11 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     await cleanUp();
     throw new Error(`${SYSTEM_LABELS[kind]} ${(e as Error).message}`);
   }
-  return { kind, base, pid: child.pid!, spawnedAt, readyAt: performance.now(), stop: cleanUp };
+  const exited = () => {
+    if (child.exitCode === null && child.signalCode === null) return undefined;
+    return `exited (${child.exitCode ?? child.signalCode}): ${output().split('\n').slice(-3).join(' / ')}`;
+  };
+  return { kind, base, pid: child.pid!, spawnedAt, readyAt: performance.now(), exited, stop: cleanUp };
 }
 
 /** Resident set size of a process, in MiB (Linux /proc). */

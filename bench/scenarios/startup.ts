@@ -1,5 +1,4 @@
-import { performance } from 'node:perf_hooks';
-import { waitForBody } from '../admin-client.js';
+import { waitForBody } from '../poll.js';
 import { bigConfig, DEPLOY_TIMEOUT_MS, PROBE_PATH } from './common.js';
 import type { Scenario } from './types.js';
 
@@ -17,8 +16,7 @@ export const startupScenario: Scenario = {
   ],
   seedFlows: (ctx) => JSON.stringify(bigConfig(ctx, 'ready').flows),
   async measure(system) {
-    await waitForBody(system.base + PROBE_PATH, 'ready', DEPLOY_TIMEOUT_MS);
-    const serve = performance.now() - system.spawnedAt;
-    return { admin: system.readyAt - system.spawnedAt, serve };
+    const servedAt = await waitForBody(system.base + PROBE_PATH, 'ready', DEPLOY_TIMEOUT_MS);
+    return { admin: system.readyAt - system.spawnedAt, serve: servedAt - system.spawnedAt };
   },
 };

@@ -28,6 +28,16 @@ export interface ScenarioContext {
   log(line: string): void;
 }
 
+/**
+ * A round the system did not finish in the time the harness allows (Node-RED deploying 100,000
+ * nodes): its cells show `note` instead of a figure, beside whatever `values` were measured before.
+ */
+export class RoundCutOff extends Error {
+  constructor(readonly note: string, readonly values: Record<string, number> = {}) {
+    super(note);
+  }
+}
+
 export interface Scenario {
   name: string;
   description: string;

@@ -35,8 +35,10 @@ export function planDeploy(
 ): DeployPlan {
   const parsed = parseConfig(view(flows), isKnownType);
   // One serialisation serves the rev, the file, GET /flows and the diff's fast path.
-  const texts = flows.map((n) => JSON.stringify(n));
-  parsed.text = new Map(flows.map((n, i) => [n.id, texts[i]]));
+  const texts = new Array<string>(flows.length);
+  const byId = new Map<string, string>();
+  for (let i = 0; i < flows.length; i++) byId.set(flows[i].id, (texts[i] = JSON.stringify(flows[i])));
+  parsed.text = byId;
   const json = `[${texts.join(',')}]`;
   const rev = hashJson(json);
   let made: ConfigDiff | undefined;

@@ -4,7 +4,7 @@ import { RunnelError } from '../errors.js';
 import type { CredentialPlan } from '../credentials/store.js';
 import { ensureFlowModules } from '../registry/external-modules.js';
 import { planDeploy } from './deploy-plan.js';
-import { summarise } from './history/compare.js';
+import { summarise, type NodeTexts } from './history/compare.js';
 import { noDiff } from './flow-notices.js';
 import { FlowsPart, type FlowsDeps } from './flows-part.js';
 import type { DeployObserver, DeployOutcome, DeployPreview, DeployRequest, DeployResult, RollbackRequest } from './types.js';
@@ -132,11 +132,8 @@ export class Deployer extends FlowsPart {
     const type = req.type === 'reload' ? 'full' : req.type;
     const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.state.view);
     const doc = plan.changed || this.credentials.store.needsSave ? await this.credentials.store.serialise(plan.credentials) : null;
-    const sameText = (id: string) => {
-      const before = old.parsed.text?.get(id);
-      return before !== undefined && before === next.parsed.text?.get(id);
-    };
-    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, sameText), type };
+    const texts = old.parsed.text && next.parsed.text ? { before: old.parsed.text, after: next.parsed.text } : undefined;
+    const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, texts), type };
     const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, rev: next.rev, revision: meta, type });
     this.credentials.store.commit(plan.credentials);
     await this.credentials.store.saved(doc);
@@ -171,12 +168,12 @@ export class Deployer extends FlowsPart {
     return { rev, restarted, stopped };
   }
 
-  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[], sameText?: (id: string) => boolean) {
+  private revisionMeta(req: DeployRequest, before: FlowNodeConfig[], after: FlowNodeConfig[], texts?: NodeTexts) {
     return {
       time: Date.now(),
       ...(req.user === undefined ? {} : { user: req.user }),
       nodeCount: after.length,
-      summary: summarise(before, after, sameText),
+      summary: summarise(before, after, texts),
     };
   }
 

@@ -1,7 +1,7 @@
 import { mkdir, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log.js';
-import { readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
+import { exists, readTextIfExists, removeStaleTemps, writeFileAtomic } from './atomic-file.js';
 import type { FlowNodeConfig, Revision, RevisionInfo, RevisionMeta, StoredCredentials } from './types.js';
 
 /**
@@ -75,7 +75,7 @@ export class FileHistory {
     const info: RevisionInfo = { ...meta, seq, rev: pair.rev, prevRev };
     await mkdir(this.dir, { recursive: true });
     const flowsFile = this.flowsFile(pair.rev);
-    if ((await readTextIfExists(flowsFile)) === undefined) await writeFileAtomic(flowsFile, pair.flowsJson, { backup: false });
+    if (!(await exists(flowsFile))) await writeFileAtomic(flowsFile, pair.flowsJson, { backup: false });
     if (pair.credentials !== null) {
       await writeFileAtomic(this.credFile(seq), JSON.stringify(pair.credentials), { backup: false, mode: SECRET_FILE_MODE });
     }

@@ -5,7 +5,8 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deployBody, flowsHeaders, login, waitForBody } from '../../bench/admin-client.js';
+import { deployBody, flowsHeaders, login } from '../../bench/admin-client.js';
+import { waitForBody } from '../../bench/poll.js';
 import type { FlowNode } from '../../bench/flows.js';
 import { ensurePeer } from '../../bench/peer.js';
 import { makeUsers } from '../../bench/settings-files.js';

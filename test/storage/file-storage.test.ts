@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { lstat, readFile, readdir, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createFileStorage } from '../../src/storage/file-storage.js';
@@ -111,6 +111,30 @@ describe('file storage', { timeout: 30_000 }, () => {
     await storage.saveFlows({ flows: FLOWS_B, credentials: { plain: { b: {} } } });
     assert.equal(await readFile(path.join(dir, '.flows.json.backup'), 'utf8'), JSON.stringify(FLOWS_A));
     assert.equal(await readFile(path.join(dir, '.flows_cred.json.backup'), 'utf8'), credA);
+    await storage.close();
+  });
+
+  it('keeps the backup apart from the new file: a later in-place edit of flows.json leaves it alone', async () => {
+    const { dir, storage } = await open();
+    await storage.saveFlows({ flows: FLOWS_A, credentials: null });
+    await storage.saveFlows({ flows: FLOWS_B, credentials: null });
+    const [current, backup] = await Promise.all([stat(path.join(dir, 'flows.json')), stat(path.join(dir, '.flows.json.backup'))]);
+    assert.notEqual(current.ino, backup.ino);
+    await storage.close();
+    await writeFile(path.join(dir, 'flows.json'), '[]');
+    assert.equal(await readFile(path.join(dir, '.flows.json.backup'), 'utf8'), JSON.stringify(FLOWS_A));
+  });
+
+  it('backs up the content of a flows file that is a symbolic link, not the link', async () => {
+    const { dir, storage } = await open();
+    await storage.saveFlows({ flows: FLOWS_A, credentials: null });
+    await rename(path.join(dir, 'flows.json'), path.join(dir, 'real-flows.json'));
+    await symlink(path.join(dir, 'real-flows.json'), path.join(dir, 'flows.json'));
+    await storage.saveFlows({ flows: FLOWS_B, credentials: null });
+    const backup = path.join(dir, '.flows.json.backup');
+    assert.equal((await lstat(backup)).isSymbolicLink(), false);
+    await writeFile(path.join(dir, 'real-flows.json'), '[]');
+    assert.equal(await readFile(backup, 'utf8'), JSON.stringify(FLOWS_A));
     await storage.close();
   });
 
