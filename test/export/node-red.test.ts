@@ -131,6 +131,19 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
     assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'sub', 'my_cred.json'))).$ as string, key), CREDS);
   });
 
+  it('a flowFile outside the user dir: --out keeps only its name, and writes nothing outside the folder', async () => {
+    const { root, userDir, settingsFile } = await runnelDir({ flowFile: '../elsewhere/f.json' });
+    const elsewhere = path.join(root, 'elsewhere');
+    const before = (await readdir(elsewhere)).sort();
+    const key = (await readJson(path.join(userDir, '.config.runtime.json')))._credentialSecret as string;
+    const out = path.join(root, 'out');
+    const r = await exportCli(['--settings', settingsFile, '--out', out], root);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual((await readdir(out)).sort(), ['.config.runtime.json', 'f.json', 'f_cred.json']);
+    assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'f_cred.json'))).$ as string, key), CREDS);
+    assert.deepEqual((await readdir(elsewhere)).sort(), before);
+  });
+
   it('refuses with one line and exit 1: unknown format, no such user dir, unwritable folder, storage unreachable, no key', async () => {
     const { root, userDir, settingsFile } = await runnelDir({});
     await writeFile(path.join(root, 'a-file'), '');
