@@ -1,4 +1,4 @@
-import { access, readFile, readdir, realpath, stat } from 'node:fs/promises';
+import { readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,6 +11,7 @@ import type { Catalogs, LoaderHost } from './host.js';
 import { RunnelError, errorMessage, isRunnelError } from '../errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { readNodeModulePackage, type NodeModulePackage } from './package.js';
+import { exists } from '../storage/atomic-file.js';
 
 /** Enabled flags by set name; sets not listed are enabled. */
 export type SetFlags = Record<string, boolean>;
@@ -216,10 +217,6 @@ function purgeRequireCache(moduleDir: string): void {
   const cache = createRequire(import.meta.url).cache;
   const prefix = moduleDir + path.sep;
   for (const key of Object.keys(cache)) if (key.startsWith(prefix)) delete cache[key];
-}
-
-async function exists(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
 }
 
 /** Node-RED's rule: a set's types are the `data-template-name`s of its companion .html. */
