@@ -73,6 +73,10 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     schemaController: { compilersFactory: lazySchemaCompilers() },
+    // Checking the routes' own schemas against ajv's meta-schema compiled that meta-schema in every
+    // process, ~35 ms of the first request with a body schema (a first deploy); the schemas are
+    // static and test/server/openapi.test.ts checks each of them against the meta-schema instead.
+    ajv: { customOptions: { validateSchema: false } },
   });
 
   const originCheck = createOriginCheck(settings);

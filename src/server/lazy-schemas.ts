@@ -18,6 +18,30 @@ const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastif
  * admin API may never see most of those routes. The real compilers get exactly the schemas and
  * options Fastify would have given them, so validation and serialisation are unchanged.
  */
+/**
+ * Whether a schema accepts every value its part of a request can hold, so that validating it is a
+ * no-op: an empty schema, or, for headers (which Node gives as strings, repeats joined), an object
+ * of optional, unconstrained string properties declared for the OpenAPI document. Such a route then
+ * never loads ajv: a first deploy did, for POST /flows's documented headers (~25 ms).
+ */
+export function acceptsAll(schema: unknown, httpPart: string | undefined): boolean {
+  if (!isObject(schema)) return false;
+  if (onlyKeys(schema, ['description'])) return true;
+  if (httpPart !== 'headers' || schema.type !== 'object' || !onlyKeys(schema, ['type', 'properties', 'description'])) return false;
+  const properties = schema.properties ?? {};
+  return isObject(properties) && Object.values(properties).every((p) => isObject(p) && p.type === 'string' && onlyKeys(p, ['type', 'description']));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function onlyKeys(obj: Record<string, unknown>, allowed: string[]): boolean {
+  return Object.keys(obj).every((k) => allowed.includes(k));
+}
+
+const acceptAll = (() => true) as unknown as Validate;
+
 export function lazySchemaCompilers(): Factories {
   let validatorSelector: ValidatorFactory | undefined;
   let serializerSelector: SerializerFactory | undefined;
@@ -25,6 +49,7 @@ export function lazySchemaCompilers(): Factories {
     let compiler: ReturnType<ValidatorFactory> | undefined;
     const real = () => (compiler ??= (validatorSelector ??= (fromFastify('@fastify/ajv-compiler') as () => ValidatorFactory)())(externalSchemas, options));
     return (routeSchema) => {
+      if (acceptsAll(routeSchema.schema, routeSchema.httpPart)) return acceptAll;
       let fn: Validate | undefined;
       const compiled = () => (fn ??= real()(routeSchema));
       const validate = ((data: unknown, context?: unknown) => (compiled() as (d: unknown, c?: unknown) => ReturnType<Validate>)(data, context)) as Validate;
