@@ -10,8 +10,8 @@ import type { SystemKind } from './systems.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const PANEL = { width: 420, height: 300, left: 64, right: 16, top: 36, bottom: 44 };
-const COLOURS: Partial<Record<SystemKind, string>> = { runnel: '#1f77b4', 'node-red': '#d62728' };
-const LABELS: Partial<Record<SystemKind, string>> = { runnel: 'Runnel', 'node-red': 'Node-RED' };
+const COLOURS: Partial<Record<SystemKind, string>> = { runnel: '#1f77b4', 'node-red': '#d62728', bare: '#7f7f7f' };
+const LABELS: Partial<Record<SystemKind, string>> = { runnel: 'Runnel', 'node-red': 'Node-RED', bare: 'floor (bare-deploy)' };
 
 export interface CurvePoint {
   nodes: number;
