@@ -13,6 +13,11 @@ export interface DeployPlan {
   parsed: ParsedConfig;
   /** The compact JSON of the flows; its SHA-256 is the rev. */
   json: string;
+  /**
+   * `json` as UTF-8, encoded once: the hash and both files of a save take these bytes, where each
+   * took the text and encoded it again (three encodings of 23 MB at 100,000 nodes).
+   */
+  bytes: Buffer;
   rev: string;
   /** Ids to stop (and restart if still active), or every running node. */
   stop: Set<string> | 'all';
@@ -40,11 +45,12 @@ export function planDeploy(
   for (let i = 0; i < flows.length; i++) byId.set(flows[i].id, (texts[i] = JSON.stringify(flows[i])));
   parsed.text = byId;
   const json = `[${texts.join(',')}]`;
-  const rev = hashJson(json);
+  const bytes = Buffer.from(json);
+  const rev = hashJson(bytes);
   let made: ConfigDiff | undefined;
   const diff = () => (made ??= diffConfigs(old, parsed, credentialChanges));
   if (type !== 'full' && !diff().globalConfigChanged) {
-    return { parsed, json, rev, stop: stopSet(type, diff(), old, parsed), rewired: diff().rewired, type, diff };
+    return { parsed, json, bytes, rev, stop: stopSet(type, diff(), old, parsed), rewired: diff().rewired, type, diff };
   }
-  return { parsed, json, rev, stop: 'all', rewired: [], type: 'full', diff };
+  return { parsed, json, bytes, rev, stop: 'all', rewired: [], type: 'full', diff };
 }

@@ -134,7 +134,7 @@ export class Deployer extends FlowsPart {
     const doc = plan.changed || this.credentials.store.needsSave ? await this.credentials.store.serialise(plan.credentials) : null;
     const texts = old.parsed.text && next.parsed.text ? { before: old.parsed.text, after: next.parsed.text } : undefined;
     const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, texts), type };
-    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, rev: next.rev, revision: meta, type });
+    const { rev } = await this.storage.saveFlows({ flows: plan.flows, credentials: doc, expectedRev: old.rev, json: next.json, bytes: next.bytes, rev: next.rev, revision: meta, type });
     this.credentials.store.commit(plan.credentials);
     await this.credentials.store.saved(doc);
     this.credentials.unreadable = false;

@@ -30,7 +30,7 @@ export interface AtomicWriteOptions {
   mode?: number;
 }
 
-export async function writeFileAtomic(file: string, content: string, options: AtomicWriteOptions): Promise<void> {
+export async function writeFileAtomic(file: string, content: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
   const tmp = tempPathFor(file);
   try {
     await writeAndSync(tmp, content, options.mode ?? 0o644);
@@ -43,7 +43,7 @@ export async function writeFileAtomic(file: string, content: string, options: At
   await syncDir(path.dirname(file));
 }
 
-async function writeAndSync(file: string, content: string, mode: number): Promise<void> {
+async function writeAndSync(file: string, content: string | Uint8Array, mode: number): Promise<void> {
   const handle = await open(file, 'wx', mode);
   try {
     await handle.writeFile(content, 'utf8');

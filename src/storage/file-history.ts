@@ -23,6 +23,8 @@ interface IndexFile {
 export interface StoredPair {
   flows: FlowNodeConfig[];
   flowsJson: string;
+  /** flowsJson as UTF-8, when the saver encoded it already. */
+  flowsBytes?: Uint8Array;
   rev: string;
   credentials: StoredCredentials | null;
 }
@@ -75,7 +77,7 @@ export class FileHistory {
     const info: RevisionInfo = { ...meta, seq, rev: pair.rev, prevRev };
     await mkdir(this.dir, { recursive: true });
     const flowsFile = this.flowsFile(pair.rev);
-    if (!(await exists(flowsFile))) await writeFileAtomic(flowsFile, pair.flowsJson, { backup: false });
+    if (!(await exists(flowsFile))) await writeFileAtomic(flowsFile, pair.flowsBytes ?? pair.flowsJson, { backup: false });
     if (pair.credentials !== null) {
       await writeFileAtomic(this.credFile(seq), JSON.stringify(pair.credentials), { backup: false, mode: SECRET_FILE_MODE });
     }

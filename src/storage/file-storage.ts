@@ -109,15 +109,16 @@ class FileStorage implements Storage {
       }
       const flowsJson = req.json ?? JSON.stringify(req.flows);
       const rev = req.json !== undefined && req.rev !== undefined ? req.rev : hashJson(flowsJson);
+      const flowsBytes = req.json !== undefined ? req.bytes : undefined;
       const doc: StoredCredentials | null = req.credentials === null ? current.creds.doc : structuredClone(req.credentials);
       // The revision is committed first: a crash before the flows are saved leaves a revision whose
       // prevRev is the stored rev, which the next load drops (see FileHistory.reconcile).
-      if (req.revision) await this.history.append({ flows: req.flows, flowsJson, rev, credentials: doc }, req.revision, current.rev);
+      if (req.revision) await this.history.append({ flows: req.flows, flowsJson, flowsBytes, rev, credentials: doc }, req.revision, current.rev);
       if (current.creds.rev === undefined && current.creds.doc !== null) await this.keepNodeRedCredentials();
       // Credentials first: a crash between the two renames leaves new credentials tagged with
       // prevRev = the flows still on disk, which is exactly what the loader recognises and undoes.
       await writeFileAtomic(this.paths.creds, credsFileText(doc, rev, current.rev, this.pretty), { backup: true, mode: SECRET_FILE_MODE });
-      await writeFileAtomic(this.paths.flows, this.pretty ? flowsFileText(req.flows, true) : flowsJson, { backup: true });
+      await writeFileAtomic(this.paths.flows, this.pretty ? flowsFileText(req.flows, true) : (flowsBytes ?? flowsJson), { backup: true });
       this.state = { flowsJson, rev, creds: { doc, rev, prevRev: current.rev }, signature: await this.signature() };
       if (req.revision) await this.history.collect();
       return { rev };

@@ -9,7 +9,7 @@ export function revOf(flows: unknown[]): string {
   return hashJson(JSON.stringify(flows));
 }
 
-/** The rev of flows already serialised compactly. */
-export function hashJson(json: string): string {
+/** The rev of flows already serialised compactly (as text, or as its UTF-8 bytes). */
+export function hashJson(json: string | Uint8Array): string {
   return createHash('sha256').update(json).digest('hex');
 }

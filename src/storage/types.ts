@@ -42,6 +42,8 @@ export interface SaveFlowsRequest {
   json?: string;
   /** `hashJson(json)`, when the caller has it already; ignored without `json`. */
   rev?: string;
+  /** `json` as UTF-8, when the caller has it already: a backend writing bytes takes these; ignored without `json`. */
+  bytes?: Uint8Array;
   /** The deployment type of the deploy (full, nodes, flows): other instances apply the change the same way. */
   type?: string;
   /**

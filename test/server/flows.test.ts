@@ -1,6 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { startServer, login, request, type TestServer } from '../helpers/server.js';
 import { adminAuth, READER_PASSWORD } from '../helpers/users.js';
 
@@ -41,6 +43,19 @@ describe('GET/POST /flows', () => {
     const back = await request(server.at('flows'), { token, headers: v2 });
     assert.deepEqual(back.body.flows, flows);
     assert.equal(back.body.rev, sha(JSON.stringify(flows)));
+  });
+
+  test('the stored file and its revision copy are the UTF-8 of the compact JSON the rev hashes, beyond ASCII too', async () => {
+    const flows = [tab('t1', { label: 'Küche ✓ 台所 🚰' }), comment('c1', 't1', { info: 'naïve — “quoted” \u2028 text' })];
+    const r = await request(server.at('flows'), { method: 'POST', token, headers: v2, json: { flows } });
+    assert.equal(r.status, 200);
+    const expected = Buffer.from(JSON.stringify(flows));
+    assert.equal(r.body.rev, sha(JSON.stringify(flows)));
+    for (const file of ['flows.json', path.join('.history', `flows-${r.body.rev}.json`)]) {
+      const bytes = await readFile(path.join(server.userDir, file));
+      assert.ok(bytes.equals(expected), `${file} holds the deployed document`);
+      assert.equal(createHash('sha256').update(bytes).digest('hex'), r.body.rev, `${file} hashes to the rev`);
+    }
   });
 
   test('v2 deploy with the current rev succeeds, a stale rev is 409 and changes nothing, no rev forces', async () => {
