@@ -12,13 +12,6 @@ type Factories = NonNullable<NonNullable<FastifyServerOptions['schemaController'
 const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
 
 /**
- * Fastify's schema compilers, run on a route's first request instead of at start. Compiling every
- * route's ajv validators and fast-json-stringify serialisers at `ready()` took about 90 ms of the
- * time before the port answered and loaded ajv (~90 CommonJS modules) into an idle process whose
- * admin API may never see most of those routes. The real compilers get exactly the schemas and
- * options Fastify would have given them, so validation and serialisation are unchanged.
- */
-/**
  * Whether a schema accepts every value its part of a request can hold, so that validating it is a
  * no-op: an empty schema, or, for headers (which Node gives as strings, repeats joined), an object
  * of optional, unconstrained string properties declared for the OpenAPI document. Such a route then
@@ -42,6 +35,13 @@ function onlyKeys(obj: Record<string, unknown>, allowed: string[]): boolean {
 
 const acceptAll = (() => true) as unknown as Validate;
 
+/**
+ * Fastify's schema compilers, run on a route's first request instead of at start. Compiling every
+ * route's ajv validators and fast-json-stringify serialisers at `ready()` took about 90 ms of the
+ * time before the port answered and loaded ajv (~90 CommonJS modules) into an idle process whose
+ * admin API may never see most of those routes. The real compilers get exactly the schemas and
+ * options Fastify would have given them, so validation and serialisation are unchanged.
+ */
 export function lazySchemaCompilers(): Factories {
   let validatorSelector: ValidatorFactory | undefined;
   let serializerSelector: SerializerFactory | undefined;
