@@ -2,10 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { FlowNodeConfig, RevisionMeta } from '../storage/types.js';
 import { RunnelError } from '../errors.js';
 import type { CredentialPlan } from '../credentials/store.js';
-import { ensureFlowModules } from '../registry/external-modules.js';
 import { planDeploy } from './deploy-plan.js';
 import { summarise, type NodeTexts } from './history/compare.js';
-import { noDiff } from './flow-notices.js';
 import { FlowsPart, type FlowsDeps } from './flows-part.js';
 import type { DeployObserver, DeployOutcome, DeployPreview, DeployRequest, DeployResult, RollbackRequest } from './types.js';
 
@@ -145,21 +143,10 @@ export class Deployer extends FlowsPart {
     if (this.state.safeMode) {
       // As in Node-RED, a deploy of any type leaves safe mode and starts everything.
       this.state.safeMode = false;
-      ({ started: restarted } = await this.transition.during(async () => {
-        await ensureFlowModules(this.moduleHost, next.parsed.all.values());
-        this.notices.emitFlows('starting', 'full');
-        return this.flowSet.apply(next.parsed, 'all');
-      }));
+      ({ started: restarted } = await this.transition.during(() => this.startAll(next.parsed)));
       this.state.started = true;
     } else if (this.state.started) {
-      ({ stopped, started: restarted } = await this.transition.during(async () => {
-        await ensureFlowModules(this.moduleHost, next.parsed.all.values());
-        this.notices.emitFlows('stopping', next.type, next.diff);
-        return this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-          this.notices.emitStopped(next.type, next.diff, true);
-          this.notices.emitFlows('starting', next.type, next.diff);
-        });
-      }));
+      ({ stopped, started: restarted } = await this.applyPlan(next));
     }
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
     this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
@@ -184,9 +171,7 @@ export class Deployer extends FlowsPart {
 
   private async reloadFlows(req: DeployRequest): Promise<DeployResult> {
     const old = this.state.active.rev;
-    this.notices.emitFlows('stopping', 'full', noDiff);
-    await this.flowSet.stopAll();
-    this.notices.emitStopped('full', noDiff, true);
+    await this.stopAll(true);
     const before = this.state.active.flows;
     await this.loadFromStorage();
     await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.state.active.flows) });
@@ -197,9 +182,7 @@ export class Deployer extends FlowsPart {
       this.state.started = true;
     }
     if (this.state.started) {
-      await ensureFlowModules(this.moduleHost, this.state.active.parsed.all.values());
-      this.notices.emitFlows('starting', 'full');
-      ({ stopped, started: restarted } = await this.flowSet.apply(this.state.active.parsed, 'all'));
+      ({ stopped, started: restarted } = await this.startAll(this.state.active.parsed));
     }
     this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.state.active.rev } }, 'flows reloaded');
     this.notices.emitStarted('full', undefined, true);

@@ -8,7 +8,10 @@ import type { FlowSet } from './flow-set.js';
 import type { FlowTransition } from './transition.js';
 import type { RunState } from './run-state.js';
 import type { RuntimeCredentials } from './credentials.js';
-import type { FlowNotices } from './flow-notices.js';
+import { noDiff, type FlowNotices } from './flow-notices.js';
+import type { ParsedConfig } from './config.js';
+import type { DeployPlan } from './deploy-plan.js';
+import { ensureFlowModules } from '../registry/external-modules.js';
 
 /** What every part that starts, stops or replaces the running flows works with; the Runtime builds it once. */
 export interface FlowsDeps {
@@ -53,5 +56,31 @@ export abstract class FlowsPart {
     this.state = deps.state;
     this.credentials = deps.credentials;
     this.notices = deps.notices;
+  }
+
+  /** Starts every active node of `parsed`, once the npm modules its function nodes list are installed. */
+  protected async startAll(parsed: ParsedConfig): Promise<{ stopped: string[]; started: string[] }> {
+    await ensureFlowModules(this.moduleHost, parsed.all.values());
+    this.notices.emitFlows('starting', 'full');
+    return this.flowSet.apply(parsed, 'all');
+  }
+
+  /** Stops every running node, with Node-RED's events; `deploy` when a deploy (a reload) stops them. */
+  protected async stopAll(deploy: boolean): Promise<void> {
+    this.notices.emitFlows('stopping', 'full', noDiff);
+    await this.flowSet.stopAll();
+    this.notices.emitStopped('full', noDiff, deploy);
+  }
+
+  /** Moves the running flows to a planned configuration as a deploy does: stops, rewires and starts what the plan says. */
+  protected applyPlan(next: DeployPlan): Promise<{ stopped: string[]; started: string[] }> {
+    return this.transition.during(async () => {
+      await ensureFlowModules(this.moduleHost, next.parsed.all.values());
+      this.notices.emitFlows('stopping', next.type, next.diff);
+      return this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
+        this.notices.emitStopped(next.type, next.diff, true);
+        this.notices.emitFlows('starting', next.type, next.diff);
+      });
+    });
   }
 }

@@ -1,7 +1,6 @@
 import type { Settings } from '../settings.js';
 import type { InstanceRecord } from '../storage/types.js';
 import type { ModuleManager } from '../registry/modules.js';
-import { ensureFlowModules } from '../registry/external-modules.js';
 import { planDeploy } from './deploy-plan.js';
 import { ClusterMember } from './cluster-member.js';
 import { primaryOnlyIds } from './primary-only.js';
@@ -108,15 +107,8 @@ export class Follower extends FlowsPart {
     const type = stored === 'reload' ? 'full' : stored;
     const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.state.view);
     this.state.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
-    await this.transition.during(async () => {
-      await ensureFlowModules(this.moduleHost, next.parsed.all.values());
-      // Modules and the editor see a deploy made elsewhere exactly as one made here.
-      this.notices.emitFlows('stopping', next.type, next.diff);
-      await this.flowSet.apply(next.parsed, next.stop, next.rewired, () => {
-        this.notices.emitStopped(next.type, next.diff, true);
-        this.notices.emitFlows('starting', next.type, next.diff);
-      });
-    });
+    // Modules and the editor see a deploy made elsewhere exactly as one made here.
+    await this.applyPlan(next);
     this.notices.emitStarted(next.type, next.diff, true);
     this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
     this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');

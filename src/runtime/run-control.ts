@@ -1,6 +1,4 @@
 import type { Settings } from '../settings.js';
-import { ensureFlowModules } from '../registry/external-modules.js';
-import { noDiff } from './flow-notices.js';
 import { FlowsPart, type FlowsDeps } from './flows-part.js';
 import type { FlowsState } from './types.js';
 
@@ -60,22 +58,21 @@ export class RunControl extends FlowsPart {
     return this.mutex.run(async () => {
       this.state.safeMode = false;
       if (state === 'start' && !this.state.started) await this.runFlows();
-      else if (state === 'stop' && this.state.started) {
-        this.state.started = false;
-        this.notices.emitFlows('stopping', 'full', noDiff);
-        await this.flowSet.stopAll();
-        this.notices.emitStopped('full', noDiff, false);
-      }
+      else if (state === 'stop' && this.state.started) await this.stopFlows();
       await this.storage.updateRuntimeConfig((config) => ({ ...config, [FLOW_STATE]: state }));
       this.log.audit({ event: 'flows.state', state, user: who.user, reqId: who.reqId }, `flows ${state === 'start' ? 'started' : 'stopped'}`);
     });
   }
 
+  /** Stops every flow (POST /flows/state, shut-down); called inside the deploy lock. */
+  async stopFlows(): Promise<void> {
+    this.state.started = false;
+    await this.stopAll(false);
+  }
+
   private runFlows(): Promise<void> {
     return this.transition.during(async () => {
-      await ensureFlowModules(this.moduleHost, this.state.active.parsed.all.values());
-      this.notices.emitFlows('starting', 'full');
-      await this.flowSet.apply(this.state.active.parsed, 'all');
+      await this.startAll(this.state.active.parsed);
       this.state.started = true;
       this.notices.emitStarted('full', undefined, false);
     });

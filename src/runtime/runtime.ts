@@ -13,7 +13,7 @@ import { Hooks } from './hooks.js';
 import { FlowSet } from './flow-set.js';
 import { RunState } from './run-state.js';
 import { RuntimeCredentials } from './credentials.js';
-import { FlowNotices, noDiff } from './flow-notices.js';
+import { FlowNotices } from './flow-notices.js';
 import { Deployer } from './deployer.js';
 import { Follower } from './follower.js';
 import { TypeChanges } from './type-changes.js';
@@ -259,9 +259,7 @@ export class Runtime {
     await this.mutex.run(async () => {
       this.state.started = false;
       await this.nodeCredentials.flush();
-      this.notices.emitFlows('stopping', 'full', noDiff);
-      await this.flowSet.stopAll();
-      this.notices.emitStopped('full', noDiff, false);
+      await this.runControl.stopFlows();
       await this.context.close();
     });
   }
