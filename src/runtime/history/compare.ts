@@ -39,7 +39,7 @@ type Visit = (node: FlowNodeConfig, change: NodeChange['change'], properties?: s
 /** Every node that differs, in a stable order: the newer configuration's order, then the removed nodes in the older one's. */
 export function compareConfigs(from: FlowNodeConfig[], to: FlowNodeConfig[]): NodeChange[] {
   const out: NodeChange[] = [];
-  visitChanges(from, to, undefined, (node, change, properties) => {
+  visitChanges(from, to, (node, change, properties) => {
     const z = zOf(node);
     out.push({ id: node.id, type: node.type, ...(z === undefined ? {} : { z }), change, ...(properties ? { properties } : {}) });
   });
@@ -57,11 +57,7 @@ function visitNode(before: FlowNodeConfig, node: FlowNodeConfig, visit: Visit): 
 }
 
 /** compareConfigs' walk, handing each change to `visit` (a history summary only counts them). */
-function visitChanges(from: FlowNodeConfig[], to: FlowNodeConfig[], texts: NodeTexts | undefined, visit: Visit): void {
-  if (texts) {
-    visitByText(from, to, texts, visit);
-    return;
-  }
+function visitChanges(from: FlowNodeConfig[], to: FlowNodeConfig[], visit: Visit): void {
   const old = byId(from);
   for (const node of to) {
     const before = old.get(node.id);
@@ -98,12 +94,14 @@ function visitByText(from: FlowNodeConfig[], to: FlowNodeConfig[], texts: NodeTe
 /** Per tab (`global` for nodes outside any), how many nodes a deploy added, changed (rewiring included) and removed. */
 export function summarise(from: FlowNodeConfig[], to: FlowNodeConfig[], texts?: NodeTexts): RevisionMeta['summary'] {
   const summary: RevisionMeta['summary'] = {};
-  visitChanges(from, to, texts, (node, change) => {
+  const count: Visit = (node, change) => {
     const tab = zOf(node) ?? (node.type === 'tab' ? node.id : 'global');
     const counts = (summary[tab] ??= { added: 0, changed: 0, removed: 0 });
     if (change === 'added') counts.added++;
     else if (change === 'removed') counts.removed++;
     else counts.changed++;
-  });
+  };
+  if (texts) visitByText(from, to, texts, count);
+  else visitChanges(from, to, count);
   return summary;
 }
