@@ -157,6 +157,11 @@ export function rssMiB(pid: number): Promise<number> {
   return statusMiB(pid, 'VmRSS');
 }
 
+/** Peak resident set size of a process so far, in MiB (Linux /proc VmHWM). */
+export function peakRssMiB(pid: number): Promise<number> {
+  return statusMiB(pid, 'VmHWM');
+}
+
 /**
  * The process's private resident memory (RssAnon), in MiB: RSS less the file-backed pages, which
  * are mostly the `node` executable's own code (about 34 MiB in a bare `node`), shared by every

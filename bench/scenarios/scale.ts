@@ -1,20 +1,12 @@
-import { readFile } from 'node:fs/promises';
 import { deployBody, timedDeploy, type DeployTiming } from '../admin-client.js';
 import { benchConfig, withProbeBody } from '../flows.js';
 import { NotServingError } from '../poll.js';
-import { rssMiB, type RunningSystem } from '../systems.js';
+import { peakRssMiB, rssMiB, type RunningSystem } from '../systems.js';
 import { adminToken, deployServing, DEPLOY_TIMEOUT_MS, PROBE_PATH, sleep } from './common.js';
 import { RoundCutOff, type Scenario } from './types.js';
 
 /** Time for deploy garbage to be collected before reading memory. */
 const SETTLE_MS = 3000;
-
-/** Peak resident set size of a process so far, in MiB (Linux /proc VmHWM). */
-async function peakRssMiB(pid: number): Promise<number> {
-  const kb = /^VmHWM:\s+(\d+)\s+kB/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
-  if (!kb) throw new Error(`no VmHWM for pid ${pid}`);
-  return Number(kb[1]) / 1024;
-}
 
 /**
  * A deploy not serving within DEPLOY_TIMEOUT_MS (5 min) ends the round as a result — the system's
