@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { DEFAULT_USER_DIR, resolveSettings, SettingsError, type Settings } from './settings.js';
-import { loadSettingsFile, userDirSettingsFile } from './settings-file.js';
+import { DEFAULT_USER_DIR, resolveSettings, SettingsError, type Settings } from './settings/settings.js';
+import { loadSettingsFile, userDirSettingsFile } from './settings/file.js';
 import { startRunnel, type RunnelInstance } from './runnel.js';
 import { hashPassword } from './auth/passwords.js';
-import { RUNNEL_VERSION } from './version.js';
+import { RUNNEL_VERSION } from './base/version.js';
 import { startStopWatchdog } from './watchdog/stop-watchdog.js';
-import { createLogger } from './log.js';
+import { createLogger } from './base/log.js';
 import { ExportError, exportNodeRed } from './export/node-red.js';
 import { formatStartSummary, startSummary } from './start-summary.js';
 

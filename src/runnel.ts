@@ -1,5 +1,5 @@
-import type { Settings } from './settings.js';
-import { createLogger, type Logger } from './log.js';
+import type { Settings } from './settings/settings.js';
+import { createLogger, type Logger } from './base/log.js';
 import type { DestinationStream } from 'pino';
 import { createStorage } from './storage/index.js';
 import { createAuthService } from './auth/service.js';
@@ -7,12 +7,12 @@ import { Runtime } from './runtime/runtime.js';
 import { CORE_NODES } from './nodes/index.js';
 import { buildApp } from './server/app.js';
 import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/app.js';
-import type { Storage } from './storage/types.js';
+import type { Storage } from './storage/contract.js';
 import type { Server } from 'node:http';
 import { startMetricsListener } from './server/metrics/routes.js';
 import { refreshTls, resolveTls } from './server/http-security/tls.js';
 import type { Server as HttpsServer } from 'node:https';
-import { MemoryTrimmer } from './memory-trim.js';
+import { MemoryTrimmer } from './base/memory-trim.js';
 
 export interface RunnelOptions {
   /** Log destination (tests capture logs to scan them). Defaults to stdout. */

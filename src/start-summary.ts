@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { CredentialKey } from './credentials/key.js';
-import type { Settings } from './settings.js';
-import { RUNNEL_VERSION } from './version.js';
+import type { Settings } from './settings/settings.js';
+import { RUNNEL_VERSION } from './base/version.js';
 
 /**
  * What a start loaded, said once: the settings file, the user dir, the storage, where the

@@ -1,6 +1,6 @@
 /**
  * The main suite starts Runnel with test/fixtures/node-red/settings.js as Node-RED's stock settings
- * file (test/settings-node-red.test.ts); this checks that it is that file: byte for byte the
+ * file (test/settings/node-red.test.ts); this checks that it is that file: byte for byte the
  * settings.js of the Node-RED the differential suite installs from npm.
  */
 import { it } from 'node:test';

@@ -1,4 +1,4 @@
-import type { Msg } from '../src/runtime/node.js';
+import type { Msg } from '../src/runtime/flows/node.js';
 import { request, type TestServer } from '../test/helpers/server.js';
 
 export const TAB = 'eco-tab';

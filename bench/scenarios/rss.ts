@@ -5,7 +5,7 @@ import type { Scenario } from './types.js';
 /**
  * Time for start-up and deploy garbage to be collected before reading memory: 10 s, because V8
  * gives back its young generation only after it has seen about 5 s of low allocation (Runnel helps
- * it along with a scavenge a second, see src/memory-trim.ts; Node-RED keeps its 32 MiB). The
+ * it along with a scavenge a second, see src/base/memory-trim.ts; Node-RED keeps its 32 MiB). The
  * figure at 3 s is reported too.
  */
 const SETTLE_MS = 10_000;

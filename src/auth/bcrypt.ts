@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import type Bcrypt from 'bcryptjs';
-import { lazy } from '../lazy.js';
+import { lazy } from '../base/lazy.js';
 import type { BcryptJob } from './bcrypt-worker.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { preHandlerAsyncHookHandler } from 'fastify';
 import type { AuthService, Principal } from './types.js';
 import { hasPermission } from './permissions.js';
-import { statusOf } from '../errors.js';
+import { statusOf } from '../base/errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { costOf, hash, hashSync, verify } from './bcrypt.js';
-import type { UserConfig } from '../settings.js';
+import type { UserConfig } from '../settings/settings.js';
 
 /** A bcrypt hash for the CLI's `hash-pw`. */
 export function hashPassword(password: string, cost = 10): Promise<string> {

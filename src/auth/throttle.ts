@@ -1,4 +1,4 @@
-import type { LoginFailures } from '../storage/types.js';
+import type { LoginFailures } from '../storage/contract.js';
 
 export interface ThrottleOptions {
   /** Failures allowed per (address, username) within the window. */

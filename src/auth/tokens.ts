@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Logger } from '../log.js';
-import type { AutomationTokenInfo, SessionRecord, Storage } from '../storage/types.js';
+import type { Logger } from '../base/log.js';
+import type { AutomationTokenInfo, SessionRecord, Storage } from '../storage/contract.js';
 
 /** SHA-256 hex of a bearer token: the only form in which a token is kept or persisted. */
 export function hashToken(token: string): string {

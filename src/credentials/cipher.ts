@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scrypt } from 'node:crypto';
-import type { CredentialMap, StoredCredentials } from '../storage/types.js';
+import type { CredentialMap, StoredCredentials } from '../storage/contract.js';
 import { decryptNodeRedBlob, isCredentialMap } from './nodered-cipher.js';
 
 export { decryptNodeRedBlob, encryptNodeRedBlob, isCredentialMap } from './nodered-cipher.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { RunnelError } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { Settings } from '../settings.js';
-import type { Storage, StoredCredentials } from '../storage/types.js';
+import { RunnelError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import type { Settings } from '../settings/settings.js';
+import type { Storage, StoredCredentials } from '../storage/contract.js';
 
 /**
  * Which key encrypts the credentials, as Node-RED chooses it: the user's `credentialSecret`, none

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { CredentialMap } from '../storage/types.js';
+import type { CredentialMap } from '../storage/contract.js';
 
 /**
  * Node-RED's credential format, `{"$": "<32 hex chars of IV><base64 ciphertext>"}`: AES-256-CTR

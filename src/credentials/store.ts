@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { RunnelError } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { CredentialMap, FlowNodeConfig, Storage, StoredCredentials } from '../storage/types.js';
+import { RunnelError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import type { CredentialMap, FlowNodeConfig, Storage, StoredCredentials } from '../storage/contract.js';
 import { CredentialCipher } from './cipher.js';
 import { applyInline, isFreeFormType, type DefinitionLookup } from './inline.js';
 import { retireSystemKey, type CredentialKey } from './key.js';

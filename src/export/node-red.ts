@@ -2,12 +2,12 @@ import { access, constants, cp, mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CredentialCipher, encryptNodeRedBlob } from '../credentials/cipher.js';
 import { isEncrypted, readCredentialKey, secretNeeded, type CredentialKey } from '../credentials/key.js';
-import type { Logger } from '../log.js';
-import type { Settings } from '../settings.js';
+import type { Logger } from '../base/log.js';
+import type { Settings } from '../settings/settings.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
-import { credentialsPathFor, flowsFileText } from '../storage/flow-pair.js';
+import { credentialsPathFor, flowsFileText } from '../storage/file/flow-pair.js';
 import { createStorage, storedCredentialsName } from '../storage/index.js';
-import type { CredentialMap, FlowsSnapshot, Storage } from '../storage/types.js';
+import type { CredentialMap, FlowsSnapshot, Storage } from '../storage/contract.js';
 
 /**
  * `runnel export --format node-red`: the flows and credentials read through the Storage interface

@@ -9,7 +9,7 @@
 import { bufferLimit } from './lib/seq-limit.js';
 import type { Held } from './lib/held.js';
 import { SequenceGroups } from './lib/sequence-groups.js';
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 /** Node-RED's texts, which catch nodes and flows match on. */
 const TOO_MANY = 'too many pending messages in batch node';

@@ -1,8 +1,8 @@
-import type { NodeConfig, RedApi } from '../runtime/red-api-types.js';
+import type { NodeConfig, RedApi } from '../runtime/red-api/red-api-types.js';
 
 export default function (RED: RedApi) {
   /**
-   * Errors reach this node through the flow (src/runtime/flow.ts reads `scope` and `uncaught`);
+   * Errors reach this node through the flow (src/runtime/flows/flow.ts reads `scope` and `uncaught`);
    * the node itself only passes them on.
    */
   class CatchNode extends RED.nodes.Node {

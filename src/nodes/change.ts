@@ -1,4 +1,4 @@
-import type { ContextScope, DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { ContextScope, DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 type Target = 'msg' | 'flow' | 'global';
 

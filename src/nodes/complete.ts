@@ -1,9 +1,9 @@
 import { withoutWired } from './lib/scope.js';
-import type { NodeConfig, RedApi } from '../runtime/red-api-types.js';
+import type { NodeConfig, RedApi } from '../runtime/red-api/red-api-types.js';
 
 export default function (RED: RedApi) {
   /**
-   * Completions reach this node through the flow (src/runtime/flow.ts reads `scope`); as in
+   * Completions reach this node through the flow (src/runtime/flows/flow.ts reads `scope`); as in
    * Node-RED, a complete node with no scope watches nothing.
    */
   class CompleteNode extends RED.nodes.Node {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { inspect } from 'node:util';
-import type { DoneFn, Msg, NodeConfig, NodeStatus, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeStatus, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 import type { AdminRequest, AdminResponse } from './lib/admin-route.js';
 
 /** The debug sidebar's pop-out window and its scripts ship with Node-RED's debug node. */

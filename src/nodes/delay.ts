@@ -12,7 +12,7 @@ import { hasMoreKeysThan, timerDelay, toMillis } from './lib/timing-units.js';
 import { TimedHolds } from './lib/delay-wait.js';
 import type { Held } from './lib/held.js';
 import { BurstWindow } from './lib/burst-window.js';
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 const has = (msg: Msg, key: string) => Object.prototype.hasOwnProperty.call(msg, key);
 /** Status updates of a busy queue are coalesced to one per this many ms. */

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { encodeText, textDecoder, type TextChunks } from './lib/file-encoding.js';
 import { resolveFilename, upgradeFilename } from './lib/file-path.js';
 import type { Held } from './lib/held.js';
-import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 const describe = (err: unknown) => (err instanceof Error ? err.toString() : String(err));
 

@@ -1,4 +1,4 @@
-import type { Msg, NodeConfig, RedApi } from '../runtime/red-api-types.js';
+import type { Msg, NodeConfig, RedApi } from '../runtime/red-api/red-api-types.js';
 /**
  * The filter node (type `rbe`, report by exception). `func`:
  * - rbe: pass only when the value changed; rbei: the same, ignoring the first value;

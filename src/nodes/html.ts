@@ -6,8 +6,8 @@
  * `html`, `head`, `body` and `title` can be selected.
  */
 import type * as Cheerio from 'cheerio';
-import { lazy } from '../lazy.js';
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import { lazy } from '../base/lazy.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 import { onPropertyInput } from './lib/property-input.js';
 
 const cheerio = lazy<typeof Cheerio>('cheerio');

@@ -1,10 +1,10 @@
 import { takeResponseMark } from './lib/response-mark.js';
 import { downstreamNodes } from './lib/downstream.js';
 import type { ServerResponse } from 'node:http';
-import type { Msg, NodeConfig, NodeInstance, RedApi, RouteHandler } from '../runtime/red-api-types.js';
-import { statusOf } from '../errors.js';
+import type { Msg, NodeConfig, NodeInstance, RedApi, RouteHandler } from '../runtime/red-api/red-api-types.js';
+import { statusOf } from '../base/errors.js';
 import type Cors from 'cors';
-import { lazy } from '../lazy.js';
+import { lazy } from '../base/lazy.js';
 
 /** Loaded only when httpNodeCors is set. */
 const cors = lazy<typeof Cors>('cors');

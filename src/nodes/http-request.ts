@@ -5,13 +5,13 @@
 import { stringify as toQueryString } from 'node:querystring';
 import { randomBytes } from 'node:crypto';
 import type MustacheModule from 'mustache';
-import { lazy } from '../lazy.js';
+import { lazy } from '../base/lazy.js';
 
 const Mustache = lazy<typeof MustacheModule>('mustache');
 import { parseSetCookies, perform, setHeader, TimeoutError, type Credentials, type Headers, type Incoming } from './lib/http-client.js';
 import { markResponseHeaders, takeResponseMark } from './lib/response-mark.js';
 import type { ConnectionOptions } from 'node:tls';
-import type { Msg, NodeConfig, RedApi, RedUtil } from '../runtime/red-api-types.js';
+import type { Msg, NodeConfig, RedApi, RedUtil } from '../runtime/red-api/red-api-types.js';
 import { proxySelector } from './network/proxy/select.js';
 import type { TlsConfigNode } from './network/tls/tls.js';
 

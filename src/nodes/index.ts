@@ -1,5 +1,5 @@
-import type { NodeSets } from '../runtime/red-api-types.js';
-import { NODE_RED_COMPAT_VERSION } from '../version.js';
+import type { NodeSets } from '../runtime/red-api/red-api-types.js';
+import { NODE_RED_COMPAT_VERSION } from '../base/version.js';
 import inject from './inject.js';
 import debug from './debug.js';
 import func from './function/function.js';

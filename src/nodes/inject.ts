@@ -1,4 +1,4 @@
-import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 import type { AdminRequest, AdminResponse } from './lib/admin-route.js';
 
 interface Prop {

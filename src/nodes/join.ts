@@ -7,7 +7,7 @@
  */
 import { parseByteArray, unescapeSeparator } from './lib/parts-escape.js';
 import { Reducer } from './lib/parts-reduce.js';
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 type Joiner = string | Buffer | number[] | undefined;
 

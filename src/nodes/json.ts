@@ -10,8 +10,8 @@
  * `undefined`).
  */
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
-import { lazy } from '../lazy.js';
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import { lazy } from '../base/lazy.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 const AjvClass = lazy<typeof Ajv>('ajv');
 const draft06 = lazy<object>('ajv/lib/refs/json-schema-draft-06.json');

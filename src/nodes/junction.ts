@@ -1,4 +1,4 @@
-import type { NodeConfig, RedApi } from '../runtime/red-api-types.js';
+import type { NodeConfig, RedApi } from '../runtime/red-api/red-api-types.js';
 
 export default function (RED: RedApi) {
   /** A wiring point: every message leaves unchanged on the single output. */

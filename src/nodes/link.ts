@@ -1,5 +1,5 @@
 import type { Held } from './lib/held.js';
-import type { Msg, NodeConfig, NodeInstance, RedApi } from '../runtime/red-api-types.js';
+import type { Msg, NodeConfig, NodeInstance, RedApi } from '../runtime/red-api/red-api-types.js';
 
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 

@@ -1,4 +1,4 @@
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 /**
  * The range node: maps a number from [minin, maxin] onto [minout, maxout]. `action` scale maps
  * linearly (extrapolating), clamp limits the input first, roll wraps it into the input range,

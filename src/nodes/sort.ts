@@ -7,7 +7,7 @@
 import { bufferLimit } from './lib/seq-limit.js';
 import type { Held } from './lib/held.js';
 import { SequenceGroups } from './lib/sequence-groups.js';
-import type { DoneFn, Msg, NodeConfig, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 interface Keyed<T> {
   item: T;

@@ -7,7 +7,7 @@
  * (as a string does), so the announced `parts.count` is always met and joins complete.
  */
 import { parseByteArray, unescapeSeparator } from './lib/parts-escape.js';
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 interface Parts {
   id: string;

@@ -8,7 +8,7 @@
  * its own msg.parts (new id, index and count), as Node-RED does.
  */
 import { bufferLimit } from './lib/seq-limit.js';
-import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 /** A rule operand: a constant, the previous property value, or something read per message. */
 interface Operand {

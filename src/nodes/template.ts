@@ -6,8 +6,8 @@
  */
 import type Mustache from 'mustache';
 import type * as Yaml from 'js-yaml';
-import { lazy } from '../lazy.js';
-import type { ContextScope, DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../runtime/red-api-types.js';
+import { lazy } from '../base/lazy.js';
+import type { ContextScope, DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 interface ContextToken {
   name: string;

@@ -8,12 +8,12 @@
  * arrive by callback, and the next message waits for them. Constant values never wait.
  */
 import type Mustache from 'mustache';
-import { lazy } from '../lazy.js';
+import { lazy } from '../base/lazy.js';
 
 const mustache = lazy<typeof Mustache>('mustache');
 import { timerDelay, toMillis } from './lib/timing-units.js';
 import type { Held } from './lib/held.js';
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 type Timer = ReturnType<typeof setTimeout>;
 

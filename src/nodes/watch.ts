@@ -6,7 +6,7 @@
  */
 import { statSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import path from 'node:path';
-import type { NodeConfig, NodeInstance, RedApi } from '../runtime/red-api-types.js';
+import type { NodeConfig, NodeInstance, RedApi } from '../runtime/red-api/red-api-types.js';
 
 const DEBOUNCE_MS = 200;
 

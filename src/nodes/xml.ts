@@ -8,9 +8,9 @@
  * only: building reads `$` and `_` unless msg.options names other keys.
  */
 import type * as FastXml from 'fast-xml-parser';
-import { lazy } from '../lazy.js';
+import { lazy } from '../base/lazy.js';
 import { buildOptions, parseOptions, type BuildOptions, type ParseOptions, type RenderOptions } from './lib/xml-options.js';
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 import { onPropertyInput } from './lib/property-input.js';
 
 /** fast-xml-parser's ordered form: `{name: children, ':@': attributes}` or `{'#text': text}`. */

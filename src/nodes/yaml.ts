@@ -1,9 +1,9 @@
 /** The yaml node: a YAML string on `property` becomes a value, and an object becomes YAML. */
 import type * as Yaml from 'js-yaml';
-import { lazy } from '../lazy.js';
+import { lazy } from '../base/lazy.js';
 
 const yaml = lazy<typeof Yaml>('js-yaml');
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 import { onPropertyInput } from './lib/property-input.js';
 
 export default function (RED: RedApi) {

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { RunnelError, errorMessage } from '../errors.js';
+import { RunnelError, errorMessage } from '../base/errors.js';
 
 /** A catalogue's package host that has not answered by then is not going to. */
 const DOWNLOAD_TIMEOUT_MS = 120_000;

@@ -1,6 +1,6 @@
-import type { Logger } from '../log.js';
-import type { Settings } from '../settings.js';
-import type { RuntimeConfig, Storage } from '../storage/types.js';
+import type { Logger } from '../base/log.js';
+import type { Settings } from '../settings/settings.js';
+import type { RuntimeConfig, Storage } from '../storage/contract.js';
 import type { NodeSetInfo, Registry } from './registry.js';
 
 /** i18n message catalogs by language, as a set's `locales/` folder holds them. */

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import type Semver from 'semver';
-import { lazy } from '../lazy.js';
+import { lazy } from '../base/lazy.js';
 
 const semver = lazy<typeof Semver>('semver');
-import type { Logger } from '../log.js';
-import type { PaletteSettings } from '../settings.js';
-import { RunnelError } from '../errors.js';
+import type { Logger } from '../base/log.js';
+import type { PaletteSettings } from '../settings/settings.js';
+import { RunnelError } from '../base/errors.js';
 import { isValidPackageName, type NodeModulePackage } from './package.js';
 import { runNpm } from './npm.js';
 

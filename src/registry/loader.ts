@@ -3,12 +3,12 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type Semver from 'semver';
-import { lazy } from '../lazy.js';
+import { lazy } from '../base/lazy.js';
 
 const semver = lazy<typeof Semver>('semver');
-import { NODE_RED_COMPAT_VERSION } from '../version.js';
+import { NODE_RED_COMPAT_VERSION } from '../base/version.js';
 import type { Catalogs, LoaderHost } from './host.js';
-import { RunnelError, errorMessage, isRunnelError } from '../errors.js';
+import { RunnelError, errorMessage, isRunnelError } from '../base/errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { readNodeModulePackage, type NodeModulePackage } from './package.js';
 import { exists } from '../storage/atomic-file.js';

@@ -1,6 +1,6 @@
-import type { Logger } from '../log.js';
-import type { SharedModules } from '../storage/types.js';
-import { errorMessage, isRunnelError } from '../errors.js';
+import type { Logger } from '../base/log.js';
+import type { SharedModules } from '../storage/contract.js';
+import { errorMessage, isRunnelError } from '../base/errors.js';
 import type { SetFlags } from './loader.js';
 
 /**

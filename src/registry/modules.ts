@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ModuleHost } from './host.js';
 import { setInfo } from './info.js';
-import { RunnelError, errorMessage } from '../errors.js';
+import { RunnelError, errorMessage } from '../base/errors.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
 import { readNodeModulePackage } from './package.js';

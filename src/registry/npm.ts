@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 
 /** The npm CLI bundled with the running Node, so the system PATH and shell never matter. */
 export function bundledNpmCli(): string {

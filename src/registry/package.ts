@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RunnelError } from '../errors.js';
+import { RunnelError } from '../base/errors.js';
 
 /** The parts of a module's package.json the loader uses. */
 export interface NodeModulePackage {

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { RunnelError } from '../errors.js';
+import { RunnelError } from '../base/errors.js';
 
 export type CredentialDefinition = Record<string, { type: 'text' | 'password'; [key: string]: unknown }>;
 export type NodeConstructor = new (config: any) => unknown;

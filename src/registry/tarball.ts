@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { ReadEntry } from 'tar';
-import { RunnelError, type ErrorCode } from '../errors.js';
+import { RunnelError, type ErrorCode } from '../base/errors.js';
 import { parseNodeModulePackage, type NodeModulePackage } from './package.js';
 
 const MAX_PACKAGE_JSON = 1024 * 1024;

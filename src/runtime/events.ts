@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
+import { errorMessage } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 
 /**
  * RED.events: Node-RED's runtime event bus, shared with every module. A listener is module code,

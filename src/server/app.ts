@@ -34,7 +34,7 @@ import { CommsServer } from './comms/comms-server.js';
 import { bridgeRuntimeToComms } from './comms/runtime-bridge.js';
 import path from 'node:path';
 import FindMyWay from 'find-my-way';
-import type { TlsOptions } from '../settings-http.js';
+import type { TlsOptions } from '../settings/http.js';
 import { requireHttpsHook } from './http-security/require-https.js';
 import { expressMiddlewareHook } from './http-security/middleware.js';
 import { basicAuthCheck } from './http-security/basic-auth.js';

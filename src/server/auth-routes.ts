@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from './services.js';
 import { describe } from './errors.js';
-import { isRunnelError } from '../errors.js';
+import { isRunnelError } from '../base/errors.js';
 import { needsPermission } from '../auth/guard.js';
 import { isOAuthError, OAuthError } from '../auth/oauth-error.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../settings/settings.js';
 
 const ALLOW_HEADERS = 'Authorization,Content-Type,Runtime-API-Version,Runtime-Deployment-Type,Node-RED-API-Version,Node-RED-Deployment-Type';
 /** The admin API's own paths, for telling its preflights apart when it shares its root with http-in routes. */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
-import { RunnelError } from '../errors.js';
+import { RunnelError } from '../base/errors.js';
 import { anyObject } from './schemas.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { RunnelError } from '../errors.js';
-import { DEPLOYMENT_TYPES, type DeployRequest, type DeploymentType } from '../runtime/types.js';
+import { RunnelError } from '../base/errors.js';
+import { DEPLOYMENT_TYPES, type DeployRequest, type DeploymentType } from '../runtime/config/deploy-types.js';
 import { assertShallow, validateFlows } from './flows-validation.js';
 
 /** Reading a deploy from a request: POST /flows and POST /flows/preview take the same headers and body. */

@@ -4,8 +4,8 @@ import os from 'node:os';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
-import { RunnelError } from '../errors.js';
-import { NODE_RED_COMPAT_VERSION, RUNNEL_VERSION } from '../version.js';
+import { RunnelError } from '../base/errors.js';
+import { NODE_RED_COMPAT_VERSION, RUNNEL_VERSION } from '../base/version.js';
 import { anyObject } from './schemas.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isRunnelError, statusOf, type ErrorCode } from '../errors.js';
+import { isRunnelError, statusOf, type ErrorCode } from '../base/errors.js';
 
 /**
  * Every error answer of the server is made here: `describe` for the admin API (Fastify's errors
  * included), `describeRouteError` for http-in routes and RED.httpNode/httpAdmin handlers. Codes and
- * statuses come from the catalogue in src/errors.ts.
+ * statuses come from the catalogue in src/base/errors.ts.
  */
 
 /**

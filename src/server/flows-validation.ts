@@ -1,5 +1,5 @@
-import { RunnelError } from '../errors.js';
-import type { FlowNodeConfig } from '../storage/types.js';
+import { RunnelError } from '../base/errors.js';
+import type { FlowNodeConfig } from '../storage/contract.js';
 
 const MAX_NODES = 200_000;
 /**

@@ -2,7 +2,7 @@ import type {} from '@fastify/swagger';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
-import { RunnelError } from '../errors.js';
+import { RunnelError } from '../base/errors.js';
 import { deploymentType, readDeploy, requester } from './deploy-request.js';
 import { deployHeaders, errorResponses, flowNode, revPattern } from './schemas.js';
 

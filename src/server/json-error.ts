@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type JsoncParser from 'jsonc-parser';
-import { lazy } from '../lazy.js';
-import { RunnelError } from '../errors.js';
+import { lazy } from '../base/lazy.js';
+import { RunnelError } from '../base/errors.js';
 
 // Only read when a body fails to parse.
 const jsonc = lazy<typeof JsoncParser>('jsonc-parser');

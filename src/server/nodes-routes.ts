@@ -7,7 +7,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
-import { RunnelError, errorMessage, isRunnelError } from '../errors.js';
+import { RunnelError, errorMessage, isRunnelError } from '../base/errors.js';
 import { moduleInfo, setInfo } from '../registry/info.js';
 import { nodeModule, nodeSet, noContent } from './schemas.js';
 import type { NodeResources } from './editor/node-resources.js';

@@ -1,7 +1,7 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import Fastify, { type FastifyPluginAsync, type FastifySchema, type RouteOptions } from 'fastify';
-import type { Settings } from '../settings.js';
-import { RUNNEL_VERSION } from '../version.js';
+import type { Settings } from '../settings/settings.js';
+import { RUNNEL_VERSION } from '../base/version.js';
 import { errorBody, errorResponses } from './schemas.js';
 import { lazySchemaCompilers } from './lazy-schemas.js';
 

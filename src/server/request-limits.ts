@@ -1,8 +1,8 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Settings } from '../settings.js';
-import { RunnelError } from '../errors.js';
+import type { Settings } from '../settings/settings.js';
+import { RunnelError } from '../base/errors.js';
 
 /**
  * Bounds on what clients can make the server hold. Bodies are buffered before routes see them,

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Settings } from '../settings.js';
-import { RunnelError } from '../errors.js';
+import type { Settings } from '../settings/settings.js';
+import { RunnelError } from '../base/errors.js';
 
 /**
  * Cross-site and DNS-rebinding protection for the admin API.

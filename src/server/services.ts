@@ -1,6 +1,6 @@
-import type { Settings } from '../settings.js';
-import type { Logger } from '../log.js';
-import type { Storage } from '../storage/types.js';
+import type { Settings } from '../settings/settings.js';
+import type { Logger } from '../base/log.js';
+import type { Storage } from '../storage/contract.js';
 import type { AuthService } from '../auth/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { HttpNodeApp } from './http-node/app.js';

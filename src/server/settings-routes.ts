@@ -2,8 +2,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { anyObject } from './schemas.js';
-import { NODE_RED_COMPAT_VERSION } from '../version.js';
-import { settingsViewFor } from '../runtime/settings-view.js';
+import { NODE_RED_COMPAT_VERSION } from '../base/version.js';
+import { settingsViewFor } from '../runtime/red-api/settings-view.js';
 
 /**
  * GET /settings: what a client (CLI, dashboard, the editor) needs to know about this runtime, in

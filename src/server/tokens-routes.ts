@@ -2,7 +2,7 @@ import type {} from '@fastify/swagger';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
-import { RunnelError } from '../errors.js';
+import { RunnelError } from '../base/errors.js';
 import { noContent } from './schemas.js';
 
 /**

@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../log.js';
-import type { Settings } from '../settings.js';
-import { createFileStorage } from './file-storage.js';
-import { credentialsPathFor } from './flow-pair.js';
+import type { Logger } from '../base/log.js';
+import type { Settings } from '../settings/settings.js';
+import { createFileStorage } from './file/file-storage.js';
+import { credentialsPathFor } from './file/flow-pair.js';
 import { resolveInstanceId } from './instance-id.js';
-import type { Storage } from './types.js';
+import type { Storage } from './contract.js';
 
 /** The backend the `storage` setting selects. PostgreSQL's client is loaded only when it is used. */
 export async function createStorage(settings: Settings, log: Logger): Promise<Storage> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { Settings } from '../settings.js';
+import type { Settings } from '../settings/settings.js';
 import { readTextIfExists, writeFileAtomic } from './atomic-file.js';
 
 /** The file in the user dir that keeps a generated instance id across restarts. */

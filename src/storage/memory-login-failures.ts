@@ -1,4 +1,4 @@
-import type { LoginFailures } from './types.js';
+import type { LoginFailures } from './contract.js';
 
 /**
  * Login failures in this process's memory (a single instance needs no more; they do not survive

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { checkBearer, needsPermission } from '../../src/auth/guard.js';
 import { createAuthService } from '../../src/auth/service.js';
 import type { AuthService } from '../../src/auth/types.js';
-import { resolveSettings } from '../../src/settings.js';
+import { resolveSettings } from '../../src/settings/settings.js';
 import { authSettings, MemorySessions } from './support.js';
 import { captureLog } from '../helpers/log.js';
 import { ADMIN_PASSWORD, READER_PASSWORD } from '../helpers/users.js';

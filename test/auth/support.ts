@@ -1,5 +1,5 @@
-import { resolveSettings, type Settings } from '../../src/settings.js';
-import type { SessionRecord, Storage } from '../../src/storage/types.js';
+import { resolveSettings, type Settings } from '../../src/settings/settings.js';
+import type { SessionRecord, Storage } from '../../src/storage/contract.js';
 import { MemoryLoginFailures } from '../../src/storage/memory-login-failures.js';
 import { adminHash, readerHash } from '../helpers/users.js';
 

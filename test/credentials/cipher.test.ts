@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { CredentialCipher, decryptNodeRedBlob, encryptNodeRedBlob } from '../../src/credentials/cipher.js';
-import type { CredentialMap } from '../../src/storage/types.js';
+import type { CredentialMap } from '../../src/storage/contract.js';
 
 const MAP: CredentialMap = { n1: { user: 'alice', password: 's3cret-pass' }, n2: { token: 'tok-xyz' } };
 

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { encryptNodeRedBlob } from '../../src/credentials/cipher.js';
 import { resolveCredentialKey } from '../../src/credentials/key.js';
 import { CredentialStore } from '../../src/credentials/store.js';
-import { createFileStorage } from '../../src/storage/file-storage.js';
+import { createFileStorage } from '../../src/storage/file/file-storage.js';
 import { revOf } from '../../src/storage/rev.js';
 import { readJsonFile, settingsFor } from '../storage/support.js';
 import { tempDir, removeDir } from '../helpers/dirs.js';

@@ -4,8 +4,8 @@ import { encryptNodeRedBlob } from '../../src/credentials/cipher.js';
 import type { CredentialDefinition } from '../../src/credentials/inline.js';
 import type { CredentialKey } from '../../src/credentials/key.js';
 import { CredentialStore } from '../../src/credentials/store.js';
-import { RunnelError } from '../../src/errors.js';
-import type { CredentialMap, FlowNodeConfig, RuntimeConfig } from '../../src/storage/types.js';
+import { RunnelError } from '../../src/base/errors.js';
+import type { CredentialMap, FlowNodeConfig, RuntimeConfig } from '../../src/storage/contract.js';
 import { captureLog } from '../helpers/log.js';
 
 const DEFS: Record<string, CredentialDefinition | null> = {

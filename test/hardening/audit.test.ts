@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { request, startServer, type TestServer } from '../helpers/server.js';
 import { copyFixture } from '../registry/support.js';
-import { AUDIT_LEVEL } from '../../src/log.js';
+import { AUDIT_LEVEL } from '../../src/base/log.js';
 import { send, tokenRequest } from './support.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';

@@ -1,6 +1,6 @@
 import type { TestServer } from './server.js';
-import { createRedApi } from '../../src/runtime/red-api.js';
-import type { Msg, Node, NodeConfig } from '../../src/runtime/node.js';
+import { createRedApi } from '../../src/runtime/red-api/red-api.js';
+import type { Msg, Node, NodeConfig } from '../../src/runtime/flows/node.js';
 
 export interface Capture {
   /** Messages received by `test-capture` nodes, by node name (or id when unnamed). */

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '../../src/log.js';
-import type { LogLevel } from '../../src/settings.js';
+import { createLogger, type Logger } from '../../src/base/log.js';
+import type { LogLevel } from '../../src/base/log.js';
 
 /** A logger whose output a test can read back. */
 export interface CapturedLog {

@@ -1,4 +1,4 @@
-import { resolveSettings } from '../../src/settings.js';
+import { resolveSettings } from '../../src/settings/settings.js';
 import { startRunnel, type RunnelInstance, type RunnelOptions } from '../../src/runnel.js';
 import { removeDir, tempDir } from './dirs.js';
 import { captureLog } from './log.js';

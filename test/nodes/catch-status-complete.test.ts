@@ -1,8 +1,8 @@
 import type { TestServer } from '../helpers/server.js';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRedApi } from '../../src/runtime/red-api.js';
-import type { Msg, Node, NodeConfig } from '../../src/runtime/node.js';
+import { createRedApi } from '../../src/runtime/red-api/red-api.js';
+import type { Msg, Node, NodeConfig } from '../../src/runtime/flows/node.js';
 import { type Conf, flowSuite } from './flow.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[] = []): Conf => ({

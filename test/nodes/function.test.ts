@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually } from '../helpers/server.js';
 import type { Capture } from '../helpers/capture.js';
-import type { Msg } from '../../src/runtime/node.js';
+import type { Msg } from '../../src/runtime/flows/node.js';
 import { type Conf, flowSuite } from './flow.js';
 import { deploy } from '../helpers/deploy.js';
 

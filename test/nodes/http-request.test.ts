@@ -4,7 +4,7 @@ import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '../helpers/server.js';
-import type { Msg } from '../../src/runtime/node.js';
+import type { Msg } from '../../src/runtime/flows/node.js';
 import { type Conf, flowSuite } from './flow.js';
 
 const USER = 'alice';

@@ -19,7 +19,7 @@ import {
   type ModuleInstallOptions,
 } from '../../src/registry/external-modules.js';
 import type { SubflowDefinition } from '../../src/registry/registry.js';
-import { resolveSettings } from '../../src/settings.js';
+import { resolveSettings } from '../../src/settings/settings.js';
 import { eventually, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { type Conf } from '../nodes/flow.js';

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { InstallQueue, assertAllowed, parseInstallTarget } from '../../src/registry/installer.js';
 import { describeFailure } from '../../src/registry/npm.js';
-import { resolveSettings } from '../../src/settings.js';
+import { resolveSettings } from '../../src/settings/settings.js';
 import { request, startServer } from '../helpers/server.js';
 import { copyFixture } from './support.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from '../../src/registry/registry.js';
-import { nodeClasses } from '../../src/runtime/node-classes.js';
+import { nodeClasses } from '../../src/runtime/flows/node-classes.js';
 
 describe('Registry.registerSubflow', () => {
   const registry = new Registry(nodeClasses);

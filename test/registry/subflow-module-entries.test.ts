@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
-import { createRedApi } from '../../src/runtime/red-api.js';
+import { createRedApi } from '../../src/runtime/red-api/red-api.js';
 import { deploy, type Conf } from '../helpers/deploy.js';
 
 const at = { x: 100, y: 100 };

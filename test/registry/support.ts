@@ -6,11 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { Header } from 'tar';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/base/log.js';
 import { Registry, type NodeSetInfo } from '../../src/registry/registry.js';
-import { nodeClasses } from '../../src/runtime/node-classes.js';
-import { createRedApi, type RedApiOptions } from '../../src/runtime/red-api.js';
-import { resolveSettings } from '../../src/settings.js';
+import { nodeClasses } from '../../src/runtime/flows/node-classes.js';
+import { createRedApi, type RedApiOptions } from '../../src/runtime/red-api/red-api.js';
+import { resolveSettings } from '../../src/settings/settings.js';
 import { bundledNpmCli } from '../../src/registry/npm.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { WebSocket } from 'ws';
 import { CommsServer } from '../../src/server/comms/comms-server.js';
 import { topicMatches } from '../../src/server/comms/topics.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/base/log.js';
 import type { AuthService } from '../../src/auth/types.js';
 import { eventually } from '../helpers/server.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { adminAuth, login, request, startServer, type TestServer } from '../helpers/server.js';
 import { deploy } from '../helpers/deploy.js';
 import { describe as describeError } from '../../src/server/errors.js';
-import { isErrorCode } from '../../src/errors.js';
+import { isErrorCode } from '../../src/base/errors.js';
 
 /** Issue 18 item 8: a refusal a newcomer meets names the fix, through the real HTTP API. */
 describe('error messages that say the fix', () => {

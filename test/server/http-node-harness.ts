@@ -1,5 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { resolveSettings } from '../../src/settings.js';
+import { resolveSettings } from '../../src/settings/settings.js';
 import { captureLog } from '../helpers/log.js';
 import type { Services } from '../../src/server/services.js';
 import { createHttpNodeApp, httpNodePlugin, httpServerFactory, type HttpNodeApp } from '../../src/server/http-node/app.js';

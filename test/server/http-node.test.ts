@@ -2,8 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHttpNode, type HttpNodeServer } from './http-node-harness.js';
 import { request } from '../helpers/server.js';
-import { resolveSettings } from '../../src/settings.js';
-import { createLogger } from '../../src/log.js';
+import { resolveSettings } from '../../src/settings/settings.js';
+import { createLogger } from '../../src/base/log.js';
 import type { FastifyInstance } from 'fastify';
 import { createAdminRouteApp, dispatchOrNotFound, type HttpNodeApp } from '../../src/server/http-node/app.js';
 

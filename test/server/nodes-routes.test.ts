@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
-import type { Node } from '../../src/runtime/node.js';
+import type { Node } from '../../src/runtime/flows/node.js';
 import { copyFixture, npmPack, rawTarball, NODE_RED_PACKAGE } from '../registry/support.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { adminAuth } from '../helpers/users.js';

@@ -9,8 +9,8 @@ import { request as httpRequest } from 'node:http';
 import { eventually, request, startServer, type TestServer } from '../helpers/server.js';
 import { deploy, type Conf } from '../helpers/deploy.js';
 import { installCapture } from '../helpers/capture.js';
-import { createRedApi } from '../../src/runtime/red-api.js';
-import type { Node, NodeConfig } from '../../src/runtime/node.js';
+import { createRedApi } from '../../src/runtime/red-api/red-api.js';
+import type { Node, NodeConfig } from '../../src/runtime/flows/node.js';
 
 const tab = { id: 't1', type: 'tab', label: 'routes' };
 const at = { z: 't1', x: 100, y: 100 };

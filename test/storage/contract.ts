@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { RunnelError } from '../../src/errors.js';
+import { RunnelError } from '../../src/base/errors.js';
 import { revOf } from '../../src/storage/rev.js';
-import type { FlowNodeConfig, SessionRecord, Storage } from '../../src/storage/types.js';
+import type { FlowNodeConfig, SessionRecord, Storage } from '../../src/storage/contract.js';
 
 /**
  * The Storage contract: every behaviour of the interface, written once and run against each

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { FlowNodeConfig, RevisionMeta, Storage } from '../../src/storage/types.js';
+import type { FlowNodeConfig, RevisionMeta, Storage } from '../../src/storage/contract.js';
 
 /**
  * The revision-history part of the Storage contract, written against the interface only so every

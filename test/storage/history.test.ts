@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { copyFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createFileStorage } from '../../src/storage/file-storage.js';
+import { createFileStorage } from '../../src/storage/file/file-storage.js';
 import { settingsFor } from './support.js';
 import { flowsOf, historyContract, meta } from './history-contract.js';
 import { tempDir, removeDir } from '../helpers/dirs.js';

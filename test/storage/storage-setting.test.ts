@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { resolveSettings, SettingsError } from '../../src/settings.js';
+import { resolveSettings, SettingsError } from '../../src/settings/settings.js';
 import { runCli } from '../helpers/process.js';
 import { tempDir } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';

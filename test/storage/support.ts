@@ -1,5 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { resolveSettings, type Settings } from '../../src/settings.js';
+import { resolveSettings, type Settings } from '../../src/settings/settings.js';
 
 export function settingsFor(userDir: string, extra: Record<string, unknown> = {}): Settings {
   return resolveSettings({ userDir, ...extra });

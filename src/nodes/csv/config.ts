@@ -1,4 +1,4 @@
-import type { Msg, NodeConfig } from '../../runtime/red-api-types.js';
+import type { Msg, NodeConfig } from '../../runtime/red-api/red-api-types.js';
 /**
  * The csv node's settings read as Node-RED reads them, for both of its modes: `\t`, `\n` and `\r`
  * written out in the separator and newline, `strings` absent meaning "parse numbers", the flags

@@ -9,7 +9,7 @@
 import { has, readCsvConfig, type CsvHost } from './config.js';
 import { LegacyCsv } from './legacy.js';
 import { RfcCsv } from './rfc.js';
-import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, RedApi, SendFn } from '../../runtime/red-api/red-api-types.js';
 
 const BAD_TEMPLATE = 'Malformed columns template.';
 

@@ -8,7 +8,7 @@
  */
 import { has, sequencePosition, type CsvConfig, type CsvHost } from './config.js';
 import { countBreaks, sendAllRows, sendRows, type RowStore } from './rfc.js';
-import type { DoneFn, Msg, SendFn } from '../../runtime/red-api-types.js';
+import type { DoneFn, Msg, SendFn } from '../../runtime/red-api/red-api-types.js';
 
 const NUMBER = /^[-]?(?!E)(?!0\d)\d*\.?\d*(E-?\+?)?\d+$/i;
 const QUOTE = '"';

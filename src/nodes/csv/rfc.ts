@@ -7,7 +7,7 @@
  */
 import { columnsString, generatedHeaders, parseRows, quoteCell, rowsToObjects, type Cell } from './text.js';
 import { has, sequencePosition, type CsvConfig, type CsvHost } from './config.js';
-import type { DoneFn, Msg, SendFn } from '../../runtime/red-api-types.js';
+import type { DoneFn, Msg, SendFn } from '../../runtime/red-api/red-api-types.js';
 
 const hasTemplate = (t: Cell[] | null): t is Cell[] => !!t && t.length > 0 && !(t.length === 1 && t[0] === '');
 

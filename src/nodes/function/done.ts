@@ -1,5 +1,5 @@
 import type * as Acorn from 'acorn';
-import { lazy } from '../../lazy.js';
+import { lazy } from '../../base/lazy.js';
 
 const acorn = lazy<typeof Acorn>('acorn');
 

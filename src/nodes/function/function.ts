@@ -13,7 +13,7 @@ import { NodeTimers } from '../lib/node-timers.js';
 import { callsDone } from './done.js';
 import { errorText } from './error.js';
 import { Sandbox, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './sandbox.js';
-import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../runtime/red-api/red-api-types.js';
 
 type NodeApi = Record<string, unknown>;
 

@@ -30,7 +30,7 @@
  */
 import type * as Acorn from 'acorn';
 import type { Node as AstNode } from 'acorn';
-import { lazy } from '../../lazy.js';
+import { lazy } from '../../base/lazy.js';
 
 const acorn = lazy<typeof Acorn>('acorn');
 import { performance } from 'node:perf_hooks';

@@ -1,4 +1,4 @@
-import type { NodeInstance, RedApi } from '../../runtime/red-api-types.js';
+import type { NodeInstance, RedApi } from '../../runtime/red-api/red-api-types.js';
 
 /** Link nodes say where their messages go besides their wires. */
 interface LinkTargets {

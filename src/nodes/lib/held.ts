@@ -1,4 +1,4 @@
-import type { DoneFn, Msg, SendFn } from '../../runtime/red-api-types.js';
+import type { DoneFn, Msg, SendFn } from '../../runtime/red-api/red-api-types.js';
 
 /** A message a node keeps for later, with the send and done of the delivery that brought it. */
 export interface Held {

@@ -7,7 +7,7 @@
  */
 import type { Held } from './held.js';
 import { SequenceGroups } from './sequence-groups.js';
-import type { PreparedJSONata, RedUtil, UtilNode } from '../../runtime/red-api-types.js';
+import type { PreparedJSONata, RedUtil, UtilNode } from '../../runtime/red-api/red-api-types.js';
 
 export interface ReduceOptions {
   exp: PreparedJSONata;

@@ -1,4 +1,4 @@
-import type { DoneFn, Msg, NodeInstance, RedApi, SendFn } from '../../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeInstance, RedApi, SendFn } from '../../runtime/red-api/red-api-types.js';
 
 type Handler = (value: unknown, msg: Msg, send: SendFn, done: DoneFn) => void;
 

@@ -15,7 +15,7 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { readTextIfExists, removeStaleTemps, writeFileAtomic } from '../../storage/atomic-file.js';
-import { SerialQueue } from '../../storage/serial-queue.js';
+import { SerialQueue } from '../../base/serial-queue.js';
 import { setObjectProperty } from '../util/properties.js';
 import type { ContextCallback } from '../util/types.js';
 import { stringifyContext } from './context-json.js';

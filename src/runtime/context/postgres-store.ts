@@ -7,7 +7,7 @@
  * once the value is in the database (or with the error that kept it out; the value is then retried
  * with the next write). Values are stored as JSON, as the localfilesystem store writes them.
  */
-import type { SharedContext, StorageChange } from '../../storage/types.js';
+import type { SharedContext, StorageChange } from '../../storage/contract.js';
 import type { ContextCallback } from '../util/types.js';
 import { normalisePropertyExpression } from '../util/expression.js';
 import { stringifyContext } from './context-json.js';

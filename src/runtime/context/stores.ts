@@ -3,7 +3,7 @@
  * `default` names, else a store called `default`, else the first one listed. Without any
  * configured store there is one memory store called `memory`.
  */
-import type { ContextStorageSettings, ContextStoreSettings } from '../../settings.js';
+import type { ContextStorageSettings, ContextStoreSettings } from '../../settings/settings.js';
 import { FileStore, type FileStoreConfig } from './file-store.js';
 import { MemoryStore } from './memory-store.js';
 import { PostgresStore, type PostgresStoreSource } from './postgres-store.js';

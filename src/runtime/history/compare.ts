@@ -1,5 +1,5 @@
-import type { FlowNodeConfig, RevisionMeta } from '../../storage/types.js';
-import { deepEqual } from '../diff.js';
+import type { FlowNodeConfig, RevisionMeta } from '../../storage/contract.js';
+import { deepEqual } from '../config/diff.js';
 
 /**
  * What changed between two configurations, node by node, for people reading the history (not for

@@ -1,5 +1,5 @@
-import { RunnelError } from '../../errors.js';
-import type { FlowNodeConfig, Revision, RevisionInfo, Storage } from '../../storage/types.js';
+import { RunnelError } from '../../base/errors.js';
+import type { FlowNodeConfig, Revision, RevisionInfo, Storage } from '../../storage/contract.js';
 import { compareConfigs, type NodeChange } from './compare.js';
 
 /** Reading the revision history: pages of revisions, one revision's flows, the difference of two. */

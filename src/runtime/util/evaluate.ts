@@ -1,5 +1,5 @@
 /** evaluateNodeProperty: turns a TypedInput (value, type) pair into a value, type by type as Node-RED does. */
-import { formatDate } from './date-format.js';
+import { formatDate } from './moment/date-format.js';
 import { evaluateEnvProperty } from './env.js';
 import { normalisePropertyExpression } from './expression.js';
 import { evaluateJSONataExpression, prepareJSONataExpression } from './jsonata.js';

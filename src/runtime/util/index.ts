@@ -14,7 +14,7 @@ export { encodeObject, safeStringify, type Encodable, type EncodeOptions } from 
 export { evaluateEnvProperty, getSetting, type EnvNode } from './env.js';
 export { evaluateNodeProperty } from './evaluate.js';
 export { normalisePropertyExpression, parsePath, type PathPart } from './expression.js';
-export { formatDate } from './date-format.js';
+export { formatDate } from './moment/date-format.js';
 export { generateId } from './id.js';
 export { evaluateJSONataExpression, prepareJSONataExpression, type PreparedJSONata } from './jsonata.js';
 export { getMessageProperty, getObjectProperty, setMessageProperty, setObjectProperty } from './properties.js';

@@ -3,12 +3,12 @@
  * `$clone` bound to the evaluating node. Evaluation is callback-only, as in Node-RED 4.
  */
 import type Jsonata from 'jsonata';
-import { lazy } from '../../lazy.js';
+import { lazy } from '../../base/lazy.js';
 
 const jsonata = lazy<typeof Jsonata>('jsonata');
 import { cloneMessage } from './clone.js';
 import { getSetting } from './env.js';
-import { moment } from './jsonata-moment.js';
+import { moment } from './moment/jsonata-moment.js';
 import type { ContextScope, ResultCallback, UtilNode } from './types.js';
 
 /** The jsonata expression itself (modules may `assign` on it), plus what evaluation needs. */

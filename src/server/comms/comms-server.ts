@@ -2,9 +2,9 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer, WebSocket, RawData } from 'ws';
 import type * as WsModule from 'ws';
-import { lazy } from '../../lazy.js';
+import { lazy } from '../../base/lazy.js';
 import type { AuthService } from '../../auth/types.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { topicMatches } from './topics.js';
 
 import type { OriginCheck } from '../request-origin.js';

@@ -1,6 +1,6 @@
 import type { Runtime } from '../../runtime/runtime.js';
 import type { CommsServer } from './comms-server.js';
-import type { NodeLogEntry } from '../../runtime/node.js';
+import type { NodeLogEntry } from '../../runtime/flows/node.js';
 import { encodeObject } from '../../runtime/util/encode.js';
 
 interface CommsEvent {

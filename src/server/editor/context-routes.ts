@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { needsPermission } from '../../auth/guard.js';
-import { RunnelError } from '../../errors.js';
-import type { ContextScope } from '../../runtime/context.js';
+import { RunnelError } from '../../base/errors.js';
+import type { ContextScope } from '../../runtime/context/context.js';
 import { encodeObject } from '../../runtime/util/encode.js';
 import { contextAnswer, noContentAnswer } from './schemas.js';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { needsPermission } from '../../auth/guard.js';
-import { RunnelError } from '../../errors.js';
+import { RunnelError } from '../../base/errors.js';
 import { pluginSetInfo, setInfo } from '../../registry/info.js';
 import type { NodeResources } from './node-resources.js';
 import { StaticFiles } from './static-files.js';

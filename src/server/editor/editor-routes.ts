@@ -3,13 +3,13 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type MustacheModule from 'mustache';
-import { lazy } from '../../lazy.js';
+import { lazy } from '../../base/lazy.js';
 
 const Mustache = lazy<typeof MustacheModule>('mustache');
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
-import { RunnelError } from '../../errors.js';
-import { RUNNEL_VERSION } from '../../version.js';
+import { RunnelError } from '../../base/errors.js';
+import { RUNNEL_VERSION } from '../../base/version.js';
 import { StaticFiles } from './static-files.js';
 import type { Theme } from './theme.js';
 import { CORE_MODULE, type NodeResources } from './node-resources.js';

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Settings } from '../../settings.js';
+import type { Settings } from '../../settings/settings.js';
 import type { Theme } from './theme.js';
 
 type Obj = Record<string, unknown>;

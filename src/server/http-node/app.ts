@@ -1,11 +1,11 @@
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import type { Settings } from '../../settings.js';
-import type { Logger } from '../../log.js';
-import type { RouteApp, RouteHandler } from '../../runtime/http-types.js';
+import type { Settings } from '../../settings/settings.js';
+import type { Logger } from '../../base/log.js';
+import type { RouteApp, RouteHandler } from '../../runtime/red-api/http-types.js';
 import type { Services } from '../services.js';
-import { RunnelError, statusOf } from '../../errors.js';
+import { RunnelError, statusOf } from '../../base/errors.js';
 import { adminErrorHandler, describeRouteError } from '../errors.js';
 import { ExpressRouter, type Fallthrough } from './router.js';
 import { decorate, ExpressRequest, expressServerOptions } from './compat.js';

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { parse as parseQueryString } from 'node:querystring';
-import { RunnelError } from '../../errors.js';
+import { RunnelError } from '../../base/errors.js';
 import { invalidJson } from '../json-error.js';
 import { mediaType, toPlainObject } from './request.js';
 

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BusboyConstructor, BusboyFileStream } from '@fastify/busboy';
-import { RunnelError } from '../../errors.js';
-import { lazy } from '../../lazy.js';
+import { RunnelError } from '../../base/errors.js';
+import { lazy } from '../../base/lazy.js';
 
 const busboy = lazy<{ Busboy: BusboyConstructor }>('@fastify/busboy');
 

@@ -2,7 +2,7 @@ import { ServerResponse, STATUS_CODES } from 'node:http';
 import { serializeCookie, type CookieOptions } from './cookie.js';
 import path from 'node:path';
 import type ContentDisposition from 'content-disposition';
-import { lazy } from '../../lazy.js';
+import { lazy } from '../../base/lazy.js';
 
 const contentDisposition = lazy<typeof ContentDisposition>('content-disposition');
 import { defaultCharset, mimeFor } from './mime.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { statusOf } from '../../errors.js';
+import { statusOf } from '../../base/errors.js';
 import { sendJson } from './not-found.js';
 
 /**

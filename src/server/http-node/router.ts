@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RouteApp, RouteHandler, RouteLayer } from '../../runtime/http-types.js';
+import type { RouteApp, RouteHandler, RouteLayer } from '../../runtime/red-api/http-types.js';
 import { compilePath, decodeParam, type PathSpec, type RoutingOptions } from './path-pattern.js';
 import type { LinearRegExp } from './linear-regexp.js';
 

@@ -2,7 +2,7 @@ import { finished } from 'node:stream';
 import path from 'node:path';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type Send from 'send';
-import { lazy } from '../../lazy.js';
+import { lazy } from '../../base/lazy.js';
 
 const send = lazy<typeof Send>('send');
 

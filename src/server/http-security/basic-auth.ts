@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import parseBasicAuth from 'basic-auth';
 import { verify } from '../../auth/bcrypt.js';
-import type { BasicAuthUser } from '../../settings-http.js';
+import type { BasicAuthUser } from '../../settings/http.js';
 
 /** Checks a request's `Authorization: Basic` credentials against one configured user (at once when it can). */
 export type BasicAuthCheck = (req: IncomingMessage) => boolean | Promise<boolean>;

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Middleware } from '../../settings-http.js';
+import type { Middleware } from '../../settings/http.js';
 import { decorate } from '../http-node/compat.js';
 
 /**

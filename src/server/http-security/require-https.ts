@@ -1,7 +1,7 @@
 import type { TLSSocket } from 'node:tls';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Settings } from '../../settings.js';
-import { RunnelError } from '../../errors.js';
+import type { Settings } from '../../settings/settings.js';
+import { RunnelError } from '../../base/errors.js';
 
 /** A Host header fit to put in a Location: a name or address and an optional port. */
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/;

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Cors from 'cors';
 import type ServeStatic from 'serve-static';
-import { lazy } from '../../lazy.js';
-import type { Settings } from '../../settings.js';
+import { lazy } from '../../base/lazy.js';
+import type { Settings } from '../../settings/settings.js';
 import { ExpressRouter } from '../http-node/router.js';
 import { decorate } from '../http-node/compat.js';
 import type { UnservedHandler } from '../http-node/app.js';
 import { basicAuthCheck, sendBasicAuthChallenge } from './basic-auth.js';
-import type { RouteHandler } from '../../runtime/http-types.js';
+import type { RouteHandler } from '../../runtime/red-api/http-types.js';
 
 /** Loaded only when httpStatic is set (serve-static brings `send` and its dependencies). */
 const cors = lazy<typeof Cors>('cors');

@@ -1,8 +1,8 @@
 import { createSecureContext } from 'node:tls';
 import type { Server as HttpsServer } from 'node:https';
-import type { Logger } from '../../log.js';
-import { SettingsError, type Settings } from '../../settings.js';
-import { checkTlsOptions, HttpSettingsError, type TlsOptions } from '../../settings-http.js';
+import type { Logger } from '../../base/log.js';
+import { SettingsError, type Settings } from '../../settings/settings.js';
+import { checkTlsOptions, HttpSettingsError, type TlsOptions } from '../../settings/http.js';
 
 /** The `https` setting's options, its function called (and awaited) as Node-RED does at start. */
 async function callHttps(settings: Settings): Promise<TlsOptions> {

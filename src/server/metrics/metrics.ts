@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Runtime } from '../../runtime/runtime.js';
-import type { TypeCounters } from '../../runtime/stats.js';
+import type { TypeCounters } from '../../runtime/flows/stats.js';
 
 /**
  * The Prometheus metrics (`metrics: {enabled: true}`), one registry per Runnel instance. Label

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { Logger } from '../../log.js';
-import type { StorageChange } from '../types.js';
+import type { Logger } from '../../base/log.js';
+import type { StorageChange } from '../contract.js';
 import { quoteIdent } from './connection.js';
 
 /**

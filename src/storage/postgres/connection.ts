@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 
 /** Connecting to the configured database, and saying which one without leaking the password. */
 

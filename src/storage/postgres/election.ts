@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 
 /**
  * Electing the primary: whoever holds a session-level advisory lock. The holder's connection is its

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type pg from 'pg';
-import { RunnelError } from '../../errors.js';
-import type { LibraryListing } from '../library-files.js';
+import { RunnelError } from '../../base/errors.js';
+import type { LibraryListing } from '../file/library-files.js';
 
 /**
  * The editor's library in the database, with the file backend's answers: an entry's text, or a

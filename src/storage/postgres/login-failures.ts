@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { LoginFailures } from '../types.js';
+import type { LoginFailures } from '../contract.js';
 
 /**
  * Login failures of every instance in one table, so a throttle limit holds across the cluster.

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { revOf } from '../rev.js';
 import { quoteIdent } from './connection.js';
 

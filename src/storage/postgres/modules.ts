@@ -1,4 +1,4 @@
-import type { SharedModules } from '../types.js';
+import type { SharedModules } from '../contract.js';
 import type { ContextDb } from './shared-context.js';
 
 /**

@@ -1,14 +1,14 @@
 import type pg from 'pg';
-import { RunnelError } from '../../errors.js';
-import type { Logger } from '../../log.js';
+import { RunnelError } from '../../base/errors.js';
+import type { Logger } from '../../base/log.js';
 import { hashJson } from '../rev.js';
-import { SerialQueue } from '../serial-queue.js';
+import { SerialQueue } from '../../base/serial-queue.js';
 import type {
   FlowsSnapshot, InstanceRecord, LoginFailures, Revision, RevisionInfo, RevisionMeta, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
-} from '../types.js';
+} from '../contract.js';
 import { ChangeFeed, channelOf } from './change-feed.js';
 import { createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
-import type { LibraryListing } from '../library-files.js';
+import type { LibraryListing } from '../file/library-files.js';
 import { Election } from './election.js';
 import { Library } from './library.js';
 import { Revisions } from './revisions.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Revision, RevisionInfo, RevisionMeta } from '../types.js';
+import type { Revision, RevisionInfo, RevisionMeta } from '../contract.js';
 
 /**
  * Revision history in the database: a revision is written in the same transaction as the flows it

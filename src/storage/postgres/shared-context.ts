@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ContextEntry, SharedContext, StorageChange } from '../types.js';
+import type { ContextEntry, SharedContext, StorageChange } from '../contract.js';
 
 /**
  * Context values in the database, one row per top-level key of a scope: per-key last writer wins.

@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ContextManager } from '../../../src/runtime/context.js';
+import { ContextManager } from '../../../src/runtime/context/context.js';
 import {
   evaluateEnvProperty, evaluateJSONataExpression, evaluateNodeProperty, formatDate, getSetting,
   prepareJSONataExpression, type UtilNode,

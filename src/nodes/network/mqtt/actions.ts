@@ -1,5 +1,5 @@
 /** The `connect` and `disconnect` actions both mqtt nodes accept in `msg.action`. */
-import type { DoneFn, Msg } from '../../../runtime/red-api-types.js';
+import type { DoneFn, Msg } from '../../../runtime/red-api/red-api-types.js';
 import type { MqttBrokerNode } from './broker.js';
 
 /** Connects; `msg.broker` may change the settings first, and with `force: true` cycles a live connection. */

@@ -10,12 +10,12 @@
  */
 import type * as Mqtt from 'mqtt';
 import type { IClientSubscribeOptions, MqttClient } from 'mqtt';
-import { lazy } from '../../../lazy.js';
+import { lazy } from '../../../base/lazy.js';
 
 /** MQTT.js is ~17 MiB resident: loaded when a broker node first connects. */
 const mqtt = lazy<typeof Mqtt>('mqtt');
 import type { TlsConfigNode } from '../tls/tls.js';
-import type { NodeConfig, NodeInstance, NodeStatus, RedApi } from '../../../runtime/red-api-types.js';
+import type { NodeConfig, NodeInstance, NodeStatus, RedApi } from '../../../runtime/red-api/red-api-types.js';
 import { brokerUrl, clientOptions, isV5, mergeSettings, settingsFromConfig, type BrokerSettings } from './options.js';
 import { setBoolProp, setBufferProp, setIntProp, setStrProp, setUserProperties } from './properties.js';
 import { isValidPublishTopic, matchTopic } from './topic.js';

@@ -3,7 +3,7 @@
  * (`subscribe`, `unsubscribe`, `getSubscriptions`, `connect`, `disconnect`) asks for, and sends
  * `{topic, payload, qos, retain}` plus the MQTT 5 properties of each message received.
  */
-import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../../../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi, SendFn } from '../../../runtime/red-api/red-api-types.js';
 import { STATUS, type MqttBrokerNode } from './broker.js';
 import { connectAction, disconnectAction } from './actions.js';
 import { PayloadError, decodePayload, setBoolProp, setBufferProp, setIntProp, setStrProp, setUserProperties } from './properties.js';

@@ -2,7 +2,7 @@
  * `mqtt out`: publishes `msg.payload` to `msg.topic` (the node's own topic, QoS, retain and MQTT 5
  * properties win when set), or runs a `connect` / `disconnect` action.
  */
-import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api/red-api-types.js';
 import { STATUS, type MqttBrokerNode } from './broker.js';
 import { connectAction, disconnectAction } from './actions.js';
 import { parseUserProperties } from './properties.js';

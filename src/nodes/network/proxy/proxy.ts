@@ -1,5 +1,5 @@
 /** `http proxy`: a proxy URL, hosts that bypass it, and its user and password, for the http request node. */
-import type { NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
+import type { NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api/red-api-types.js';
 
 export interface HttpProxyNode extends NodeInstance {
   url: string;

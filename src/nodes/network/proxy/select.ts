@@ -3,7 +3,7 @@
  * (that node's URL and bypass list replace the environment altogether, as in Node-RED), otherwise
  * `http_proxy` / `https_proxy` / `no_proxy` with `RED.settings.proxyOptions`.
  */
-import type { RedApi } from '../../../runtime/red-api-types.js';
+import type { RedApi } from '../../../runtime/red-api/red-api-types.js';
 import type { Proxy } from './tunnel.js';
 import { getProxyForUrl, type ProxyOptions } from './lookup.js';
 import type { HttpProxyNode } from './proxy.js';

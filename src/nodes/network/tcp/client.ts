@@ -1,5 +1,5 @@
 import type net from 'node:net';
-import type { NodeInstance } from '../../../runtime/red-api-types.js';
+import type { NodeInstance } from '../../../runtime/red-api/red-api-types.js';
 import type { TlsConfigNode } from '../tls/tls.js';
 import { connectTo } from './shared.js';
 

@@ -5,7 +5,7 @@
  * `msg._session = {type: "tcp", id}` so a `tcp out` in reply mode answers the same socket.
  */
 import type net from 'node:net';
-import type { Msg, NodeConfig, NodeInstance } from '../../../runtime/red-api-types.js';
+import type { Msg, NodeConfig, NodeInstance } from '../../../runtime/red-api/red-api-types.js';
 import { keepConnected } from './client.js';
 import { connectionsText, createServerFor, tlsNodeOf, unescapeNewline, type TcpContext } from './shared.js';
 

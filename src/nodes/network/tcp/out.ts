@@ -4,7 +4,7 @@
  * of them), `msg.reset` closing instead; as a server writes to every connected client.
  */
 import type net from 'node:net';
-import type { DoneFn, Msg, NodeConfig, NodeInstance } from '../../../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance } from '../../../runtime/red-api/red-api-types.js';
 import { keepConnected } from './client.js';
 import { connectionsText, createServerFor, tlsNodeOf, toBytes, type TcpContext } from './shared.js';
 

@@ -6,7 +6,7 @@
  * answer is a copy of the last message sent on that connection with the reply as payload.
  */
 import type net from 'node:net';
-import type { DoneFn, Msg, NodeConfig, NodeInstance, SendFn } from '../../../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, SendFn } from '../../../runtime/red-api/red-api-types.js';
 import { connectTo, connectionsText, tlsNodeOf, type TcpContext } from './shared.js';
 
 interface Pending {

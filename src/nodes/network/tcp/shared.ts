@@ -1,7 +1,7 @@
 /** What the TCP nodes share: the open sockets by session id, settings, and how payloads become bytes. */
 import net from 'node:net';
 import tls from 'node:tls';
-import type { RedApi } from '../../../runtime/red-api-types.js';
+import type { RedApi } from '../../../runtime/red-api/red-api-types.js';
 import type { TlsConfigNode } from '../tls/tls.js';
 
 export interface TcpContext {

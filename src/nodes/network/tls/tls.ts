@@ -4,7 +4,7 @@
  * as Node-RED keeps them. Other nodes ask it to fill in their TLS options (`addTLSOptions`).
  */
 import { readFileSync } from 'node:fs';
-import type { NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
+import type { NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api/red-api-types.js';
 
 /** What a node that uses TLS gets from `addTLSOptions`: the options of `tls.connect`/`tls.createServer`. */
 export interface TlsOptions {

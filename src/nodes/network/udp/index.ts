@@ -10,7 +10,7 @@
  */
 import dgram from 'node:dgram';
 import os from 'node:os';
-import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api/red-api-types.js';
 
 /** An interface name (`eth0`) becomes its address for the IP version; an address stays as it is. */
 function interfaceAddress(node: NodeInstance, iface: string | null, ipv: string): string | null {

@@ -3,7 +3,7 @@
  * (or the whole message as JSON when the endpoint says so) to the message's session, or to every
  * connection. Both show the endpoint's connection count in their status.
  */
-import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api-types.js';
+import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red-api/red-api-types.js';
 import type { SessionEvent, WebSocketEndpoint } from './endpoint.js';
 
 /** Mirrors the endpoint's connection events in `node`'s status, with Node-RED's `event` and `_session`. */

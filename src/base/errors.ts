@@ -1,0 +1,99 @@
+/**
+ * The error catalogue: every code a client can see, with its one HTTP status and what it means.
+ * Throw sites name a code from here and only write the message, so a code never means two things and
+ * the README's table can be checked against this list (test/base/errors.test.ts does).
+ */
+export const ERRORS = {
+  invalid_request: [400, 'the request is malformed or a field has the wrong type'],
+  invalid_json: [400, 'the body is not valid JSON'],
+  invalid_multipart: [400, 'a multipart/form-data body is malformed'],
+  unexpected_field: [400, 'a multipart upload has a file field of another name'],
+  invalid_flows: [400, 'the flow configuration is not a valid Node-RED configuration'],
+  invalid_api_version: [400, 'the API version header is neither v1 nor v2'],
+  invalid_deployment_type: [400, 'the deployment type header is not full, nodes, flows or reload'],
+  invalid_run_state: [400, 'POST /flows/state takes {state: "start" or "stop"}'],
+  invalid_credentials: [400, 'a credentials value has the wrong shape'],
+  credentials_load_failed: [400, 'a Node-RED credentials blob ($) sent with a deploy does not decrypt with the key'],
+  invalid_module: [400, "a module's package.json node-red section is malformed"],
+  invalid_module_name: [400, 'a module name is not a valid npm package name'],
+  invalid_module_url: [400, "a module's url (a catalogue's pkg_url) is not an http(s) URL, or carries a user name or password"],
+  node_red_version_unsupported: [400, 'the module needs a Node-RED version that Runnel does not present'],
+  module_already_loaded: [400, 'the module is already installed at that version'],
+  module_not_removable: [400, 'the module was not installed through the admin API'],
+  type_already_registered: [400, 'a node type of the module is registered by another module'],
+  type_in_use: [400, 'a node type of the module is used by the deployed flows'],
+  not_node_module: [400, 'the package has no node-red section (or no package.json)'],
+  tarball_not_gzip: [400, 'an uploaded module is not a gzip-compressed tarball'],
+  tarball_invalid: [400, 'an uploaded module is not a readable tar archive'],
+  tarball_too_large: [400, 'an uploaded module expands to more than the allowed size'],
+  tarball_absolute_path: [400, 'an entry of an uploaded module has an absolute path'],
+  tarball_path_traversal: [400, 'an entry of an uploaded module escapes the package directory'],
+  tarball_link_outside: [400, 'a link in an uploaded module points outside the package'],
+  tarball_device_entry: [400, 'an uploaded module contains a device file or FIFO'],
+  tarball_unsupported_entry: [400, 'an uploaded module contains an entry of an unsupported type'],
+  install_failed: [400, 'npm could not install the module'],
+  uninstall_failed: [400, 'npm could not remove the module'],
+  unauthorized: [401, 'no valid access token was sent'],
+  invalid_token: [401, 'the access token is unknown, expired or revoked'],
+  forbidden: [403, 'the operation is not allowed'],
+  insufficient_scope: [401, "the token's permissions do not cover the operation (401 with RFC 6750's error, as Node-RED answers)"],
+  cross_site_request: [403, 'a state-changing admin request came from a web page of another origin'],
+  host_not_allowed: [403, 'the Host header names a host the unauthenticated admin API does not answer to (DNS rebinding)'],
+  dependency_not_allowed: [403, 'a dependency of an uploaded or local module is not from the registry (file:, link:, git or URL)'],
+  diagnostics_disabled: [403, 'GET /diagnostics is turned off by diagnostics.enabled: false'],
+  install_not_allowed: [403, 'installing modules (or this module) is disabled by the settings'],
+  upload_not_allowed: [403, 'installing modules from uploaded tarballs is disabled by the settings'],
+  local_path_not_allowed: [403, 'installing modules from a local path is disabled by the settings'],
+  not_found: [404, 'no such route, module, node set or resource'],
+  method_not_allowed: [405, 'the route does not take that method'],
+  version_mismatch: [409, 'the rev sent is not the active rev: the flows changed since they were read'],
+  conflict: [409, 'the request conflicts with the current state'],
+  history_credentials_unreadable: [409, 'the credentials kept with a revision do not decrypt with the current key'],
+  payload_too_large: [413, 'the body or an uploaded file is larger than allowed'],
+  unsupported_media_type: [415, 'the body has a content type the route does not take'],
+  too_many_requests: [429, 'too many requests (login throttling); retry after the Retry-After header'],
+  internal_error: [500, 'an unexpected server error (logged in full; the answer carries no internals)'],
+  credentials_undecryptable: [500, 'the stored credentials do not decrypt with the configured key'],
+  module_download_failed: [502, "a module's url could not be fetched (unreachable, an error status, or too slow)"],
+  storage_unavailable: [503, 'the shared database cannot be reached; nothing was changed: retry after the Retry-After header'],
+  server_busy: [503, 'the server holds as many request bodies as httpServerLimits.bodyBufferTotal allows; retry after Retry-After'],
+  route_pending: [503, 'an http-in request found no route while flows were starting or being deployed, and none came within httpNodeRouteWait; retry'],
+  flow_restarted: [503, 'the flow handling an http-in request was redeployed while it was handled; retry'],
+  install_timeout: [504, 'npm did not finish installing or removing the module in time'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERRORS, code);
+}
+
+/** The status a code is answered with. */
+export function statusOf(code: ErrorCode): number {
+  return ERRORS[code][0];
+}
+
+/** A failure a client can cause: a catalogued code (which fixes the HTTP status) and a message. */
+export class RunnelError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'RunnelError';
+    this.code = code;
+    this.status = statusOf(code);
+    this.details = details;
+  }
+}
+
+export function isRunnelError(e: unknown): e is RunnelError {
+  return e instanceof RunnelError;
+}
+
+/** A message safe to show for any thrown value. */
+export function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message || e.name;
+  return String(e);
+}

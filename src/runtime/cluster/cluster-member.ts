@@ -1,0 +1,76 @@
+import type { Logger } from '../../base/log.js';
+import type { InstanceRecord, SharedStorage } from '../../storage/contract.js';
+
+/**
+ * This instance's part in a cluster: it campaigns for primary (telling the runtime when the role
+ * changes) and heartbeats what it runs, so GET /cluster can list the live instances. While the
+ * database is away the last list read is answered, as every admin read is answered from memory.
+ */
+
+export const HEARTBEAT_INTERVAL_MS = 1000;
+
+export interface MemberHost {
+  log: Logger;
+  /** What a heartbeat says about this instance. */
+  describe(primary: boolean): Omit<InstanceRecord, 'id' | 'lastSeen'>;
+  setPrimary(primary: boolean): Promise<void>;
+}
+
+export class ClusterMember {
+  private primary = false;
+  private leaveElection: (() => Promise<void>) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> = Promise.resolve();
+  private lastList: InstanceRecord[] = [];
+  private healthy = true;
+  private stopped = false;
+
+  constructor(private readonly shared: SharedStorage, private readonly host: MemberHost) {}
+
+  start(): void {
+    this.leaveElection = this.shared.campaign((primary) => {
+      this.primary = primary;
+      this.host.setPrimary(primary).catch((err: unknown) => this.host.log.error({ err }, 'switching primary-only tabs failed'));
+      this.beat();
+    });
+    this.beat();
+  }
+
+  get isPrimary(): boolean {
+    return this.primary;
+  }
+
+  async instances(): Promise<InstanceRecord[]> {
+    try {
+      this.lastList = await this.shared.listInstances();
+    } catch (err) {
+      this.host.log.debug({ err }, 'cluster view answered from memory');
+    }
+    return this.lastList;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.beating;
+    await this.leaveElection?.();
+    await this.shared.leave().catch(() => undefined);
+  }
+
+  private beat(): void {
+    clearTimeout(this.timer);
+    if (this.stopped) return;
+    this.beating = this.beating.then(() => this.shared.heartbeat(this.host.describe(this.primary))).then(
+      () => {
+        if (!this.healthy) this.host.log.info('cluster heartbeats resumed');
+        this.healthy = true;
+      },
+      (err: unknown) => {
+        if (this.healthy) this.host.log.warn({ err: (err as Error).message }, 'cluster heartbeat failed; retrying');
+        this.healthy = false;
+      },
+    );
+    this.timer = setTimeout(() => this.beat(), HEARTBEAT_INTERVAL_MS);
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,116 @@
+import type { Settings } from '../../settings/settings.js';
+import type { InstanceRecord } from '../../storage/contract.js';
+import type { ModuleManager } from '../../registry/modules.js';
+import { planDeploy } from '../config/plan.js';
+import { ClusterMember } from './cluster-member.js';
+import { primaryOnlyIds } from '../config/primary-only.js';
+import { FlowsPart, type FlowsDeps } from '../deploy/flows-part.js';
+import { DEPLOYMENT_TYPES, type DeploymentType, type FlowsState } from '../config/deploy-types.js';
+
+/** What GET /cluster says of this instance. */
+export interface InstanceFacts {
+  settings: Settings;
+  version: string;
+  modules: Pick<ModuleManager, 'sync' | 'states'>;
+  /** GET /flows/state's `state`. */
+  flowsState: () => FlowsState['state'];
+}
+
+/**
+ * Cluster following: with shared storage, applies what other instances deploy, keeps the module
+ * list in step, and starts or stops primary-only tabs as this instance gains or loses the role.
+ */
+export class Follower extends FlowsPart {
+  private followQueued: Promise<void> | undefined;
+  private unfollow: (() => void) | undefined;
+  private member: ClusterMember | undefined;
+
+  constructor(deps: FlowsDeps, private readonly instance: InstanceFacts) {
+    super(deps);
+  }
+
+  /** Follows the instances sharing the storage (none without it): their deploys, module changes and the primary role. */
+  start(): void {
+    const shared = this.storage.shared;
+    if (!shared) return;
+    const sync = this.instance.modules.sync;
+    const reconcile = (retry: boolean) => void sync?.reconcile(retry).catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'reading the shared module list failed'));
+    this.unfollow = shared.onChange((change) => {
+      if (change.kind === 'modules' || change.kind === 'resync') reconcile(change.kind === 'resync');
+      if (change.kind !== 'flows' && change.kind !== 'resync') return;
+      this.follow().then(
+        // A removal or disable that flows blocked here may go through now.
+        () => sync?.blockedByFlows && reconcile(true),
+        (err: unknown) => this.log.error({ err }, 'applying the flows another instance deployed failed'),
+      );
+    });
+    reconcile(true);
+    this.member = new ClusterMember(shared, {
+      log: this.log,
+      describe: (primary) => this.describeInstance(primary),
+      setPrimary: (primary) => this.setPrimary(primary),
+    });
+    this.member.start();
+  }
+
+  async stop(): Promise<void> {
+    this.unfollow?.();
+    await this.member?.stop();
+  }
+
+  /** GET /cluster: the live instances (just this one without shared storage). */
+  async clusterView(): Promise<InstanceRecord[]> {
+    if (this.member) return this.member.instances();
+    return [{ id: this.instance.settings.instanceId ?? 'local', ...this.describeInstance(true), lastSeen: new Date().toISOString() }];
+  }
+
+  private describeInstance(primary: boolean): Omit<InstanceRecord, 'id' | 'lastSeen'> {
+    const { settings, version, modules, flowsState } = this.instance;
+    return { url: settings.instanceUrl ?? null, version, rev: this.state.active.rev, state: flowsState(), primary, modules: modules.states() };
+  }
+
+  /** Starts or stops the primary-only tabs as this instance gains or loses the primary role. */
+  private setPrimary(primary: boolean): Promise<void> {
+    return this.mutex.run(async () => {
+      if (this.state.primary === primary) return;
+      this.state.primary = primary;
+      if (!this.state.started) return;
+      const affected = primaryOnlyIds(this.state.active.flows);
+      this.state.active.parsed = this.state.parse(this.state.active.flows);
+      if (affected.size > 0) await this.transition.during(() => this.flowSet.apply(this.state.active.parsed, primary ? new Set() : affected));
+    });
+  }
+
+  /**
+   * Applies the configuration another instance saved, restarting what the deployment type it was
+   * deployed with restarts. Runs in the deploy queue, so it never interleaves with a local deploy.
+   */
+  private follow(): Promise<void> {
+    // Notifications arriving while one is queued are covered by it: it reads the newest rev.
+    this.followQueued ??= this.mutex.run(async () => {
+      this.followQueued = undefined;
+      if (this.state.started) await this.followStored();
+    });
+    return this.followQueued;
+  }
+
+  /** Applies the stored configuration if another instance changed it; called inside the deploy lock. */
+  async followStored(): Promise<void> {
+    const snapshot = await this.storage.getFlows();
+    if (snapshot.rev === this.state.active.rev) return;
+    const old = this.state.active;
+    const ids = new Set([...old.parsed.all.keys(), ...snapshot.flows.map((n) => n.id)]);
+    const before = new Map([...ids].map((id) => [id, JSON.stringify(this.credentials.store.get(id))]));
+    await this.credentials.store.load(snapshot.credentials);
+    const changedNodes = new Set([...ids].filter((id) => JSON.stringify(this.credentials.store.get(id)) !== before.get(id)));
+    const stored = (DEPLOYMENT_TYPES as readonly string[]).includes(snapshot.type ?? '') ? (snapshot.type as DeploymentType) : 'full';
+    const type = stored === 'reload' ? 'full' : stored;
+    const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.state.view);
+    this.state.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
+    // Modules and the editor see a deploy made elsewhere exactly as one made here.
+    await this.applyPlan(next);
+    this.notices.emitStarted(next.type, next.diff, true);
+    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
+    this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
+  }
+}
