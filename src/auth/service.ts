@@ -41,13 +41,15 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
     maxSessions: config.maxSessions,
     onEvict: (s) => log.audit({ event: 'auth.session.evicted', username: s.username, client: s.client, maxSessions: config.maxSessions }, 'oldest session expired: adminAuth.maxSessions reached'),
   });
-  // Sessions of removed users, or from before a password change, end here rather than lingering.
+  // Sessions and automation tokens of removed users, or from before a password change, end here
+  // rather than lingering.
   const users = new Map(config.users.map((u) => [u.username, u]));
-  const ended = await tokens.retain((s) => {
-    const user = users.get(s.username);
-    return user !== undefined && (s.stamp === undefined || s.stamp === passwordStamp(user));
-  });
-  for (const s of ended) log.audit({ event: 'auth.session.ended', username: s.username, client: s.client, reason: users.has(s.username) ? 'password_changed' : 'user_removed' }, 'session ended at start');
+  const ended = await tokens.retain((s) => userOf(users, s) !== undefined);
+  for (const s of ended) {
+    const reason = users.has(ownerOf(s)) ? 'password_changed' : 'user_removed';
+    if (s.automation) log.audit({ event: 'auth.token.ended', id: s.automation.id, name: s.automation.name, createdBy: s.automation.createdBy, reason }, 'automation token ended at start');
+    else log.audit({ event: 'auth.session.ended', username: s.username, client: s.client, reason }, 'session ended at start');
+  }
   const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, deps.settings.loginThrottle), log, checker, tokens);
   const unsubscribe = deps.storage.shared?.onChange((change) => {
     if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
@@ -82,6 +84,17 @@ const disabledAuth: AuthService = {
 /** A short fingerprint of a user's bcrypt hash, kept with each session (never the hash itself). */
 function passwordStamp(user: UserConfig): string {
   return createHash('sha256').update(user.password).digest('hex').slice(0, 16);
+}
+
+/** The configured user a session or automation token acts for. */
+function ownerOf(s: SessionRecord): string {
+  return s.automation ? s.automation.createdBy : s.username;
+}
+
+/** That user, while they exist with the password the session or token was made under. */
+function userOf(users: ReadonlyMap<string, UserConfig>, s: SessionRecord): UserConfig | undefined {
+  const user = users.get(ownerOf(s));
+  return user && (s.stamp === undefined || s.stamp === passwordStamp(user)) ? user : undefined;
 }
 
 /**
@@ -131,16 +144,15 @@ class CredentialsAuth implements AuthService {
   async authenticate(token: string): Promise<Principal | null> {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
     const session = this.tokens.get(token) ?? (await this.tokens.fetch(token).catch(() => undefined));
-    if (session?.automation) {
+    if (!session) return this.external(token);
+    // Removing a user ends their sessions and tokens, a password change those from before it; the
+    // scope is narrowed to what the user may do now.
+    const user = userOf(this.users, session);
+    if (!user) return null;
+    if (session.automation) {
       const { id, name } = session.automation;
       this.log.audit({ event: 'auth.token.use', id, name }, 'automation token used');
-      return { username: session.username, scope: [...session.scope], tokenHash: session.tokenHash };
     }
-    if (!session) return this.external(token);
-    // Removing a user ends their sessions, a password change those from before it; the token's
-    // scope is narrowed to what the user may do now.
-    const user = this.users.get(session.username);
-    if (!user || (session.stamp !== undefined && session.stamp !== passwordStamp(user))) return null;
     return { username: session.username, scope: effectiveScope(session.scope, user.permissions), tokenHash: session.tokenHash };
   }
 
@@ -159,11 +171,25 @@ class CredentialsAuth implements AuthService {
   }
 
   async createAutomationToken(creator: Principal, req: { name: string; scope: string[]; expiresIn?: number; reqId?: string }): Promise<{ token: string; info: AutomationToken }> {
+    // A token follows the configured user behind it; a caller vouched for by adminAuth.tokens or
+    // adminAuth.default has no such user to follow.
+    const maker = this.tokens.getByHash(creator.tokenHash);
+    const user = maker && userOf(this.users, maker);
+    if (!maker || !user) throw new RunnelError('forbidden', 'Automation tokens are made by a user of adminAuth.users, or with their tokens');
     const beyond = req.scope.filter((s) => !hasPermission(creator.scope, s));
     if (beyond.length > 0) throw new RunnelError('forbidden', `A token cannot have permissions its creator lacks: ${beyond.join(' ')}`);
-    const info = { id: randomUUID(), name: req.name, created: Date.now(), createdBy: creator.username };
-    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, lifetime: req.expiresIn });
-    this.log.audit({ event: 'auth.token.create', id: info.id, name: info.name, scope: req.scope, username: creator.username, reqId: req.reqId }, 'automation token created');
+    const now = Date.now();
+    const wanted = req.expiresIn === undefined ? undefined : now + req.expiresIn * 1000;
+    // A login session makes tokens that outlive it (that is their use); a token's tokens do not outlive it.
+    const limit = maker.automation && maker.expires !== Number.MAX_SAFE_INTEGER ? maker.expires : undefined;
+    if (limit !== undefined && wanted !== undefined && wanted > limit) {
+      throw new RunnelError('forbidden', `A token cannot outlive the token that makes it: expiresIn may be at most ${Math.floor((limit - now) / 1000)} seconds`);
+    }
+    const via = maker.automation && [...(maker.automation.via ?? []), { id: maker.automation.id, name: maker.automation.name }];
+    const info = { id: randomUUID(), name: req.name, created: now, createdBy: user.username, ...(via ? { via } : {}) };
+    const expires = wanted ?? limit;
+    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, ...(expires === undefined ? {} : { expires }) }, passwordStamp(user));
+    this.log.audit({ event: 'auth.token.create', id: info.id, name: info.name, scope: req.scope, username: creator.username, createdBy: user.username, reqId: req.reqId }, 'automation token created');
     return { token, info: describeToken(record) };
   }
 
@@ -172,11 +198,22 @@ class CredentialsAuth implements AuthService {
   }
 
   async revokeAutomationToken(caller: Principal, id: string, reqId?: string): Promise<boolean> {
-    const record = this.tokens.automationTokens().find((s) => s.automation!.id === id);
+    const all = this.tokens.automationTokens();
+    const record = all.find((s) => s.automation!.id === id);
     if (!record) return false;
-    await this.tokens.remove(record.tokenHash);
-    this.log.audit({ event: 'auth.token.revoke', id, name: record.automation!.name, username: caller.username, reqId }, 'automation token revoked');
+    if (!this.actsFor(caller, record)) throw new RunnelError('forbidden', 'Only the user a token acts for, or a caller with the * permission, may revoke it');
+    // Tokens made with it go too: they may not outlive it.
+    const made = all.filter((s) => s.automation!.via?.some((v) => v.id === id));
+    for (const s of [record, ...made]) await this.tokens.remove(s.tokenHash);
+    this.log.audit({ event: 'auth.token.revoke', id, name: record.automation!.name, username: caller.username, ...(made.length > 0 ? { alsoRevoked: made.map((s) => s.automation!.id) } : {}), reqId }, 'automation token revoked');
     return true;
+  }
+
+  /** Whether `caller` may end `target`: it is the caller's own, acts for the same user, or the caller has `*`. */
+  private actsFor(caller: Principal, target: SessionRecord): boolean {
+    if (caller.tokenHash === target.tokenHash || caller.scope.includes('*')) return true;
+    const own = this.tokens.getByHash(caller.tokenHash);
+    return own !== undefined && ownerOf(own) === ownerOf(target);
   }
 
   async login(raw: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
@@ -258,7 +295,7 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ ...who, outcome: 'unknown_token' }, 'revoke ignored: unknown or expired token');
       return;
     }
-    if (session.username !== caller.username && !caller.scope.includes('*')) {
+    if (!this.actsFor(caller, session)) {
       this.log.audit({ ...who, owner: session.username, outcome: 'not_owner' }, 'revoke ignored: token belongs to another user');
       return;
     }
@@ -271,7 +308,7 @@ class CredentialsAuth implements AuthService {
   }
 
   async revokeUser(caller: Principal, username: string, reqId?: string): Promise<number> {
-    const ended = await this.tokens.retain((s) => s.username !== username);
+    const ended = await this.tokens.retain((s) => s.automation !== undefined || s.username !== username);
     this.log.audit({ event: 'auth.revoke.user', username: caller.username, owner: username.slice(0, 256), count: ended.length, reqId }, 'sessions of a user revoked');
     return ended.length;
   }
@@ -312,6 +349,6 @@ class CredentialsAuth implements AuthService {
 }
 
 function describeToken(record: SessionRecord): AutomationToken {
-  const { id, name, created, createdBy } = record.automation!;
-  return { id, name, scope: [...record.scope], created, ...(record.expires === Number.MAX_SAFE_INTEGER ? {} : { expires: record.expires }), createdBy };
+  const { id, name, created, createdBy, via } = record.automation!;
+  return { id, name, scope: [...record.scope], created, ...(record.expires === Number.MAX_SAFE_INTEGER ? {} : { expires: record.expires }), createdBy, ...(via ? { via: via.map((v) => ({ ...v })) } : {}) };
 }

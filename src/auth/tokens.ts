@@ -84,16 +84,18 @@ export class TokenStore {
     return this.sessions.size;
   }
 
-  /** A session; with `automation`, an automation token living `lifetime` seconds (default: until revoked). `stamp`: see SessionRecord. */
-  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; lifetime?: number }, stamp?: string): Promise<{ token: string; record: SessionRecord }> {
+  /**
+   * A session; with `automation`, an automation token that expires at `expires` (epoch ms;
+   * default: lives until revoked). `stamp`: see SessionRecord.
+   */
+  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; expires?: number }, stamp?: string): Promise<{ token: string; record: SessionRecord }> {
     const token = newToken();
-    const lifetime = automation ? automation.lifetime : this.options.lifetime;
     const record: SessionRecord = {
       tokenHash: hashToken(token),
       username,
       client,
       scope,
-      expires: lifetime === undefined ? Number.MAX_SAFE_INTEGER : this.now() + lifetime * 1000,
+      expires: automation ? (automation.expires ?? Number.MAX_SAFE_INTEGER) : this.now() + this.options.lifetime * 1000,
       ...(automation ? { automation: automation.info } : {}),
       ...(stamp === undefined ? {} : { stamp }),
     };
@@ -157,11 +159,11 @@ export class TokenStore {
     return [...this.sessions.values()].filter((s) => s.automation === undefined && s.expires > now);
   }
 
-  /** Ends every login session `keep` refuses (automation tokens stay); saves when any went. */
+  /** Ends every session and automation token `keep` refuses; saves when any went. */
   async retain(keep: (s: SessionRecord) => boolean): Promise<SessionRecord[]> {
     const removed: SessionRecord[] = [];
     for (const [h, s] of this.sessions) {
-      if (s.automation !== undefined || keep(s)) continue;
+      if (keep(s)) continue;
       this.sessions.delete(h);
       this.forget(h);
       removed.push(s);

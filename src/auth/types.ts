@@ -18,7 +18,10 @@ export interface AutomationToken {
   created: number;
   /** Epoch milliseconds; absent when it lives until revoked. */
   expires?: number;
+  /** The user the token acts for: it never does more than they may do now. */
   createdBy: string;
+  /** When made by automation tokens: that chain, starting with the one the user made. */
+  via?: Array<{ id: string; name: string }>;
 }
 
 export interface TokenGrant {
@@ -42,12 +45,16 @@ export interface AuthService {
   /** Ends every session of `username` (DELETE /auth/sessions/:user); the count ended. */
   revokeUser(caller: Principal, username: string, reqId?: string): Promise<number>;
   /**
-   * Issues an automation token for CI/CD: scope within the creator's, optional lifetime in seconds.
-   * The token is returned once; only its hash is kept. Throws RunnelError forbidden / not_found.
+   * Issues an automation token for CI/CD: scope within the creator's, optional lifetime in seconds;
+   * one made with another automation token expires no later than it. The token is returned once;
+   * only its hash is kept. Throws RunnelError forbidden / not_found.
    */
   createAutomationToken(creator: Principal, req: { name: string; scope: string[]; expiresIn?: number; reqId?: string }): Promise<{ token: string; info: AutomationToken }>;
   listAutomationTokens(): AutomationToken[];
-  /** False when no automation token has that id. */
+  /**
+   * Revokes an automation token, and the tokens made with it. False when no automation token has
+   * that id; throws RunnelError forbidden unless the caller acts for the token's user or has `*`.
+   */
   revokeAutomationToken(caller: Principal, id: string, reqId?: string): Promise<boolean>;
   /** Flushes sessions and stops timers. */
   close(): Promise<void>;

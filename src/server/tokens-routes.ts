@@ -7,7 +7,7 @@ import { noContent } from './schemas.js';
 
 /**
  * Automation tokens for CI/CD: POST /auth/tokens issues one (shown once, stored hashed), GET lists
- * them without secrets, DELETE revokes. A token's scope never exceeds its creator's.
+ * them without secrets, DELETE revokes. A token's scope never exceeds its creator's, now or later.
  */
 
 const tokenInfo = {
@@ -19,7 +19,12 @@ const tokenInfo = {
     scope: { type: 'array', items: { type: 'string' } },
     created: { type: 'integer', description: 'epoch milliseconds' },
     expires: { type: 'integer', description: 'epoch milliseconds; absent: until revoked' },
-    createdBy: { type: 'string' },
+    createdBy: { type: 'string', description: 'the user the token acts for: it never does more than they may do now' },
+    via: {
+      type: 'array',
+      description: 'when made with automation tokens: that chain, starting with the one the user made',
+      items: { type: 'object', required: ['id', 'name'], properties: { id: { type: 'string' }, name: { type: 'string' } } },
+    },
   },
 } as const;
 

@@ -92,7 +92,10 @@ export interface SessionRecord {
   scope: string[];
   /** Epoch milliseconds. */
   expires: number;
-  /** Fingerprint of the user's password hash at login: a changed password ends the session. */
+  /**
+   * Fingerprint of the user's password hash at login (for an automation token: of its creator's
+   * when it was made): a changed password ends the session or token.
+   */
   stamp?: string;
   /** Set for an automation token (POST /auth/tokens) rather than a login session. */
   automation?: AutomationTokenInfo;
@@ -104,7 +107,10 @@ export interface AutomationTokenInfo {
   name: string;
   /** Epoch milliseconds. */
   created: number;
+  /** The user of adminAuth.users who made it, directly or through `via`: the token follows their permissions. */
   createdBy: string;
+  /** The automation tokens it was made with, the one the user made first; absent when the user made it directly. */
+  via?: Array<{ id: string; name: string }>;
 }
 
 /** Small runtime state: the generated credential key, instance id, installed modules. */
