@@ -7,20 +7,18 @@ import { OAuthError } from './oauth-error.js';
 import { createPasswordChecker, type PasswordChecker } from './passwords.js';
 import { hasPermission, permissionList, resolveScope } from './permissions.js';
 import { createHash, randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { RunnelError } from '../base/errors.js';
 import type { SessionRecord } from '../storage/contract.js';
 import { LoginThrottle, normaliseAddress } from './throttle.js';
 import { hashToken, TokenStore } from './tokens.js';
 import { WorkQueue } from './queue.js';
+import { LoginAbandoned, LoginGate } from './login-gate.js';
 
 export { OAuthError } from './oauth-error.js';
 
 const PRUNE_INTERVAL_MS = 60_000;
-/** Logins of one user waiting their turn while its guessing is slowed; beyond it 503. */
-const MAX_WAITING_PER_USER = 100;
-/** Logins waiting for a bcrypt slot before new ones get 503. */
-const MAX_QUEUED_LOGINS = 1000;
+/** Logins from one address in progress at once; beyond it that address (only) gets 503. */
+const MAX_LOGINS_PER_ADDRESS = 10;
 /** Tokens we issue are 43 characters; anything far longer is not worth hashing. */
 const MAX_TOKEN_LENGTH = 512;
 
@@ -50,7 +48,10 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
     if (s.automation) log.audit({ event: 'auth.token.ended', id: s.automation.id, name: s.automation.name, createdBy: s.automation.createdBy, reason }, 'automation token ended at start');
     else log.audit({ event: 'auth.session.ended', username: s.username, client: s.client, reason }, 'session ended at start');
   }
-  const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, deps.settings.loginThrottle), log, checker, tokens);
+  // Waiting logins hold their connections: they may take a quarter of the connection cap, so a
+  // login storm leaves room for the admin's authenticated requests and the flows' routes.
+  const loginCapacity = Math.max(1, Math.floor(deps.settings.httpServerLimits.maxConnections / 4));
+  const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, deps.settings.loginThrottle), log, checker, tokens, loginCapacity);
   const unsubscribe = deps.storage.shared?.onChange((change) => {
     if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
   });
@@ -108,8 +109,6 @@ function effectiveScope(tokenScope: readonly string[], permissions: string | rea
   return kept;
 }
 
-type Attempt = { throttled: number } | { user: UserConfig | null };
-
 class CredentialsAuth implements AuthService {
   readonly enabled = true;
   readonly anonymousScope: string[] | undefined;
@@ -117,13 +116,11 @@ class CredentialsAuth implements AuthService {
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
   // bcrypt is pure CPU: leave one core to the event loop (and one pool thread to file I/O), so a login
   // storm cannot make the rest of the API or the flows' http-in routes sluggish.
-  private readonly bcryptQueue = new WorkQueue(
-    Math.max(1, Math.min((Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1, availableParallelism() - 1)),
-    MAX_QUEUED_LOGINS,
-  );
+  private readonly bcryptQueue: WorkQueue;
+  private readonly gate: LoginGate;
   private readonly timer: NodeJS.Timeout;
-  private readonly userTurns = new Map<string, Promise<void>>();
-  private readonly waitingFor = new Map<string, number>();
+  private loginsInProgress = 0;
+  private readonly loginsFrom = new Map<string, number>();
   private readonly closers: Array<() => void> = [];
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
@@ -134,7 +131,10 @@ class CredentialsAuth implements AuthService {
     private readonly log: Logger,
     private readonly checker: PasswordChecker,
     private readonly tokens: TokenStore,
+    private readonly loginCapacity: number,
   ) {
+    this.bcryptQueue = new WorkQueue(Math.max(1, Math.min((Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1, availableParallelism() - 1)), loginCapacity);
+    this.gate = new LoginGate((username) => throttle.userDelay(username));
     this.users = new Map(config.users.map((u) => [u.username, u]));
     this.anonymousScope = config.default && permissionList(config.default.permissions);
     this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS);
@@ -216,33 +216,10 @@ class CredentialsAuth implements AuthService {
     return own !== undefined && ownerOf(own) === ownerOf(target);
   }
 
-  async login(raw: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant> {
+  async login(raw: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string; signal?: AbortSignal }): Promise<TokenGrant> {
     const req = { ...raw, ip: normaliseAddress(raw.ip) };
     const who = { username: req.username.slice(0, 256), ip: req.ip, client: req.client, reqId: req.reqId };
-    const throttled = (wait: number) => {
-      this.log.audit({ event: 'auth.login.fail', reason: 'throttled', ...who }, 'login refused: too many failures');
-      return new OAuthError(429, 'temporarily_unavailable', `Too many failed login attempts; retry in ${wait} seconds`, wait);
-    };
-    const early = await this.throttle.retryAfter(req.ip, req.username);
-    if (early > 0) throw throttled(early);
-    if (!this.bcryptQueue.hasRoom()) {
-      throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
-    }
-    // The throttle is checked again once a slot is free: failures that finished while this
-    // attempt waited count, so a burst of parallel guesses cannot outrun the limit.
-    const attempt = await this.userTurn(req.username, () =>
-      this.bcryptQueue.run<Attempt>(async () => {
-        const wait = await this.throttle.attempt(req.ip, req.username);
-        if (wait > 0) return { throttled: wait };
-        return { user: await this.checker.check(req.username, req.password) };
-      }),
-    );
-    if ('throttled' in attempt) throw throttled(attempt.throttled);
-    const user = attempt.user;
-    if (!user) {
-      this.log.audit({ event: 'auth.login.fail', reason: 'credentials', ...who }, 'login failed: bad username or password');
-      throw new OAuthError(400, 'invalid_grant', 'Invalid username or password');
-    }
+    const user = await this.admitted(req.ip, () => this.check(req, who));
     await this.throttle.succeeded(req.ip, req.username);
     let scope: string[];
     try {
@@ -257,33 +234,47 @@ class CredentialsAuth implements AuthService {
   }
 
   /**
-   * Once a username collected maxFailures failures from all addresses, its logins run one at a
-   * time, each after the throttle's (exponential) delay: many addresses cannot multiply the
-   * guesses, and the real user is slowed, never locked out.
+   * Runs a login within the bounds on logins in progress: in all (they hold connections) and per
+   * address (one client cannot take every place, nor make another wait behind its attempts).
    */
-  private async userTurn<T>(username: string, fn: () => Promise<T>): Promise<T> {
-    const key = username.slice(0, 256);
-    // Asked again after reading the counters: another login's turn may have begun meanwhile.
-    if (!this.userTurns.has(key) && (await this.throttle.userDelay(username)) === 0 && !this.userTurns.has(key)) return fn();
-    const waiting = (this.waitingFor.get(key) ?? 0) + 1;
-    if (waiting > MAX_WAITING_PER_USER) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins for this user in progress; retry shortly', 5);
-    this.waitingFor.set(key, waiting);
-    const previous = this.userTurns.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
-    this.userTurns.set(key, mine);
+  private async admitted<T>(ip: string, fn: () => Promise<T>): Promise<T> {
+    const mine = this.loginsFrom.get(ip) ?? 0;
+    if (this.loginsInProgress >= this.loginCapacity) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
+    if (mine >= MAX_LOGINS_PER_ADDRESS) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins from this address in progress; retry shortly', 1);
+    this.loginsInProgress++;
+    this.loginsFrom.set(ip, mine + 1);
     try {
-      await previous;
-      const pause = await this.throttle.userDelay(username);
-      if (pause > 0) await delay(pause);
       return await fn();
     } finally {
-      release();
-      const left = (this.waitingFor.get(key) ?? 1) - 1;
-      if (left === 0) this.waitingFor.delete(key);
-      else this.waitingFor.set(key, left);
-      if (this.userTurns.get(key) === mine) this.userTurns.delete(key);
+      this.loginsInProgress--;
+      const left = (this.loginsFrom.get(ip) ?? 1) - 1;
+      if (left === 0) this.loginsFrom.delete(ip);
+      else this.loginsFrom.set(ip, left);
     }
+  }
+
+  /**
+   * The attempt counts against its budgets before it waits for anything (atomically, across a
+   * cluster too), so attempts in flight together cannot outrun the limits and an attacker's queued
+   * attempts already weigh on the user's delay. Then, for a user under attack, it waits its turn at
+   * the gate, and for a bcrypt slot; a client that went away meanwhile checks nothing.
+   */
+  private async check(req: { username: string; password: string; ip: string; signal?: AbortSignal }, who: Record<string, unknown>): Promise<UserConfig> {
+    const wait = await this.throttle.attempt(req.ip, req.username);
+    if (wait > 0) {
+      this.log.audit({ event: 'auth.login.fail', reason: 'throttled', ...who }, 'login refused: too many failures');
+      throw new OAuthError(429, 'temporarily_unavailable', `Too many failed login attempts; retry in ${wait} seconds`, wait);
+    }
+    await this.gate.enter(req.username, () => this.throttle.failuresOf(req.ip), req.signal);
+    const user = await this.bcryptQueue.run(async () => {
+      if (req.signal?.aborted) throw new LoginAbandoned();
+      return this.checker.check(req.username, req.password);
+    });
+    if (!user) {
+      this.log.audit({ event: 'auth.login.fail', reason: 'credentials', ...who }, 'login failed: bad username or password');
+      throw new OAuthError(400, 'invalid_grant', 'Invalid username or password');
+    }
+    return user;
   }
 
   async revoke(caller: Principal, token: string, reqId?: string): Promise<void> {

@@ -50,6 +50,12 @@ export class LoginThrottle {
     return Math.min(this.maxUserDelayMs, this.userDelayMs * 2 ** Math.min(30, recent - this.pairLimit));
   }
 
+  /** The failures `address` had in the window, over all usernames. */
+  async failuresOf(address: string): Promise<number> {
+    const key = keysOf(address, '').address;
+    return (await this.failures.recent([key], this.now() - this.windowMs))[key]?.length ?? 0;
+  }
+
   /** Seconds until `address` may try `username` again; 0 when it may now. */
   async retryAfter(address: string, username: string): Promise<number> {
     const now = this.now();

@@ -36,8 +36,11 @@ export interface AuthService {
   readonly anonymousScope?: string[];
   /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */
   authenticate(token: string): Promise<Principal | null>;
-  /** The password grant. Throws OAuthError on failure. `ip` keys the throttling; `reqId` ties audit lines to the request. */
-  login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string }): Promise<TokenGrant>;
+  /**
+   * The password grant. Throws OAuthError on failure. `ip` keys the throttling; `reqId` ties audit
+   * lines to the request; `signal` aborts when the client goes away (its attempt is dropped).
+   */
+  login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string; signal?: AbortSignal }): Promise<TokenGrant>;
   /** Revokes `token` if it belongs to `caller` or the caller has `*`; silently ignores anything else (RFC 7009). */
   revoke(caller: Principal, token: string, reqId?: string): Promise<void>;
   /** Every live session, for an admin to see (GET /auth/sessions). */

@@ -70,7 +70,18 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     },
     async (request, reply) => {
       if (!auth.enabled) throw authDisabled();
-      const grant = await auth.login({ ...tokenRequest(request.body, request.ip), reqId: request.id });
+      // A client that leaves while its login waits (throttled, or queued for bcrypt) drops it.
+      const gone = new AbortController();
+      const leave = () => {
+        if (!reply.raw.writableEnded) gone.abort();
+      };
+      reply.raw.once('close', leave);
+      let grant;
+      try {
+        grant = await auth.login({ ...tokenRequest(request.body, request.ip), reqId: request.id, signal: gone.signal });
+      } finally {
+        reply.raw.off('close', leave);
+      }
       void reply.header('Pragma', 'no-cache').header('Cache-Control', 'no-store');
       return { access_token: grant.accessToken, expires_in: grant.expiresIn, token_type: 'Bearer' };
     },
@@ -180,5 +191,7 @@ function sendOAuthError(reply: FastifyReply, e: OAuthError): void {
   void reply.code(e.status).header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
   if (e.status === 401) void reply.header('WWW-Authenticate', 'Basic realm="runnel"');
   if (e.retryAfter !== undefined) void reply.header('Retry-After', String(e.retryAfter));
+  // A busy server frees the connection too: a login storm must not hold the connection cap.
+  if (e.status === 503) void reply.header('Connection', 'close');
   void reply.type('application/json').send({ error: e.error, error_description: e.description });
 }

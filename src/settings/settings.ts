@@ -92,7 +92,7 @@ export interface Settings extends HttpSecuritySettings {
   logging: { level: LogLevel; format?: LogFormat };
   externalModules: { palette: PaletteSettings; modules: FunctionModuleSettings };
   /** Login throttling: failures allowed per window before 429. */
-  loginThrottle: { maxFailures: number; windowMs: number };
+  loginThrottle: { maxFailures: number; windowMs: number; userDelayMs: number; maxUserDelayMs: number };
   /** CORS for the admin API; off when undefined. */
   httpAdminCors: { origin: string | string[]; credentials?: boolean } | undefined;
   /**
@@ -498,6 +498,8 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     loginThrottle: {
       maxFailures: pick(throttle, 'maxFailures', isInt(1, 1_000_000), 'a positive integer', 5),
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),
+      userDelayMs: pick(throttle, 'userDelayMs', isInt(1, 60_000), 'milliseconds', 500),
+      maxUserDelayMs: pick(throttle, 'maxUserDelayMs', isInt(1, 600_000), 'milliseconds', 30_000),
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
     trustProxy: parseTrustProxy(raw.httpServerOptions),

@@ -92,10 +92,11 @@ test('parallel guesses cannot outrun the throttle', async () => {
   const { auth } = await make(settings);
   const results = await Promise.all(Array.from({ length: 20 }, () => oauthFailure(login(auth, 'admin', 'wrong'))));
   const guessed = results.filter((e) => e.error === 'invalid_grant').length;
-  const refused = results.filter((e) => e.status === 429).length;
+  // 429 beyond the budget; 503 beyond the logins one address may have in progress.
+  const refused = results.filter((e) => e.status === 429 || e.status === 503).length;
   assert.equal(guessed + refused, 20);
-  // Up to one bcrypt slot per libuv thread may already be running when the limit is hit.
-  assert.ok(guessed <= 2 + 4, `${guessed} passwords were checked`);
+  // Each attempt counts before it waits for anything, so exactly the budget is checked.
+  assert.equal(guessed, 2, `${guessed} passwords were checked`);
   await auth.close();
 });
 

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { hashSync } from '../../src/auth/bcrypt.js';
 import { LoginThrottle, normaliseAddress } from '../../src/auth/throttle.js';
@@ -114,5 +115,66 @@ describe('users of different bcrypt costs', () => {
     // A loaded machine skews single samples; three tries of eight interleaved pairs each.
     for (let retry = 0; retry < 2 && !close(); retry++) m = await sample();
     assert.ok(close(), `median ${m.known.toFixed(1)} ms for the cheap user's wrong password, ${m.unknown.toFixed(1)} ms for an unknown user`);
+  });
+});
+
+/**
+ * Before: about 100 concurrent wrong guesses from one address filled the user's login queue, so
+ * the owner's right password got 503 at once; after the attacker disconnected, its abandoned
+ * attempts stayed queued, each waiting its delay, and the owner got no answer for over a minute.
+ */
+describe('attackers queueing guesses for a user', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ adminAuth: adminAuth(), loginThrottle: { maxFailures: 3, windowMs: 60_000, userDelayMs: 100, maxUserDelayMs: 400 } });
+  });
+  after(() => server.dispose());
+
+  /** A wrong guess from `from` that the test can abandon. */
+  const guess = (from: string) => {
+    const body = new URLSearchParams({ client_id: 'node-red-admin', grant_type: 'password', username: 'admin', password: 'wrong' }).toString();
+    const req = http.request(server.at('auth/token'), { method: 'POST', agent: false, localAddress: from, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } });
+    const answer = new Promise<number | 'gone'>((resolve) => {
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', () => resolve('gone'));
+    });
+    req.end(body);
+    return { req, answer };
+  };
+  const owner = async (from: string) => {
+    const t0 = performance.now();
+    const res = await send(server.at('auth/token'), {
+      method: 'POST',
+      from,
+      body: new URLSearchParams({ client_id: 'node-red-admin', grant_type: 'password', username: 'admin', password: ADMIN_PASSWORD }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      timeoutMs: 20_000,
+    });
+    return { status: res.status, text: res.text, ms: performance.now() - t0 };
+  };
+
+  test("the owner's right password is answered at once, during the attack and after the attackers leave", { timeout: 60_000 }, async () => {
+    // A few failures from two addresses: the user's logins now wait their turn.
+    for (const from of ['127.0.0.2', '127.0.0.3']) for (let i = 0; i < 2; i++) assert.equal(await guess(from).answer, 400);
+    const attackers = ['127.0.0.4', '127.0.0.5', '127.0.0.6'];
+    const guesses = attackers.flatMap((from) => Array.from({ length: 40 }, () => ({ from, ...guess(from) })));
+    await new Promise((r) => setTimeout(r, 200));
+
+    const during = await owner('127.0.0.9');
+    assert.equal(during.status, 200, during.text);
+    assert.ok(during.ms < 3000, `the owner waited ${during.ms.toFixed(0)} ms during the attack`);
+
+    for (const g of guesses) g.req.destroy();
+    const answers = await Promise.all(guesses.map(async (g) => ({ from: g.from, status: await g.answer })));
+    for (const from of attackers) {
+      const checked = answers.filter((a) => a.from === from && a.status === 400).length;
+      assert.ok(checked <= 3, `${from} had ${checked} guesses checked, beyond its budget of 3`);
+    }
+    const afterwards = await owner('127.0.0.10');
+    assert.equal(afterwards.status, 200, afterwards.text);
+    assert.ok(afterwards.ms < 3000, `the owner waited ${afterwards.ms.toFixed(0)} ms after the attackers left`);
   });
 });
