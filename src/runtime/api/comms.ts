@@ -1,0 +1,41 @@
+import type { Runtime } from '../runtime.js';
+import type { NodeLogEntry } from '../flows/node.js';
+import { encodeObject } from '../util/encode.js';
+
+/** The runtime's events an editor is told of, by name, with what each carries. */
+export interface EditorEvents {
+  /** RED.comms.publish from a node or module. */
+  comms: { topic: string; data: unknown; retain?: boolean };
+  /** A runtime notification (`runtime-deploy`, `runtime-state`, ...). */
+  'runtime-event': { id: string; payload?: unknown; retain?: boolean };
+  /** A node's status; empty when cleared. */
+  'node-status': { id: string; status: Record<string, unknown> };
+  /** The flows started (at start-up, after a deploy or a start). */
+  'flows:started': undefined;
+  /** A line of npm's output while a module installs. */
+  'event-log': { id: string; payload: unknown };
+  /** A node's warning or error. */
+  'node-log': NodeLogEntry;
+}
+
+/** What the editor's websocket carries from the runtime: events, the retained state notice, node logs. */
+export interface CommsApi {
+  /** Calls `listener` on each `event` until the returned function is called. */
+  on<E extends keyof EditorEvents>(event: E, listener: (e: EditorEvents[E]) => void): () => void;
+  /** The current `runtime-state` notification (retained for editors that connect later). */
+  stateNotice(): Record<string, unknown>;
+  /** A node's log entry as the debug sidebar shows it, cut to `debugMaxLength`. */
+  encodeLog(entry: NodeLogEntry): unknown;
+}
+
+export function commsApi(runtime: Runtime): CommsApi {
+  const maxLength = runtime.settings.extra.debugMaxLength;
+  return {
+    on: (event, listener) => {
+      runtime.events.on(event, listener);
+      return () => void runtime.events.off(event, listener);
+    },
+    stateNotice: () => runtime.stateNotice,
+    encodeLog: (entry) => encodeObject({ ...entry }, { maxLength: typeof maxLength === 'number' ? maxLength : 1000 }),
+  };
+}
