@@ -4,6 +4,8 @@ import type { DestinationStream } from 'pino';
 import { createStorage } from './storage/index.js';
 import { createAuthService } from './auth/service.js';
 import { Runtime } from './runtime/runtime.js';
+import { adminApi } from './runtime/api/index.js';
+import { validateFlows } from './server/flows-validation.js';
 import { CORE_NODES } from './nodes/index.js';
 import { buildApp } from './server/app.js';
 import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/app.js';
@@ -51,10 +53,12 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
   const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES, beforeForeignCode: options.beforeForeignCode });
+  // A single-flow edit's result passes the checks a deploy body passes.
+  const admin = adminApi(runtime, validateFlows);
   // prom-client costs ~13 MiB resident: loaded only when metrics are on.
-  const metrics = settings.metrics.enabled ? new (await import('./server/metrics/metrics.js')).Metrics(runtime) : undefined;
+  const metrics = settings.metrics.enabled ? new (await import('./server/metrics/metrics.js')).Metrics(admin.metrics, settings.httpNodeRoot) : undefined;
   if (settings.unsupported.length > 0) log.warn(`Settings Runnel does not support (ignored): ${settings.unsupported.join(', ')}`);
-  const app = await buildApp({ settings, log, storage, auth, runtime, httpNode, httpAdmin, metrics }, { tls });
+  const app = await buildApp({ settings, log, storage, auth, admin, httpNode, httpAdmin, metrics }, { tls });
   const stopTlsRefresh = tls ? refreshTls(app.server as unknown as HttpsServer, settings, tls, log) : () => {};
   runtime.attachServer(app.server);
   await runtime.load();

@@ -86,11 +86,11 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     app.addHook('onResponse', metrics.onResponse);
   }
   const theme = buildTheme(settings.editorTheme, settings.settingsFile ? path.dirname(settings.settingsFile) : process.cwd());
-  const resources = new NodeResources(services.runtime.registry);
+  const resources = new NodeResources(services.admin.nodes);
 
   if (!settings.disableEditor) {
     const comms = new CommsServer(app.server, { path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`, auth: services.auth, log: services.log, originCheck });
-    const detach = bridgeRuntimeToComms(services.runtime, comms);
+    const detach = bridgeRuntimeToComms(services.admin, comms);
     app.decorate('comms', comms);
     // Open websockets would keep the server from closing.
     app.addHook('preClose', async () => {
@@ -164,7 +164,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     adminPaths,
     editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
     ...(settings.httpNodeAuth && typeof settings.httpNodeAuth === 'object' && !Array.isArray(settings.httpNodeAuth) ? { nodeAuth: basicAuthCheck(settings.httpNodeAuth) } : {}),
-    routeWait: new RouteWait(() => services.runtime.flowsPending, settings.httpNodeRouteWait),
+    routeWait: new RouteWait(() => services.admin.flows.pending(), settings.httpNodeRouteWait),
     ...(sharedRoot && settings.httpAdminMiddleware ? { adminMiddleware: expressMiddlewareHook(settings.httpAdminMiddleware) } : {}),
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });

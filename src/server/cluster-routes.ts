@@ -32,13 +32,13 @@ const instance = {
 
 /** GET /cluster: the instances sharing this one's database, from their heartbeats. */
 export const clusterRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { runtime, auth } = services;
+  const { admin, auth } = services;
   app.get(
     '/cluster',
     {
       onRequest: needsPermission(auth, 'flows.read'),
       schema: { response: { 200: { type: 'object', required: ['instances'], properties: { instances: { type: 'array', items: instance } } } } },
     },
-    async () => ({ instances: await runtime.clusterView() }),
+    async () => ({ instances: await admin.cluster.getInstances() }),
   );
 };

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
-import { RunnelError } from '../base/errors.js';
 import { anyObject } from './schemas.js';
 
 /**
@@ -9,7 +8,7 @@ import { anyObject } from './schemas.js';
  * clear, password fields only as `has_<field>`. The type in the path uses '-' for spaces.
  */
 export const credentialsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { runtime, auth } = services;
+  const { admin, auth } = services;
   app.get<{ Params: { type: string; id: string } }>(
     '/credentials/:type/:id',
     {
@@ -19,14 +18,6 @@ export const credentialsRoutes: FastifyPluginAsync<{ services: Services }> = asy
         response: { 200: anyObject },
       },
     },
-    async (request) => {
-      const { type, id } = request.params;
-      // The node's own type decides which fields are passwords: read through another type's
-      // declarations a password field could come back as text.
-      const node = runtime.getFlows().flows.find((n) => n.id === id);
-      if (node === undefined) return {};
-      if (node.type.replace(/ /g, '-') !== type) throw new RunnelError('not_found', `Node ${id} is not of type ${type}`);
-      return runtime.credentials.forEditor(node.type, id);
-    },
+    async (request) => admin.credentials.getForEditor(request.params.type, request.params.id),
   );
 };

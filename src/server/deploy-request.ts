@@ -1,12 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import { RunnelError } from '../base/errors.js';
-import { DEPLOYMENT_TYPES, type DeployRequest, type DeploymentType } from '../runtime/config/deploy-types.js';
+import type { Caller } from '../runtime/api/index.js';
+import type { Deploy, DeploymentType } from '../runtime/api/flows.js';
 import { assertShallow, validateFlows } from './flows-validation.js';
 
 /** Reading a deploy from a request: POST /flows and POST /flows/preview take the same headers and body. */
 
 const VERSION_HEADERS = ['runtime-api-version', 'node-red-api-version'];
 const TYPE_HEADERS = ['runtime-deployment-type', 'node-red-deployment-type'];
+/** Every deployment type (the compiler checks the list is complete). */
+const DEPLOYMENT_TYPES: Record<DeploymentType, true> = { full: true, nodes: true, flows: true, reload: true };
 
 function header(request: FastifyRequest, names: string[]): string | undefined {
   for (const name of names) {
@@ -27,12 +30,12 @@ export function apiVersion(request: FastifyRequest): 'v1' | 'v2' {
 export function deploymentType(request: FastifyRequest): DeploymentType {
   const t = header(request, TYPE_HEADERS);
   if (t === undefined || t === '') return 'full';
-  if ((DEPLOYMENT_TYPES as readonly string[]).includes(t)) return t as DeploymentType;
+  if (Object.hasOwn(DEPLOYMENT_TYPES, t)) return t as DeploymentType;
   throw new RunnelError('invalid_deployment_type', `Invalid deployment type ${JSON.stringify(t)}: use full, nodes, flows or reload`);
 }
 
 /** Who asked, for the audit log and the revision. */
-export function requester(request: FastifyRequest): Pick<DeployRequest, 'user' | 'ip' | 'reqId'> {
+export function requester(request: FastifyRequest): Caller {
   return { user: request.user?.username, ip: request.ip, reqId: request.id };
 }
 
@@ -40,11 +43,10 @@ export function requester(request: FastifyRequest): Pick<DeployRequest, 'user' |
  * The deploy a request asks for. The body is checked completely (shape, node ids, wires, nesting)
  * before anything is touched; a reload ignores it.
  */
-export function readDeploy(request: FastifyRequest, route: string): DeployRequest & { version: 'v1' | 'v2' } {
+export function readDeploy(request: FastifyRequest, route: string): Deploy & { version: 'v1' | 'v2' } {
   const version = apiVersion(request);
   const type = deploymentType(request);
-  const who = requester(request);
-  if (type === 'reload') return { version, flows: [], type, ...who };
+  if (type === 'reload') return { version, flows: [], type };
   if (!request.headers['content-type']?.toLowerCase().startsWith('application/json')) {
     throw new RunnelError('unsupported_media_type', `${route} takes a JSON body (Content-Type: application/json)`);
   }
@@ -56,7 +58,7 @@ export function readDeploy(request: FastifyRequest, route: string): DeployReques
         ? 'This is a v2 deploy body ({flows, rev?, credentials?}): send it with the header Runtime-API-Version: v2 (without it a deploy is v1, a JSON array of nodes)'
         : 'A v1 deploy body must be a JSON array of nodes (a {flows, rev?, credentials?} body needs the header Runtime-API-Version: v2)');
     }
-    return { version, flows: validateFlows(body), type, ...who };
+    return { version, flows: validateFlows(body), type };
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new RunnelError('invalid_flows', Array.isArray(body)
@@ -76,5 +78,5 @@ export function readDeploy(request: FastifyRequest, route: string): DeployReques
     assertShallow(b.credentials, '"credentials"');
     credentials = b.credentials as Record<string, unknown>;
   }
-  return { version, flows: validateFlows(b.flows), credentials, ...(rev === undefined ? {} : { rev }), type, ...who };
+  return { version, flows: validateFlows(b.flows), credentials, ...(rev === undefined ? {} : { rev }), type };
 }

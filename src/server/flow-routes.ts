@@ -3,10 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { RunnelError } from '../base/errors.js';
-import { addFlow, getFlow, removeFlow, updateFlow } from '../runtime/config/single-flow.js';
-import type { FlowNodeConfig } from '../storage/contract.js';
 import { requester } from './deploy-request.js';
-import { validateFlows } from './flows-validation.js';
 import { errorResponses, flowNode } from './schemas.js';
 
 /**
@@ -34,10 +31,9 @@ const idParams = { type: 'object', required: ['id'], properties: { id: { type: '
 const idBody = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
 
 export const flowRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { runtime, auth } = services;
+  const { auth } = services;
+  const flows = services.admin.flows;
   const write = needsPermission(auth, 'flows.write');
-  const edit = (request: Parameters<typeof requester>[0], change: (flows: FlowNodeConfig[]) => FlowNodeConfig[]) =>
-    runtime.editFlows((flows) => validateFlows(change(flows)), { type: 'flows', ...requester(request) });
 
   app.get<{ Params: { id: string } }>(
     '/flow/:id',
@@ -46,7 +42,7 @@ export const flowRoutes: FastifyPluginAsync<{ services: Services }> = async (app
       schema: { summary: "One tab in Node-RED's shape (or `global`: the global config nodes and subflows)", params: idParams, response: { 200: flowShape, ...errorResponses } },
     },
     async (request) => {
-      const flow = getFlow(runtime.getFlows().flows, request.params.id);
+      const flow = flows.getFlow(request.params.id);
       if (flow === undefined) throw new RunnelError('not_found', `No flow (tab) has id ${request.params.id}`);
       return flow;
     },
@@ -55,22 +51,14 @@ export const flowRoutes: FastifyPluginAsync<{ services: Services }> = async (app
   app.post<{ Body: Record<string, unknown> }>(
     '/flow',
     { onRequest: write, schema: { summary: 'Adds a tab with its nodes; answers its new id', body: { type: 'object' }, response: { 200: idBody, ...errorResponses } } },
-    async (request) => {
-      let id = '';
-      await edit(request, (flows) => {
-        const added = addFlow(flows, request.body);
-        id = added.id;
-        return added.flows;
-      });
-      return { id };
-    },
+    async (request) => ({ id: await flows.addFlow(request.body, requester(request)) }),
   );
 
   app.put<{ Params: { id: string }; Body: Record<string, unknown> }>(
     '/flow/:id',
     { onRequest: write, schema: { summary: 'Replaces a tab and its nodes (or the global config nodes and subflows)', params: idParams, body: { type: 'object' }, response: { 200: idBody, ...errorResponses } } },
     async (request) => {
-      await edit(request, (flows) => updateFlow(flows, request.params.id, request.body));
+      await flows.updateFlow(request.params.id, request.body, requester(request));
       return { id: request.params.id };
     },
   );
@@ -79,7 +67,7 @@ export const flowRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     '/flow/:id',
     { onRequest: write, schema: { summary: 'Removes a tab and its nodes', params: idParams, response: { 204: { type: 'null' }, ...errorResponses } } },
     async (request, reply) => {
-      await edit(request, (flows) => removeFlow(flows, request.params.id));
+      await flows.removeFlow(request.params.id, requester(request));
       return reply.code(204).send();
     },
   );

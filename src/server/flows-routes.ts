@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from './services.js';
 import { needsPermission } from '../auth/guard.js';
 import { RunnelError } from '../base/errors.js';
-import { apiVersion, readDeploy } from './deploy-request.js';
+import { apiVersion, readDeploy, requester } from './deploy-request.js';
 import { anyObject, deployHeaders, flowNode, noContent } from './schemas.js';
 import { sendFlowsBody } from './flows-body.js';
 
@@ -22,17 +22,18 @@ const stateBody = {
 
 /** GET/POST /flows and GET /flows/state (spec §4.4, §9). */
 export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { runtime, auth } = services;
+  const { auth } = services;
+  const flows = services.admin.flows;
 
   app.get('/flows', { onRequest: needsPermission(auth, 'flows.read'), schema: { headers: deployHeaders, response: { 200: flowsBody, 304: { type: 'null', description: 'Not modified (If-None-Match matched the rev)' } } } }, async (request, reply) => {
     const version = apiVersion(request);
-    return sendFlowsBody(request, reply, runtime.getFlowsJson(version), runtime.rev, version);
+    return sendFlowsBody(request, reply, flows.getFlowsJson(version), flows.rev(), version);
   });
 
-  app.get('/flows/state', { onRequest: needsPermission(auth, 'flows.read'), schema: { response: { 200: stateBody } } }, async () => runtime.getState());
+  app.get('/flows/state', { onRequest: needsPermission(auth, 'flows.read'), schema: { response: { 200: stateBody } } }, async () => flows.getState());
 
   // Node-RED offers it only when runtimeState.enabled; otherwise the route does not exist (404).
-  if (runtime.runtimeStateEnabled) {
+  if (flows.canSetState()) {
     app.post<{ Body: { state?: unknown } }>(
       '/flows/state',
       {
@@ -46,8 +47,8 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
       async (request) => {
         const { state } = request.body;
         if (state !== 'start' && state !== 'stop') throw new RunnelError('invalid_run_state', `Cannot change flows runtime state to '${String(state)}'`);
-        await runtime.setFlowsState(state, { user: request.user?.username, reqId: request.id });
-        return { state: runtime.getState().state };
+        await flows.setState(state, requester(request));
+        return { state: flows.getState().state };
       },
     );
   }
@@ -61,8 +62,8 @@ export const flowsRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     },
     async (request, reply) => {
       const { version, ...deploy } = readDeploy(request, 'POST /flows');
-      const result = await runtime.deploy(deploy);
-      return version === 'v1' ? reply.code(204).send() : { rev: result.rev };
+      const { rev } = await flows.setFlows(deploy, requester(request));
+      return version === 'v1' ? reply.code(204).send() : { rev };
     },
   );
 };

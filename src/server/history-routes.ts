@@ -63,7 +63,8 @@ const previewBody = {
 const BODY_PROBLEMS = new Set(['invalid_flows', 'invalid_credentials', 'credentials_load_failed']);
 
 export const historyRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { runtime, auth } = services;
+  const { auth } = services;
+  const { history, flows } = services.admin;
   const read = needsPermission(auth, 'flows.read');
 
   app.get<{ Querystring: { limit: number; before?: number } }>(
@@ -83,7 +84,7 @@ export const historyRoutes: FastifyPluginAsync<{ services: Services }> = async (
         },
       },
     },
-    async (request) => runtime.history.page(request.query.limit, request.query.before),
+    async (request) => history.listRevisions(request.query.limit, request.query.before),
   );
 
   app.get<{ Params: { rev: string } }>(
@@ -99,7 +100,7 @@ export const historyRoutes: FastifyPluginAsync<{ services: Services }> = async (
         },
       },
     },
-    async (request) => runtime.history.flows(request.params.rev),
+    async (request) => history.getRevision(request.params.rev),
   );
 
   app.get<{ Params: { rev: string }; Querystring: { to: string } }>(
@@ -137,7 +138,7 @@ export const historyRoutes: FastifyPluginAsync<{ services: Services }> = async (
         },
       },
     },
-    async (request) => runtime.history.diff(request.params.rev, request.query.to),
+    async (request) => history.diff(request.params.rev, request.query.to),
   );
 
   app.post<{ Body: { rev: string; expectedRev?: string } }>(
@@ -159,8 +160,7 @@ export const historyRoutes: FastifyPluginAsync<{ services: Services }> = async (
     async (request) => {
       const type = deploymentType(request);
       if (type === 'reload') throw new RunnelError('invalid_deployment_type', 'A rollback deploys a revision: use full, nodes or flows');
-      const { rev } = await runtime.rollback({ rev: request.body.rev, expectedRev: request.body.expectedRev, type, ...requester(request) });
-      return { rev };
+      return history.rollback({ rev: request.body.rev, expectedRev: request.body.expectedRev, type }, requester(request));
     },
   );
 
@@ -179,12 +179,12 @@ export const historyRoutes: FastifyPluginAsync<{ services: Services }> = async (
       let deploy;
       try {
         deploy = readDeploy(request, 'POST /flows/preview');
-        return { ...(await runtime.preview(deploy)), errors: [] };
+        return { ...(await flows.preview(deploy)), errors: [] };
       } catch (e) {
         if (!(e instanceof RunnelError) || !BODY_PROBLEMS.has(e.code)) throw e;
         const type = deploy?.type ?? deploymentType(request);
         const nothing = { added: [], changed: [], removed: [] };
-        return { rev: runtime.rev, type, stop: [], start: [], rewire: [], unchanged: 0, missingTypes: [], errors: [{ code: e.code, message: e.message }], credentials: nothing };
+        return { rev: flows.rev(), type, stop: [], start: [], rewire: [], unchanged: 0, missingTypes: [], errors: [{ code: e.code, message: e.message }], credentials: nothing };
       }
     },
   );

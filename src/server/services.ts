@@ -2,7 +2,7 @@ import type { Settings } from '../settings/settings.js';
 import type { Logger } from '../base/log.js';
 import type { Storage } from '../storage/contract.js';
 import type { AuthService } from '../auth/types.js';
-import type { Runtime } from '../runtime/runtime.js';
+import type { AdminApi } from '../runtime/api/index.js';
 import type { HttpNodeApp } from './http-node/app.js';
 import type { Metrics } from './metrics/metrics.js';
 
@@ -12,7 +12,8 @@ export interface Services {
   log: Logger;
   storage: Storage;
   auth: AuthService;
-  runtime: Runtime;
+  /** What the routes may ask of the runtime. */
+  admin: AdminApi;
   /** The router behind http-in nodes and RED.httpNode. */
   httpNode: HttpNodeApp;
   /** RED.httpAdmin: routes contributed modules add under httpAdminRoot. */

@@ -30,6 +30,7 @@ const LAYERS: [prefix: string, layer: number][] = [
   ['runtime/deploy/', 3.4],
   ['runtime/cluster/', 3.5],
   ['runtime/runtime.ts', 3.6],
+  ['runtime/api/', 3.7],
   ['nodes/', 4],
   ['server/', 5],
   ['cli.ts', 6],
@@ -50,6 +51,7 @@ const LAYER_NAMES = new Map([
   [3.4, 'runtime deploy and RED object'],
   [3.5, 'runtime cluster'],
   [3.6, 'runtime facade'],
+  [3.7, 'runtime admin API'],
   [4, 'nodes'],
   [5, 'server'],
   [6, 'cli/runnel'],
@@ -58,6 +60,12 @@ const LAYER_NAMES = new Map([
 const SRC = path.join(ROOT, 'src');
 /** The declared RED API: the one runtime file core nodes may import, and only for types. */
 const CONTRACT = 'runtime/red-api/red-api-types.ts';
+/**
+ * What the server may import of the runtime, only for types: the declared admin API, and the HTTP
+ * contract (RED.httpNode/httpAdmin's route app) that the server's http-in router implements. The
+ * runtime's objects reach the server only as the AdminApi the composition root (runnel.ts) builds.
+ */
+const SERVER_SEES = (target: string) => target.startsWith('runtime/api/') || target === 'runtime/red-api/http-types.ts';
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -100,16 +108,11 @@ describe('source layering', () => {
   });
 
   it('lets core nodes see the runtime only through the RED API contract, for types', () => {
-    const outside: string[] = [];
-    for (const file of sourceFiles(path.join(SRC, 'nodes'))) {
-      const rel = path.relative(SRC, file).split(path.sep).join('/');
-      for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'([^']+)'/gms)) {
-        const target = path.relative(SRC, path.resolve(path.dirname(file), m[2])).split(path.sep).join('/').replace(/\.js$/, '.ts');
-        if (!target.startsWith('runtime/')) continue;
-        if (target !== CONTRACT || !m[1]) outside.push(`${rel}: ${m[0].split('\n')[0]}`);
-      }
-    }
-    assert.deepEqual(outside, []);
+    assert.deepEqual(runtimeImportsOutside('nodes', (target) => target === CONTRACT), []);
+  });
+
+  it('lets the server see the runtime only through the declared admin API and the HTTP contract, for types', () => {
+    assert.deepEqual(runtimeImportsOutside('server', SERVER_SEES), []);
   });
 
   it('has no import cycle among the runtime files', () => {
@@ -117,6 +120,20 @@ describe('source layering', () => {
     assert.deepEqual(cycles(graph), []);
   });
 });
+
+/** The imports of runtime files by the files under `dir` that are not type-only imports of an `allowed` file. */
+function runtimeImportsOutside(dir: string, allowed: (target: string) => boolean): string[] {
+  const outside: string[] = [];
+  for (const file of sourceFiles(path.join(SRC, dir))) {
+    const rel = path.relative(SRC, file).split(path.sep).join('/');
+    for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'([^']+)'/gms)) {
+      const target = path.relative(SRC, path.resolve(path.dirname(file), m[2])).split(path.sep).join('/').replace(/\.js$/, '.ts');
+      if (!target.startsWith('runtime/')) continue;
+      if (!allowed(target) || !m[1]) outside.push(`${rel}: ${m[0].split('\n')[0]}`);
+    }
+  }
+  return outside;
+}
 
 /** The strongly connected components with more than one file (Tarjan), each listed sorted. */
 function cycles(graph: Map<string, string[]>): string[][] {

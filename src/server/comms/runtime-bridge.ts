@@ -1,22 +1,6 @@
-import type { Runtime } from '../../runtime/runtime.js';
+import type { AdminApi } from '../../runtime/api/index.js';
+import type { EditorEvents } from '../../runtime/api/comms.js';
 import type { CommsServer } from './comms-server.js';
-import type { NodeLogEntry } from '../../runtime/flows/node.js';
-import { encodeObject } from '../../runtime/util/encode.js';
-
-interface CommsEvent {
-  topic: string;
-  data: unknown;
-  retain?: boolean;
-}
-interface RuntimeEvent {
-  id: string;
-  payload?: unknown;
-  retain?: boolean;
-}
-interface StatusEvent {
-  id: string;
-  status: Record<string, unknown>;
-}
 
 /**
  * Carries the runtime's events to the editors on /comms, with Node-RED's topics: RED.comms.publish
@@ -27,38 +11,34 @@ interface StatusEvent {
  * errors on `debug`, as Node-RED's debug node forwards its log (the sidebar shows them with the node,
  * a function's syntax error included). Returns the function that detaches it.
  */
-export function bridgeRuntimeToComms(runtime: Runtime, comms: CommsServer): () => void {
-  const events = runtime.events;
-  const onComms = (e: CommsEvent) => comms.publish(e.topic, e.data, e.retain === true);
-  const onRuntimeEvent = (e: RuntimeEvent) => comms.publish(`notification/${e.id}`, e.payload ?? {}, e.retain === true);
-  const onStatus = (e: StatusEvent) => {
+export function bridgeRuntimeToComms(admin: Pick<AdminApi, 'comms' | 'flows'>, comms: CommsServer): () => void {
+  const events = admin.comms;
+  const onComms = (e: EditorEvents['comms']) => comms.publish(e.topic, e.data, e.retain === true);
+  const onRuntimeEvent = (e: EditorEvents['runtime-event']) => comms.publish(`notification/${e.id}`, e.payload ?? {}, e.retain === true);
+  const onStatus = (e: EditorEvents['node-status']) => {
     const topic = `status/${e.id}`;
     const empty = !e.status || Object.keys(e.status).length === 0;
     // Retained while shown, forgotten once cleared, so removed nodes leave nothing behind.
     comms.publish(topic, e.status ?? {}, !empty);
     if (empty) comms.forget(topic);
   };
-  const onStarted = () => comms.publish('notification/runtime-deploy', { revision: runtime.rev }, true);
-  const onEventLog = (e: { id: string; payload: unknown }) => comms.publish(`event-log/${e.id}`, e.payload);
-  const maxLength = runtime.settings.extra.debugMaxLength;
-  const onNodeLog = (e: NodeLogEntry) => {
+  const onStarted = () => comms.publish('notification/runtime-deploy', { revision: admin.flows.rev() }, true);
+  const onEventLog = (e: EditorEvents['event-log']) => comms.publish(`event-log/${e.id}`, e.payload);
+  const onNodeLog = (e: EditorEvents['node-log']) => {
     // A node failing on every message must not pay for encoding what no editor is there to see.
-    if (comms.hasSubscriber('debug')) comms.publish('debug', encodeObject({ ...e }, { maxLength: typeof maxLength === 'number' ? maxLength : 1000 }));
+    if (comms.hasSubscriber('debug')) comms.publish('debug', events.encodeLog(e));
   };
-  events.on('comms', onComms);
-  events.on('runtime-event', onRuntimeEvent);
-  events.on('node-status', onStatus);
-  events.on('flows:started', onStarted);
-  events.on('event-log', onEventLog);
-  events.on('node-log', onNodeLog);
+  const detach = [
+    events.on('comms', onComms),
+    events.on('runtime-event', onRuntimeEvent),
+    events.on('node-status', onStatus),
+    events.on('flows:started', onStarted),
+    events.on('event-log', onEventLog),
+    events.on('node-log', onNodeLog),
+  ];
   onStarted();
-  comms.publish('notification/runtime-state', runtime.stateNotice, true);
+  comms.publish('notification/runtime-state', events.stateNotice(), true);
   return () => {
-    events.off('comms', onComms);
-    events.off('runtime-event', onRuntimeEvent);
-    events.off('node-status', onStatus);
-    events.off('flows:started', onStarted);
-    events.off('event-log', onEventLog);
-    events.off('node-log', onNodeLog);
+    for (const off of detach) off();
   };
 }

@@ -4,7 +4,6 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { needsPermission } from '../../auth/guard.js';
 import { RunnelError } from '../../base/errors.js';
-import { pluginSetInfo, setInfo } from '../../registry/info.js';
 import type { NodeResources } from './node-resources.js';
 import { StaticFiles } from './static-files.js';
 import { requestLang } from './lang.js';
@@ -33,7 +32,8 @@ export function wantsHtml(request: FastifyRequest): boolean {
  * and the per-user editor settings, kept through the Storage interface.
  */
 export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources: NodeResources }> = async (app, { services, resources }) => {
-  const { auth, runtime, storage } = services;
+  const { auth, storage } = services;
+  const nodes = services.admin.nodes;
   const read = needsPermission(auth, 'nodes.read');
 
   app.get('/nodes/messages', { onRequest: read, schema: { response: catalogsAnswer } }, async (request, reply) =>
@@ -41,13 +41,13 @@ export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources
   );
 
   const findSet = (p: SetParams) => {
-    const set = runtime.registry.modules.get(moduleOf(p))?.sets.get(p.set);
+    const set = nodes.getSet(moduleOf(p), p.set);
     if (!set) throw new RunnelError('not_found', `No node set ${moduleOf(p)}/${p.set}`);
     return set;
   };
   const getSet = async (request: FastifyRequest<{ Params: SetParams }>, reply: FastifyReply) => {
     const set = findSet(request.params);
-    if (!wantsHtml(request)) return setInfo(set, runtime.registry.modules.get(set.module));
+    if (!wantsHtml(request)) return nodes.getNodeInfo(set.module, set.name);
     return reply.type('text/html; charset=utf-8').send(await resources.setHtml(set, requestLang(request)));
   };
   const getSetMessages = async (request: FastifyRequest<{ Params: SetParams }>) => {
@@ -89,8 +89,8 @@ export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources
   const plugins = needsPermission(auth, 'plugins.read');
   // Node-RED's plugin list (JSON) or, for the editor, the templates of the loaded plugins, each after its marker.
   app.get('/plugins', { onRequest: plugins, schema: { response: pluginsAnswer } }, async (request, reply) => {
-    const sets = services.runtime.registry.allPluginSets();
-    if (!wantsHtml(request)) return sets.map(pluginSetInfo);
+    if (!wantsHtml(request)) return nodes.getPluginList();
+    const sets = nodes.listPluginSets();
     const parts = await Promise.all(
       sets.filter((set) => set.enabled && !set.err && set.template).map(async (set) => `\n<!-- --- [red-plugin:${set.id}] --- -->\n${await readFile(set.template!, 'utf8')}`),
     );

@@ -19,7 +19,8 @@ type Params = { library: string; type: string; '*': string };
  * installed modules, read-only, listed by module name.
  */
 export const libraryRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { auth, storage, runtime } = services;
+  const { auth, storage } = services;
+  const nodes = services.admin.nodes;
 
   const send = (reply: FastifyReply, type: string, entry: string | unknown[]) =>
     typeof entry === 'string' ? reply.type(type === 'flows' ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8').send(entry) : reply.send(entry);
@@ -29,13 +30,13 @@ export const libraryRoutes: FastifyPluginAsync<{ services: Services }> = async (
     const parts = entry.split('/').filter(Boolean);
     if (parts.length === 0) {
       const names: string[] = [];
-      for (const mod of runtime.registry.modules.values()) {
+      for (const mod of nodes.listModules()) {
         if (mod.path && (await stat(path.join(mod.path, 'examples')).then((s) => s.isDirectory(), () => false))) names.push(mod.name);
       }
       return names.sort();
     }
     const name = parts[0].startsWith('@') ? parts.splice(0, 2).join('/') : parts.splice(0, 1)[0];
-    const dir = runtime.registry.modules.get(name)?.path;
+    const dir = nodes.getModule(name)?.path;
     if (!dir) throw new RunnelError('not_found', `No examples for ${name}`);
     const root = path.join(dir, 'examples');
     const target = path.resolve(root, `.${path.posix.normalize(`/${parts.join('/')}`)}`);

@@ -2,7 +2,8 @@ import { readFile, readdir, realpath } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { ModuleInfo, NodeSetInfo, Registry } from '../../registry/registry.js';
+import type { ModuleInfo, NodeSetInfo } from '../../registry/registry.js';
+import type { NodesApi } from '../../runtime/api/nodes.js';
 import { readNodeModulePackage } from '../../registry/package.js';
 
 const require = createRequire(import.meta.url);
@@ -54,7 +55,7 @@ export class NodeResources {
   private readonly html = new Map<string, Promise<string>>();
   private readonly files = new Map<string, Promise<SetFiles | null>>();
 
-  constructor(private readonly registry: Registry) {}
+  constructor(private readonly nodes: Pick<NodesApi, 'listSets' | 'listModules' | 'getModule' | 'getSet'>) {}
 
   /** Node-RED's `<!-- --- [red-module:<id>] --- -->` block of one set, or '' when it has no HTML. */
   async setHtml(set: NodeSetInfo, lang = FALLBACK_LANG): Promise<string> {
@@ -69,7 +70,7 @@ export class NodeResources {
 
   /** Every enabled, loaded set's HTML, in registry order, as GET /nodes answers the editor. */
   async allHtml(lang = FALLBACK_LANG): Promise<string> {
-    const parts = await Promise.all(this.registry.allSets().filter(isActive).map((set) => this.setHtml(set, lang)));
+    const parts = await Promise.all(this.nodes.listSets().filter(isActive).map((set) => this.setHtml(set, lang)));
     return parts.join('');
   }
 
@@ -86,7 +87,7 @@ export class NodeResources {
   /** GET /nodes/messages: every namespace's catalog, the core's as `node-red`. */
   async allCatalogs(lang = FALLBACK_LANG): Promise<Record<string, unknown>> {
     const result: Record<string, unknown> = {};
-    for (const set of this.registry.allSets().filter(isActive)) {
+    for (const set of this.nodes.listSets().filter(isActive)) {
       const ns = set.module === CORE_MODULE ? CORE_MODULE : set.id;
       if (ns in result) continue;
       const catalog = await this.catalog(ns, lang);
@@ -98,7 +99,7 @@ export class NodeResources {
   /** GET /icons: icon file names by module. */
   async iconLists(): Promise<Record<string, string[]>> {
     const result: Record<string, string[]> = {};
-    for (const mod of this.registry.modules.values()) {
+    for (const mod of this.nodes.listModules()) {
       const names = new Set<string>();
       for (const dir of await this.iconDirs(mod)) {
         for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) if (e.isFile() && /\.(?:png|svg|gif|jpe?g)$/i.test(e.name)) names.add(e.name);
@@ -110,7 +111,7 @@ export class NodeResources {
 
   /** The file behind `/icons/<module>/<icon>`, or undefined. */
   async iconFile(moduleName: string, icon: string): Promise<string | undefined> {
-    const mod = this.registry.modules.get(moduleName);
+    const mod = this.nodes.getModule(moduleName);
     if (!mod || icon.includes('/') || icon.includes('\\') || icon.startsWith('.')) return undefined;
     for (const dir of await this.iconDirs(mod)) {
       const file = path.join(dir, icon);
@@ -124,14 +125,14 @@ export class NodeResources {
 
   /** A module's `resources/` folder (GET /resources/<module>/<path>), or undefined. */
   resourcesDir(moduleName: string): string | undefined {
-    const mod = this.registry.modules.get(moduleName);
+    const mod = this.nodes.getModule(moduleName);
     return mod?.path ? path.join(mod.path, 'resources') : undefined;
   }
 
   private findSet(id: string): NodeSetInfo | undefined {
     const slash = id.lastIndexOf('/');
     if (slash <= 0) return undefined;
-    return this.registry.modules.get(id.slice(0, slash))?.sets.get(id.slice(slash + 1));
+    return this.nodes.getSet(id.slice(0, slash), id.slice(slash + 1));
   }
 
   private async iconDirs(mod: ModuleInfo): Promise<string[]> {
@@ -152,7 +153,7 @@ export class NodeResources {
   }
 
   private async locate(set: NodeSetInfo): Promise<SetFiles | null> {
-    const mod = this.registry.modules.get(set.module);
+    const mod = this.nodes.getModule(set.module);
     if (!mod) return null;
     if (mod.builtin) {
       const core = CORE_FILES.get(set.name);

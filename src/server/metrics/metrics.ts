@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Runtime } from '../../runtime/runtime.js';
-import type { TypeCounters } from '../../runtime/flows/stats.js';
+import type { MetricsApi, TypeCounters } from '../../runtime/api/metrics.js';
 
 /**
  * The Prometheus metrics (`metrics: {enabled: true}`), one registry per Runnel instance. Label
@@ -35,9 +34,9 @@ export class Metrics {
   /** The route templates of the http-in catch-all routes under httpNodeRoot. */
   private readonly httpNodeRoutes: Set<string>;
 
-  constructor(runtime: Runtime) {
+  constructor(runtime: MetricsApi, httpNodeRoot: string) {
     const registers = [this.registry];
-    const root = runtime.settings.httpNodeRoot === '/' ? '' : runtime.settings.httpNodeRoot;
+    const root = httpNodeRoot === '/' ? '' : httpNodeRoot;
     this.httpNodeRoutes = new Set([root || '/', `${root}/`, `${root}/*`]);
     collectDefaultMetrics({ register: this.registry });
     this.admin = new Counter({ name: 'runnel_admin_requests_total', help: 'Admin API requests by route template and status', labelNames: ['method', 'route', 'status'], registers });
@@ -61,12 +60,11 @@ export class Metrics {
       deploySeconds.observe({ type }, seconds);
       showRev(rev);
     });
-    const services = runtime.services;
-    new Gauge({ name: 'runnel_nodes_running', help: 'Live nodes', registers, collect() { this.set(services.nodes.size); showRev(runtime.rev); } });
-    new Gauge({ name: 'runnel_message_queue_depth', help: 'Messages waiting for delivery', registers, collect() { this.set(services.queue.depth); } });
+    new Gauge({ name: 'runnel_nodes_running', help: 'Live nodes', registers, collect() { this.set(runtime.nodeCount()); showRev(runtime.rev()); } });
+    new Gauge({ name: 'runnel_message_queue_depth', help: 'Messages waiting for delivery', registers, collect() { this.set(runtime.queueDepth()); } });
     new Gauge({
       name: 'runnel_modules_installed', help: 'Node modules installed (not built in)', registers,
-      collect() { this.set([...services.registry.modules.values()].filter((m) => !m.builtin).length); },
+      collect() { this.set(runtime.installedModuleCount()); },
     });
     const counters: [keyof TypeCounters, string, string][] = [
       ['sent', 'runnel_messages_sent_total', 'Messages sent by node type'],
@@ -77,7 +75,7 @@ export class Metrics {
       const last = new Map<string, number>();
       new Counter({
         name, help, labelNames: ['type'], registers,
-        collect() { for (const [type, c] of services.stats.entries()) mirror(this, last, type, c[field]); },
+        collect() { for (const [type, c] of runtime.messageCounts()) mirror(this, last, type, c[field]); },
       });
     }
   }
