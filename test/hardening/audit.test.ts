@@ -11,8 +11,8 @@ import { deploy } from '../helpers/deploy.js';
 
 /**
  * The audit log: one structured line at level `audit` (45) for every login (success or failure,
- * with the client address), token revocation, deploy (user, type, old and new rev) and module
- * install or removal. Lines are compared whole, timestamps and request ids aside.
+ * with the client address), token revocation, deploy (user, type, old and new rev), module
+ * install, removal, enabling and disabling, and context deletion. Lines are compared whole, timestamps and request ids aside.
  */
 let server: TestServer;
 let work: string;
@@ -96,5 +96,22 @@ test('module install and removal, and a refused install', { timeout: 120_000 }, 
     { level: 45, event: 'nodes.install', user: 'admin', ip: '127.0.0.1', requested: dir, module: 'node-red-contrib-upper', version: '1.0.0', outcome: 'ok', msg: 'node module installed' },
     { level: 45, event: 'nodes.install', user: 'admin', ip: '127.0.0.1', requested: '../escape', outcome: 'failed', code: 'invalid_module_name', msg: 'node module install failed' },
     { level: 45, event: 'nodes.remove', user: 'admin', ip: '127.0.0.34', module: 'node-red-contrib-upper', outcome: 'ok', msg: 'node module removed' },
+  ]);
+});
+
+test('enabling or disabling a node set or module, and deleting a context key, name the user and the client address', async () => {
+  const token = (await tokenRequest(server.at, 'admin', ADMIN_PASSWORD)).body.access_token as string;
+  const mark = server.logs.length;
+  const put = (path: string, enabled: boolean, from: string) =>
+    send(server.at(path), { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ enabled }), from });
+  const disabled = await put('nodes/node-red/sort', false, '127.0.0.41');
+  assert.equal(disabled.status, 200, disabled.text);
+  assert.equal((await put('nodes/node-red', true, '127.0.0.42')).status, 200);
+  const removed = await send(server.at('context/global/absent'), { method: 'DELETE', headers: { authorization: `Bearer ${token}` }, from: '127.0.0.43' });
+  assert.equal(removed.status, 204, removed.text);
+  assert.deepEqual(auditSince(mark), [
+    { level: 45, event: 'nodes.state', user: 'admin', ip: '127.0.0.41', module: 'node-red', set: 'sort', enabled: false, msg: 'node set disabled' },
+    { level: 45, event: 'nodes.state', user: 'admin', ip: '127.0.0.42', module: 'node-red', enabled: true, msg: 'node module enabled' },
+    { level: 45, event: 'context.delete', user: 'admin', ip: '127.0.0.43', scope: 'global', store: 'memory', key: 'absent', msg: 'context value deleted' },
   ]);
 });

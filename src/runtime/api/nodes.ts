@@ -79,8 +79,11 @@ export function nodesApi(runtime: Runtime): NodesApi {
       throw err;
     }
   };
-  const stateChanged = (caller: Caller, fields: Record<string, unknown>, enabled: boolean) =>
-    log.audit({ event: 'nodes.state', user: caller.user, ip: caller.ip, reqId: caller.reqId, ...fields, enabled }, enabled ? 'node module enabled' : 'node module disabled');
+  const stateChanged = (caller: Caller, fields: { module: string; set?: string }, enabled: boolean) =>
+    log.audit(
+      { event: 'nodes.state', user: caller.user, ip: caller.ip, reqId: caller.reqId, ...fields, enabled },
+      `node ${fields.set === undefined ? 'module' : 'set'} ${enabled ? 'enabled' : 'disabled'}`,
+    );
 
   return {
     listSets: () => registry.allSets(),
