@@ -24,9 +24,10 @@ const SIDEBAR_WINDOW_MS = 1000;
 const hasOwn = (o: unknown, k: string) => typeof o === 'object' && o !== null && Object.prototype.hasOwnProperty.call(o, k);
 
 /**
- * The debug node. What it shows goes to the log (level info, `{debug: …}` encoded as the editor's
- * sidebar expects) and to `RED.comms.publish('debug', …)`, which lands on the runtime events as
- * `comms` for whatever streams it (Node-RED's websocket topic `debug`).
+ * The debug node. Sidebar output goes to `RED.comms.publish('debug', …)`, which lands on the
+ * runtime events as `comms` for whatever streams it (Node-RED's websocket topic `debug`). Only
+ * "to console" (`console: "true"`) writes to the log, as in Node-RED: sidebar output is often
+ * secrets and whole messages a user looks at once, not what an operator's log should keep.
  */
 export default function (RED: RedApi) {
   const maxLength = typeof RED.settings.debugMaxLength === 'number' ? RED.settings.debugMaxLength : 1000;
@@ -237,9 +238,7 @@ export default function (RED: RedApi) {
       };
       if (property !== undefined) entry.property = property;
       entry.msg = value;
-      const encoded = RED.util.encodeObject(entry, { maxLength });
-      RED.log.info({ debug: encoded, msg: `debug ${this.name || this.id}` });
-      RED.comms.publish('debug', encoded);
+      RED.comms.publish('debug', RED.util.encodeObject(entry, { maxLength }));
     }
   }
 
