@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { DEFAULT_USER_DIR, resolveSettings, SettingsError, type Settings } from './settings/settings.js';
+import { DEFAULT_USER_DIR, resolveSettings, RUNTIME_SECRET_ENV, SettingsError, type Settings } from './settings/settings.js';
 import { loadSettingsFile, userDirSettingsFile } from './settings/file.js';
 import { startRunnel, type RunnelInstance } from './runnel.js';
 import { hashPassword } from './auth/passwords.js';
@@ -102,6 +102,9 @@ async function settingsFrom(values: Options): Promise<Settings> {
 
 async function start(values: Options): Promise<number> {
   const settings = await settingsFrom(values);
+  // Read once: the children flows and modules start (exec, npm and its install scripts) and code
+  // with host access (process.env) must not inherit the database password either.
+  for (const name of RUNTIME_SECRET_ENV) delete process.env[name];
   // Signal handlers go in before anything starts: a signal during start-up stops the server once it is up.
   let signalled: string | undefined;
   let onSignal: (signal: string) => void = (signal) => (signalled = signal);

@@ -358,6 +358,13 @@ function fileStoreConfig(config: Raw, where: string, baseDir: string): Raw {
   return config.dir === undefined ? { ...config } : { ...config, dir: path.resolve(baseDir, config.dir as string) };
 }
 
+/**
+ * Environment variables that configure Runnel and hold its secrets (the database URL carries its
+ * password). They are the runtime's, not the flows' environment: env lookups never answer them,
+ * whatever envVarExcludes says, and `runnel start` removes them from process.env once read.
+ */
+export const RUNTIME_SECRET_ENV: readonly string[] = ['RUNNEL_STORAGE_URL'];
+
 /** `RUNNEL_STORAGE_URL` wins over the file's `storage.url` (and implies type postgres). */
 function parseStorage(v: unknown, envUrl: string | undefined): StorageSettings {
   if (v !== undefined && v !== null && !isObject(v)) throw new SettingsError('storage must be an object such as {"type": "file"}');

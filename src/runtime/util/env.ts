@@ -1,4 +1,5 @@
 /** Environment lookups for nodes: predefined NR_NODE_* names, then the flow's env, then the process. */
+import { processEnv } from './process-env.js';
 import type { FlowSettings } from './types.js';
 
 /** The part of a node an env lookup reads; every member is optional so partial nodes work. */
@@ -30,7 +31,7 @@ export function getSetting(node: EnvNode | null | undefined, name: string, flow?
     const group = node?.g ? source.getGroupNode?.(node.g) : undefined;
     return (group ?? source).getSetting(name);
   }
-  return process.env[name];
+  return processEnv(name);
 }
 
 /** `${X}` or a bare `X` is looked up; `a${X}b` is substituted piecewise; undefined becomes "". */

@@ -1,6 +1,7 @@
 import type { FlowNodeConfig } from '../../../storage/contract.js';
 import type { ParsedConfig } from '../../config/config.js';
 import type { RuntimeServices } from '../services.js';
+import { processEnv } from '../../util/process-env.js';
 import { EnvScope, UNSET } from './scope.js';
 
 const GLOBAL_CONFIG = 'global-config';
@@ -8,7 +9,8 @@ const GLOBAL_CONFIG = 'global-config';
 /**
  * The runtime-wide env of Node-RED 3.1+: the `env` list of the configuration's `global-config`
  * node (the editor's "Global Environment Variables"), with `cred` values from that node's
- * credentials `map`. Every flow falls back to it, and it falls back to process.env.
+ * credentials `map`. Every flow falls back to it, and it falls back to process.env (less Runnel's
+ * own secrets, see util/process-env.ts).
  */
 export class GlobalEnv {
   /** What the current scope was built from: the node's JSON and its stored credentials. */
@@ -39,12 +41,12 @@ export class GlobalEnv {
   getSetting(name: string): unknown {
     const value = this.scope ? this.scope.lookup(name) : UNSET;
     if (value !== UNSET) return value;
-    return this.excluded.has(name) ? undefined : process.env[name];
+    return this.excluded.has(name) ? undefined : processEnv(name);
   }
 
   private scopeFor(node: FlowNodeConfig): EnvScope {
     const services = this.services;
-    const outside = (name: string) => (this.excluded.has(name) ? undefined : process.env[name]);
+    const outside = (name: string) => (this.excluded.has(name) ? undefined : processEnv(name));
     return new EnvScope(node.env, () => {
       const map = services.credentialsFor(node.id, GLOBAL_CONFIG, outside)?.map;
       return {

@@ -27,4 +27,23 @@ describe('envVarExcludes', () => {
       await server.dispose();
     }
   });
+
+  it("Runnel's secret variables (RUNNEL_STORAGE_URL) are hidden from env lookups even while process.env holds them (an embedded runtime)", async () => {
+    const server = await startServer();
+    process.env.RUNNEL_STORAGE_URL = 'postgresql://u:embedded-secret@127.0.0.1/db';
+    try {
+      const capture = installCapture(server);
+      await deploy(server, [
+        { id: 't1', type: 'tab', label: 'x' },
+        { id: 'fn', type: 'function', z: 't1', ...at, outputs: 1, wires: [['out']], func: 'msg.payload = [env.get("RUNNEL_STORAGE_URL"), RED.util.getSetting(null, "RUNNEL_STORAGE_URL")]; return msg;' },
+        cap('out'),
+      ]);
+      server.instance.runtime.services.nodes.get('fn')!.receive({ _msgid: 's' });
+      const [msg] = await capture.waitFor('out');
+      assert.deepEqual([...(msg.payload as unknown[])], [undefined, undefined]);
+    } finally {
+      delete process.env.RUNNEL_STORAGE_URL;
+      await server.dispose();
+    }
+  });
 });
