@@ -494,7 +494,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     functionGlobalContext: fgc,
     functionTimeout: pick(raw, 'functionTimeout', isSeconds, 'seconds (0 = none)', 0),
     // Node-RED's default is no limit; Runnel's is 10 s, so runaway code cannot hold the process unasked.
-    globalFunctionTimeout: pick(raw, 'globalFunctionTimeout', isSeconds, 'seconds (0 = no limit)', 10),
+    globalFunctionTimeout: pick(raw, 'globalFunctionTimeout', isSeconds, 'seconds (0 = no limit)', 1),
     messageQueueLimit: pick(raw, 'messageQueueLimit', isInt(1000, 1_000_000_000), 'a number of messages (at least 1000)', 1_000_000),
     functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),
     functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),

@@ -3,12 +3,13 @@
  * sandbox.ts for how code is compiled and isolated.
  *
  * Runaway code: the time limit is the node's own `timeout` (seconds, as in Node-RED) or else
- * `globalFunctionTimeout` (seconds, as in Node-RED; 0 = none). It bounds every synchronous run of the node's code
+ * `globalFunctionTimeout` (seconds; 0 = none, Node-RED's default; Runnel's is 1 s, as long as a
+ * runaway may hold every other flow and the admin API). It bounds every synchronous run of the node's code
  * (message, initialize, finalize, timer and promise callbacks) through checks compiled into the
  * code (guard.ts), so a call costs no watchdog; code without a limit is not instrumented.
  */
 import { types } from 'node:util';
-import { Guard } from './guard.js';
+import { Guard, type TimeLimit } from './guard.js';
 import { NodeTimers } from '../lib/node-timers.js';
 import { callsDone } from './done.js';
 import { errorText } from './error.js';
@@ -56,7 +57,10 @@ export default function (RED: RedApi) {
   const allowHostAccess = settings.functionAllowHostAccess === true;
   // Node-RED allows libs unless the setting is explicitly false.
   const allowModules = settings.functionExternalModules !== false;
-  const defaultTimeout = typeof settings.globalFunctionTimeout === 'number' ? settings.globalFunctionTimeout * 1000 : 0;
+  const globalSeconds = typeof settings.globalFunctionTimeout === 'number' ? settings.globalFunctionTimeout : 0;
+  const globalLimit: TimeLimit | null = globalSeconds > 0
+    ? { ms: globalSeconds * 1000, raise: `globalFunctionTimeout (${globalSeconds} s, in the settings file) or give the node a timeout (Setup tab)` }
+    : null;
   const sandbox = new Sandbox({ allowHostAccess, userDir: String(settings.userDir), redUtil: RED.util });
 
   class FunctionNode extends RED.nodes.Node {
@@ -101,8 +105,9 @@ export default function (RED: RedApi) {
       };
       this.hasInit = parts.initialize !== '';
       this.hasFin = parts.finalize !== '';
-      const limit = Number(config.timeout) > 0 ? Number(config.timeout) * 1000 : defaultTimeout;
-      this.guard = limit > 0 ? new Guard(limit, this.name || this.id) : null;
+      const timeout = Number(config.timeout);
+      const limit = timeout > 0 ? { ms: timeout * 1000, raise: `the node's timeout (${timeout} s, Setup tab)` } : globalLimit;
+      this.guard = limit ? new Guard(limit, this.name || this.id) : null;
       this.on('input', (msg: Msg, _send: unknown, done: DoneFn) => {
         if (this.ready) this.run(msg, done);
         else this.pending?.push({ msg, done });

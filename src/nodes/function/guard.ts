@@ -38,19 +38,28 @@ import { performance } from 'node:perf_hooks';
 /** Checks between clock reads: a clock read costs about as much as 1000 bare loop iterations. */
 const CHECK_EVERY = 1000;
 
+/**
+ * A time limit and what sets it: the error names the setting, so a user whose honest code needs
+ * longer knows what to raise (`raise` completes "raise …").
+ */
+export interface TimeLimit {
+  ms: number;
+  raise: string;
+}
+
 export class Guard {
   /** Incremented by the instrumented code; public because that code reads it directly. */
   n = 0;
   private deadline = 0;
   private disarmQueued = false;
-  private readonly limit: number;
+  private readonly limit: TimeLimit;
   private readonly label: string;
   private readonly disarm = () => {
     this.deadline = 0;
     this.disarmQueued = false;
   };
 
-  constructor(limit: number, label: string) {
+  constructor(limit: TimeLimit, label: string) {
     this.limit = limit;
     this.label = label;
   }
@@ -65,13 +74,13 @@ export class Guard {
     this.n = 0;
     const now = performance.now();
     if (this.deadline === 0) {
-      this.deadline = now + this.limit;
+      this.deadline = now + this.limit.ms;
       if (!this.disarmQueued) {
         this.disarmQueued = true;
         setImmediate(this.disarm);
       }
     } else if (now > this.deadline) {
-      throw new RangeError(`Function node ${this.label} ran longer than ${this.limit} ms`);
+      throw new RangeError(`Function node ${this.label} ran longer than ${this.limit.ms} ms: raise ${this.limit.raise} if its work needs longer`);
     }
   }
 }

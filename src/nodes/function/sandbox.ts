@@ -26,7 +26,7 @@ import path from 'node:path';
 import util from 'node:util';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { Guard, instrument } from './guard.js';
+import { Guard, instrument, type TimeLimit } from './guard.js';
 import { blockAtomicsWait, GUARDED_CONTEXT, installRuntimeCode } from './runtime-code.js';
 
 v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
@@ -142,19 +142,19 @@ export class Sandbox {
   }
 
   /**
-   * Compiles (or reuses) the code, instrumented when it has a time `limit` (ms, 0 = none; see
+   * Compiles (or reuses) the code, instrumented when it has a time `limit` (null = none; see
    * guard.ts), and returns it with the key to release it by. Throws the SyntaxError of bad code.
    * Binding to a node is left to the caller, when the node first needs it: a deployed node that
    * never runs costs no closures. Code the node builds at run time is bounded by a guard of the
    * context, labelled `label` (the first node to compile the code).
    */
-  acquire(parts: SourceParts, limit: number, filename: string, label: string): { key: string; compiled: Compiled } {
-    const guarded = limit > 0;
-    const key = `${guarded ? `g${limit}` : 'u'}${JSON.stringify(parts)}`;
+  acquire(parts: SourceParts, limit: TimeLimit | null, filename: string, label: string): { key: string; compiled: Compiled } {
+    const guarded = limit !== null;
+    const key = `${guarded ? `g${JSON.stringify(limit)}` : 'u'}${JSON.stringify(parts)}`;
     let entry = this.entries.get(key);
     if (!entry) {
       const script = new vm.Script(this.source(parts, guarded), { filename });
-      const context = this.createContext(guarded ? new Guard(limit, label) : null);
+      const context = this.createContext(limit ? new Guard(limit, label) : null);
       const factory = script.runInContext(context) as Factory;
       entry = { context, factory, users: 0 };
       this.entries.set(key, entry);
