@@ -6,7 +6,7 @@ import { loadSettingsFile, userDirSettingsFile } from './settings/file.js';
 import { startRunnel, type RunnelInstance } from './runnel.js';
 import { hashPassword } from './auth/passwords.js';
 import { RUNNEL_VERSION } from './base/version.js';
-import { startStopWatchdog } from './watchdog/stop-watchdog.js';
+import { startStopWatchdog, STOP_SIGNALS } from './watchdog/stop-watchdog.js';
 import { createLogger } from './base/log.js';
 import { ExportError, exportNodeRed } from './export/node-red.js';
 import { formatStartSummary, startSummary } from './start-summary.js';
@@ -108,8 +108,9 @@ async function start(values: Options): Promise<number> {
   // Signal handlers go in before anything starts: a signal during start-up stops the server once it is up.
   let signalled: string | undefined;
   let onSignal: (signal: string) => void = (signal) => (signalled = signal);
-  process.once('SIGINT', () => onSignal('SIGINT'));
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  // SIGHUP is what a closing terminal sends: Node's default for it is to die at once, losing the
+  // file context written since its last flush. Node-RED stops gracefully on it too.
+  for (const signal of STOP_SIGNALS) process.once(signal, () => onSignal(signal));
   let instance: RunnelInstance | undefined;
   let unwatched = false;
   const warnUnwatched = () => instance?.log.warn('this Node.js cannot watch signals off the main thread: a stop signal waits for running code to yield');

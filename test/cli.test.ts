@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { writeFile, readdir } from 'node:fs/promises';
+import { writeFile, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { verify } from '../src/auth/bcrypt.js';
 import { request } from './helpers/server.js';
@@ -97,6 +97,39 @@ describe('command line', () => {
       assert.ok((await readdir(path.join(dir, '.runnel'))).includes('.config.runtime.json'));
     } finally {
       await removeDir(dir);
+    }
+  });
+
+  test('SIGINT, SIGTERM and SIGHUP (a closed terminal) each stop gracefully: close handlers run and the file context is saved', async () => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+      const dir = await tempDir();
+      try {
+        // The file store's default flush interval is 30 s: only the stop writes what came since.
+        const run = await spawnRunnel(dir, { contextStorage: { default: { module: 'localfilesystem' } } });
+        await deploy(run, [
+          { id: 'in', type: 'http in', z: 't', url: '/write', method: 'get', wires: [['fn']] },
+          {
+            id: 'fn', type: 'function', z: 't', outputs: 1, wires: [['out']],
+            func: 'global.set("written", msg.req.query.v); msg.payload = "ok"; return msg;',
+            // The warning writes to the log: after a hangup, to output nobody reads any more.
+            finalize: 'node.warn("finalize-ran"); global.set("closed", "yes");',
+          },
+          { id: 'out', type: 'http response', z: 't', statusCode: '', headers: {}, wires: [] },
+        ], { tab: 't' });
+        const res = await request(new URL(`write?v=before-${signal}`, run.url).href);
+        assert.equal(res.text, 'ok');
+        // A closing terminal takes the process's output with it before the hangup arrives.
+        if (signal === 'SIGHUP') {
+          run.child.stdout!.destroy();
+          run.child.stderr!.destroy();
+        }
+        run.child.kill(signal);
+        assert.equal(await run.exited, 0, `${signal}: ${run.output()}`);
+        const saved = JSON.parse(await readFile(path.join(dir, 'user', 'context', 'global', 'global.json'), 'utf8')) as Record<string, unknown>;
+        assert.deepEqual(saved, { written: `before-${signal}`, closed: 'yes' }, signal);
+      } finally {
+        await removeDir(dir);
+      }
     }
   });
 

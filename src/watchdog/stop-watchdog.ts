@@ -1,5 +1,5 @@
 /**
- * Makes SIGTERM and SIGINT stop the process within a bound whatever the main thread is doing.
+ * Makes SIGTERM, SIGINT and SIGHUP stop the process within a bound whatever the main thread is doing.
  * The graceful stop (src/cli.ts) is JavaScript on the main thread: code that holds that thread —
  * function-node code without a time limit, a contributed node's endless loop, a regular expression
  * the linear engine cannot take, a close handler that never returns — would leave the signal
@@ -13,13 +13,17 @@
  */
 import { Worker } from 'node:worker_threads';
 
+/** The signals that stop Runnel gracefully (src/cli.ts); SIGHUP is a closing terminal's. */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 export interface StopWatchdogData {
   boundMs: number;
+  signals: readonly NodeJS.Signals[];
 }
 
 /** Starts the watchdog thread; resolves false when this Node cannot run it. */
 export function startStopWatchdog(boundMs: number): Promise<boolean> {
-  const data: StopWatchdogData = { boundMs };
+  const data: StopWatchdogData = { boundMs, signals: STOP_SIGNALS };
   // Small heap limits: the thread runs a few lines and holds nothing.
   const worker = new Worker(new URL('./worker.js', import.meta.url), {
     workerData: data,

@@ -11,7 +11,7 @@ interface SignalHandle {
 
 type SignalWrap = { Signal: new () => SignalHandle };
 
-const { boundMs } = workerData as StopWatchdogData;
+const { boundMs, signals } = workerData as StopWatchdogData;
 
 function signalWrap(): SignalWrap | undefined {
   // process.binding warns that it is deprecated; the warning would reach the user's terminal.
@@ -32,7 +32,7 @@ function kill(reason: string): void {
 let first: string | undefined;
 const wrap = signalWrap();
 let watching = wrap !== undefined;
-for (const name of ['SIGTERM', 'SIGINT'] as const) {
+for (const name of signals) {
   if (!wrap) break;
   const handle = new wrap.Signal();
   handle.onsignal = () => {
