@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer } from '../test/helpers/server.js';
 import { installCapture } from '../test/helpers/capture.js';
-import { bundledNpmCli } from '../src/registry/npm.js';
+import { findNpm } from '../src/registry/npm.js';
 import { tempDir, removeDir } from '../test/helpers/dirs.js';
 import { deploy } from '../test/helpers/deploy.js';
 
@@ -20,7 +20,8 @@ test('a tarball packed from the registry installs through multipart POST /nodes 
   const server = await startServer();
   const capture = installCapture(server);
   try {
-    const { stdout } = await run(process.execPath, [bundledNpmCli(), 'pack', 'node-red-node-smooth@0.1.2', '--silent'], { cwd: work });
+    const npm = findNpm()!;
+    const { stdout } = await run(npm.file, [...npm.args, 'pack', 'node-red-node-smooth@0.1.2', '--silent'], { cwd: work });
     const file = path.join(work, stdout.trim().split('\n').pop()!);
     const form = new FormData();
     form.append('tarball', new Blob([await readFile(file)], { type: 'application/x-compressed-tar' }), path.basename(file));

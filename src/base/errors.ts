@@ -57,6 +57,7 @@ export const ERRORS = {
   module_download_failed: [502, "a module's url could not be fetched (unreachable, an error status, or too slow)"],
   storage_unavailable: [503, 'the shared database cannot be reached; nothing was changed: retry after the Retry-After header'],
   server_busy: [503, 'the server holds as many request bodies as httpServerLimits.bodyBufferTotal allows; retry after Retry-After'],
+  npm_not_found: [503, 'installing or removing a module needs npm, and this server has none (beside node, as a dependency, or on PATH)'],
   route_pending: [503, 'an http-in request found no route while flows were starting or being deployed, and none came within httpNodeRouteWait; retry'],
   flow_restarted: [503, 'the flow handling an http-in request was redeployed while it was handled; retry'],
   install_timeout: [504, 'npm did not finish installing or removing the module in time'],

@@ -12,6 +12,7 @@ import { downloadTarball } from './download.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
 import { InstallQueue, assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 import { InstallSnapshot } from './install-snapshot.js';
+import { findNpm, npmNotFoundMessage } from './npm.js';
 
 /** The runtime-config key holding installed modules and set enabled flags. */
 const CONFIG_KEY = 'modules';
@@ -121,6 +122,11 @@ export class ModuleManager implements LocalModules {
       const rec = this.records[mod.name];
       if (mod.builtin && rec) for (const set of mod.sets.values()) registry.setEnabled(set, rec.sets[set.name] ?? true);
       else if (!rec && mod.path) this.records[mod.name] = { source: this.inNodeModules(mod.path) ? 'dependency' : 'nodesDir', version: mod.version, sets: {} };
+    }
+    const { palette, modules } = settings.externalModules;
+    // Said once, at start, rather than discovered at the first install.
+    if ((palette.allowInstall || (settings.functionExternalModules && modules.allowInstall)) && !findNpm()) {
+      this.host.log.warn(`${npmNotFoundMessage()}; until then every install answers npm_not_found`);
     }
   }
 

@@ -1,19 +1,60 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, realpathSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Logger } from '../base/log.js';
+import { RunnelError } from '../base/errors.js';
 
-/** The npm CLI bundled with the running Node, so the system PATH and shell never matter. */
-export function bundledNpmCli(): string {
-  const candidates = [
-    path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
-    path.join(path.dirname(process.execPath), 'node_modules', 'npm', 'bin', 'npm-cli.js'),
-  ];
-  const found = candidates.find((c) => existsSync(c));
-  if (!found) throw new Error(`npm is not bundled with this Node (looked in ${candidates.join(', ')})`);
-  return found;
+/** How to run npm: `file` with `args` before npm's own arguments (never through a shell). */
+export interface NpmCommand {
+  file: string;
+  args: string[];
 }
+
+const cli = (script: string): NpmCommand => ({ file: process.execPath, args: [script] });
+
+/**
+ * Finds npm as a user expects it to be found, first match wins: the npm that ships with the
+ * running Node (beside process.execPath, so it matches that Node), an `npm` package installed as a
+ * dependency (Node-RED 5's way), then `npm` on PATH (Node-RED 4's). Looked up at each use, so npm
+ * installed after the start is found.
+ */
+export function findNpm(env: NodeJS.ProcessEnv = process.env): NpmCommand | undefined {
+  const nodeDir = path.dirname(process.execPath);
+  const bundled = [path.join(nodeDir, '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'), path.join(nodeDir, 'node_modules', 'npm', 'bin', 'npm-cli.js')];
+  const found = bundled.find((c) => existsSync(c));
+  if (found) return cli(found);
+  try {
+    return cli(path.join(path.dirname(createRequire(import.meta.url).resolve('npm/package.json')), 'bin', 'npm-cli.js'));
+  } catch {
+    // Not installed as a dependency: PATH is next.
+  }
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    // Windows' npm.cmd needs a shell; the npm-cli.js installed beside it does not.
+    if (process.platform === 'win32') {
+      const script = path.join(dir, 'node_modules', 'npm', 'bin', 'npm-cli.js');
+      if (existsSync(script)) return cli(script);
+      continue;
+    }
+    const file = path.join(dir, 'npm');
+    try {
+      accessSync(file, constants.X_OK);
+    } catch {
+      continue;
+    }
+    // Usually a link to npm-cli.js: run by this Node, whatever `node` the PATH would pick.
+    const real = realpathSync(file);
+    return real.endsWith('.js') ? cli(real) : { file, args: [] };
+  }
+  return undefined;
+}
+
+/** What npm_not_found says: where npm was looked for and what to do. */
+export function npmNotFoundMessage(): string {
+  return `npm was not found (beside ${process.execPath}, as a dependency of Runnel, or on PATH): install npm or put it on PATH to install node modules`;
+}
+
 
 export interface NpmResult {
   exitCode: number | null;
@@ -32,10 +73,15 @@ export interface NpmOptions {
   onLine?: (line: string, stream: 'out' | 'err') => void;
 }
 
-/** Runs npm with arguments as an array (no shell); each output line is logged at info level. */
+/**
+ * Runs npm with arguments as an array (no shell); each output line is logged at info level.
+ * Rejects with npm_not_found when there is no npm to run.
+ */
 export function runNpm(args: string[], { cwd, timeoutMs, log, onLine }: NpmOptions): Promise<NpmResult> {
+  const npm = findNpm();
+  if (!npm) return Promise.reject(new RunnelError('npm_not_found', npmNotFoundMessage()));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundledNpmCli(), ...args], {
+    const child = spawn(npm.file, [...npm.args, ...args], {
       cwd,
       shell: false,
       // Its own process group, so a timeout also kills install scripts npm started.

@@ -30,9 +30,9 @@ export async function spawnRunnel(dir: string, settings: Record<string, unknown>
   return spawnRunnelWith(['start', '--settings', file, ...extraArgs], dir, env);
 }
 
-/** Starts `node bin/runnel.js <args>` in `cwd` and waits for its "listening on" line. */
-export async function spawnRunnelWith(args: string[], cwd: string, env: Record<string, string> = {}): Promise<RunnelProcess> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+/** Starts `node bin/runnel.js <args>` in `cwd` (with the `node` executable given) and waits for its "listening on" line. */
+export async function spawnRunnelWith(args: string[], cwd: string, env: Record<string, string> = {}, node = process.execPath): Promise<RunnelProcess> {
+  const child = spawn(node, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   live.add(child);
   child.on('exit', () => live.delete(child));
   let out = '';

@@ -11,7 +11,7 @@ import { Registry, type NodeSetInfo } from '../../src/registry/registry.js';
 import { nodeClasses } from '../../src/runtime/flows/node-classes.js';
 import { createRedApi, type RedApiOptions } from '../../src/runtime/red-api/red-api.js';
 import { resolveSettings } from '../../src/settings/settings.js';
-import { bundledNpmCli } from '../../src/registry/npm.js';
+import { findNpm } from '../../src/registry/npm.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 
 /** test/fixtures/modules in the source tree (fixtures are not compiled). */
@@ -26,7 +26,8 @@ export async function copyFixture(name: string, parent: string, as = name): Prom
 
 /** `npm pack` of a module directory, offline; returns the .tgz path. */
 export async function npmPack(dir: string, dest: string): Promise<string> {
-  await promisify(execFile)(process.execPath, [bundledNpmCli(), 'pack', '--ignore-scripts', '--pack-destination', dest], { cwd: dir, timeout: 60_000 });
+  const npm = findNpm()!;
+  await promisify(execFile)(npm.file, [...npm.args, 'pack', '--ignore-scripts', '--pack-destination', dest], { cwd: dir, timeout: 60_000 });
   const tgz = (await readdir(dest)).find((f) => f.endsWith('.tgz'));
   if (!tgz) throw new Error('npm pack produced no tarball');
   return path.join(dest, tgz);
