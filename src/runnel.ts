@@ -8,7 +8,7 @@ import { adminApi } from './runtime/api/index.js';
 import { validateFlows } from './server/flows-validation.js';
 import { CORE_NODES } from './nodes/index.js';
 import { buildApp } from './server/app.js';
-import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/app.js';
+import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/mounted-app.js';
 import type { Storage } from './storage/contract.js';
 import type { Server } from 'node:http';
 import { startMetricsListener } from './server/metrics/routes.js';

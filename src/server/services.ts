@@ -3,7 +3,7 @@ import type { Logger } from '../base/log.js';
 import type { Storage } from '../storage/contract.js';
 import type { AuthService } from '../auth/types.js';
 import type { AdminApi } from '../runtime/api/index.js';
-import type { HttpNodeApp } from './http-node/app.js';
+import type { HttpNodeApp } from './http-node/types.js';
 import type { Metrics } from './metrics/metrics.js';
 
 /** Everything a route plugin may use. Built once by the composition root (src/runnel.ts). */

@@ -2,7 +2,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { resolveSettings } from '../../src/settings/settings.js';
 import { captureLog } from '../helpers/log.js';
 import type { Services } from '../../src/server/services.js';
-import { createHttpNodeApp, httpNodePlugin, httpServerFactory, type HttpNodeApp } from '../../src/server/http-node/app.js';
+import { createHttpNodeApp } from '../../src/server/http-node/mounted-app.js';
+import { httpNodePlugin } from '../../src/server/http-node/plugin.js';
+import { httpServerFactory } from '../../src/server/http-node/server.js';
+import type { HttpNodeApp } from '../../src/server/http-node/types.js';
 
 export interface HttpNodeServer {
   app: HttpNodeApp;

@@ -5,7 +5,9 @@ import { request } from '../helpers/server.js';
 import { resolveSettings } from '../../src/settings/settings.js';
 import { createLogger } from '../../src/base/log.js';
 import type { FastifyInstance } from 'fastify';
-import { createAdminRouteApp, dispatchOrNotFound, type HttpNodeApp } from '../../src/server/http-node/app.js';
+import { createAdminRouteApp } from '../../src/server/http-node/mounted-app.js';
+import { dispatchOrNotFound } from '../../src/server/http-node/server.js';
+import type { HttpNodeApp } from '../../src/server/http-node/types.js';
 
 describe('http-node plugin: bodies', () => {
   let s: HttpNodeServer;

@@ -5,7 +5,7 @@ import { lazy } from '../../base/lazy.js';
 import type { Settings } from '../../settings/settings.js';
 import { ExpressRouter } from '../http-node/router.js';
 import { decorate } from '../http-node/compat.js';
-import type { UnservedHandler } from '../http-node/app.js';
+import type { UnservedHandler } from '../http-node/types.js';
 import { basicAuthCheck, sendBasicAuthChallenge } from './basic-auth.js';
 import type { RouteHandler } from '../../runtime/red-api/http-types.js';
 

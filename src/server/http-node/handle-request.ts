@@ -1,0 +1,86 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RouteHandlerMethod } from 'fastify';
+import { sendBasicAuthChallenge } from '../http-security/basic-auth.js';
+import type { ExpressRequest } from './compat.js';
+import { parseBody, uploadRouteBody, isMultipart } from './body.js';
+import { parseMultipart } from './multipart.js';
+import type { EntryContext } from './types.js';
+
+/*
+ * The entry's handler, after the onRequest steps (request-hooks.ts): the body is read the way the
+ * request's route wants it, RED.httpAdmin is tried, then the flows' http-in routes.
+ */
+
+/** Takes the request from Fastify: from here on it is answered on the raw response. */
+export function handleStep(ctx: EntryContext): RouteHandlerMethod {
+  return function handleRequest(request, reply) {
+    reply.hijack();
+    readBody(ctx, request.raw, reply.raw, request.body as Buffer | undefined);
+  };
+}
+
+/** Reads the body the way the request's route wants it, then routes the request. */
+function readBody(ctx: EntryContext, req: IncomingMessage, res: ServerResponse, raw: Buffer | undefined): void {
+  const { app } = ctx;
+  const contentType = req.headers['content-type'];
+  const mode = app.bodyModeOf(req.method ?? 'GET', req.url ?? '/');
+  if (mode === 'upload' && isMultipart(contentType)) {
+    parseMultipart(req.headers, raw ?? Buffer.alloc(0)).then(({ fields, files }) => {
+      (req as ExpressRequest).files = files;
+      route(ctx, req, res, fields, raw);
+    }, (e: unknown) => app.respondUnhandled(e, req, res));
+    return;
+  }
+  let body: unknown;
+  try {
+    if (mode === 'raw') body = raw ?? Buffer.alloc(0);
+    else if (mode === 'upload') body = uploadRouteBody(contentType, raw);
+    else body = parseBody(contentType, raw);
+  } catch (e) {
+    app.respondUnhandled(e, req, res);
+    return;
+  }
+  route(ctx, req, res, body, raw);
+}
+
+/** RED.httpAdmin first, as Node-RED mounts its admin app before the node app; then the flows' routes. */
+function route(ctx: EntryContext, req: IncomingMessage, res: ServerResponse, body: unknown, raw: Buffer | undefined): void {
+  const { adminRoutes, originCheck } = ctx;
+  const url = req.url ?? '/';
+  if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url) && !originCheck?.(req.method ?? 'GET', req.headers)) {
+    adminRoutes.dispatch(req, res, body, (err, q, s) => afterAdminRoutes(ctx, err, q, s, raw));
+  } else {
+    toFlowRoutes(ctx, req, res, body, raw);
+  }
+}
+
+/** RED.httpAdmin answered nothing: the request continues to the node routes, as in Express. */
+function afterAdminRoutes(ctx: EntryContext, err: unknown, req: IncomingMessage, res: ServerResponse, raw: Buffer | undefined): void {
+  const { app, adminRoutes, nodeAuth } = ctx;
+  if (err !== undefined) return (adminRoutes ?? app).respondUnhandled(err, req, res);
+  const expressReq = req as ExpressRequest;
+  req.url = expressReq.originalUrl;
+  // The onRequest step left httpNodeAuth to here for a request RED.httpAdmin might have taken.
+  if (!nodeAuth || req.method === 'OPTIONS') return toFlowRoutes(ctx, req, res, expressReq.body, raw);
+  Promise.resolve(nodeAuth(req)).then((ok) => {
+    if (ok) toFlowRoutes(ctx, req, res, expressReq.body, raw);
+    else sendBasicAuthChallenge(res);
+  }, (e: unknown) => app.respondUnhandled(e, req, res));
+}
+
+function toFlowRoutes(ctx: EntryContext, req: IncomingMessage, res: ServerResponse, body: unknown, raw: Buffer | undefined): void {
+  ctx.app.dispatch(req, res, body, (err, q, s) => unmatched(ctx, err, q, s, raw));
+}
+
+/**
+ * No route took it: while the flows start or are redeployed it waits for them and is served
+ * again from its raw body, since the new route may read bodies another way.
+ */
+function unmatched(ctx: EntryContext, err: unknown, req: IncomingMessage, res: ServerResponse, raw: Buffer | undefined): void {
+  const again = () => {
+    req.url = (req as ExpressRequest).originalUrl;
+    readBody(ctx, req, res, raw);
+  };
+  if (err === undefined && ctx.routeWait?.hold(req, res, again)) return;
+  ctx.app.respondUnhandled(err, req, res);
+}
