@@ -166,7 +166,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     editorAtRoot: !settings.disableEditor && settings.httpAdminRoot === settings.httpNodeRoot,
     ...(settings.httpNodeAuth && typeof settings.httpNodeAuth === 'object' && !Array.isArray(settings.httpNodeAuth) ? { nodeAuth: basicAuthCheck(settings.httpNodeAuth) } : {}),
     routeWait: new RouteWait(() => services.admin.flows.pending(), settings.httpNodeRouteWait),
-    ...(sharedRoot && settings.httpAdminMiddleware ? { adminMiddleware: expressMiddlewareHook(settings.httpAdminMiddleware) } : {}),
+    ...(settings.httpAdminMiddleware ? { adminMiddleware: expressMiddlewareHook(settings.httpAdminMiddleware) } : {}),
     prefix: settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot,
   });
   const statics = staticFiles(settings);

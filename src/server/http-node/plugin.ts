@@ -9,7 +9,10 @@ export interface HttpNodePluginOptions extends Omit<EntryContext, 'app'> {
   services: Services;
   /** The editor's page answers GET / on this root (both roots are the same): leave it that path. */
   editorAtRoot?: boolean;
-  /** httpAdminMiddleware, for the RED.httpAdmin routes served here on a root shared with the admin API. */
+  /**
+   * httpAdminMiddleware, for the RED.httpAdmin routes served here: under a root shared with the
+   * admin API, and under the admin root when the flows' root holds it (admin /admin, nodes /).
+   */
   adminMiddleware?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 }
 
