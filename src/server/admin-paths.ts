@@ -1,33 +1,81 @@
 import FindMyWay from 'find-my-way';
-import type { HTTPMethod } from 'find-my-way';
 
 /**
- * The admin API's routes, matched without regard to case. Fastify routes the admin API by exact
- * case while http-in routes ignore it (as Express does), so on a root both share, `POST /Auth/Token`
- * missed the admin route and reached a flow's `/auth/token` route with the admin's password. The
- * http-in side refuses every request that names an admin route in another case.
+ * The admin API's paths, for the http-in entry: a request naming one never reaches a flow's
+ * route, whatever its method, case or spelling. Fastify routes the admin API by exact method,
+ * case and bytes, while http-in routes (like Express) ignore case and a catch-all route (`/*`,
+ * `/:a/:b`) takes any path, so `POST /Auth/Token`, `GET //flows`, `PUT /flows`, `/flows%2f` or a
+ * `/credentials/...` path past Fastify's parameter length reached a flow with the admin's
+ * password or token. Routes nodes add through RED.httpAdmin still see such requests first.
  */
 export class AdminPaths {
-  private readonly router = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: 500 });
+  // No parameter length limit: a path too long for the admin router is still the admin's.
+  private readonly router = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: Number.MAX_SAFE_INTEGER });
   private readonly seen = new Set<string>();
+  private readonly root: string;
 
-  add(method: string | string[], url: string): void {
-    for (const m of Array.isArray(method) ? method : [method]) {
-      const key = `${m} ${url.toLowerCase()}`;
-      if (this.seen.has(key) || url === '' || url === '/') continue;
-      this.seen.add(key);
-      this.router.on(m as HTTPMethod, url, () => undefined);
+  /** @param adminRoot - httpAdminRoot: the root itself (the editor's page) is left to http-in's other methods. */
+  constructor(adminRoot: string) {
+    this.root = adminRoot.replace(/\/+$/, '').toLowerCase();
+  }
+
+  /** Adds an admin route's path; every method on it is the API's. */
+  add(url: string): void {
+    const key = url.toLowerCase();
+    if (this.seen.has(key) || key.replace(/\/+$/, '') === this.root) return;
+    this.seen.add(key);
+    try {
+      this.router.on('GET', url, () => undefined);
+    } catch {
+      // The same pattern under other parameter names, from a route of another method: already in.
     }
   }
 
-  /** Whether `method url` names an admin route, in any case. */
-  covers(method: string, url: string): boolean {
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
+  /** Whether `url` names an admin path once normalised (normalPath); one the router cannot read counts as one. */
+  covers(url: string): boolean {
     try {
-      return this.router.find(method as HTTPMethod, path) !== null || (method === 'HEAD' && this.router.find('GET', path) !== null);
+      return this.router.find('GET', normalPath(url)) !== null;
     } catch {
-      return false;
+      return true;
     }
+  }
+}
+
+/** The spellings normalPath rewrites: percent-escapes, empty or dot segments, `;` parameters. */
+const UNUSUAL = /%|\/\/|\/\.|;/;
+
+/**
+ * The path of `url` as a server that decodes and resolves it reads it: the scheme and host of an
+ * absolute URL dropped, percent-escapes decoded (`%2f` separates), empty and `.` segments dropped,
+ * `..` applied, `;` parameters cut off. The result escapes `%`, `?` and `#` for the router.
+ */
+export function normalPath(url: string): string {
+  const q = url.indexOf('?');
+  let path = q === -1 ? url : url.slice(0, q);
+  if (path.charCodeAt(0) !== 47) path = path.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
+  else if (!UNUSUAL.test(path)) return path;
+  const segments: string[] = [];
+  for (const part of decode(path).split('/')) {
+    const semi = part.indexOf(';');
+    const segment = semi === -1 ? part : part.slice(0, semi);
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  return `/${segments.join('/')}`.replace(/[%?#]/g, (c) => encodeURIComponent(c));
+}
+
+/** decodeURIComponent, escape by escape where the whole is malformed (a lone `%` or broken UTF-8). */
+function decode(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path.replace(/%[0-9a-f]{2}/gi, (escape) => {
+      try {
+        return decodeURIComponent(escape);
+      } catch {
+        return escape;
+      }
+    });
   }
 }

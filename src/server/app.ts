@@ -114,11 +114,13 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   // At the root, so it sees every route of every scope (the OpenAPI document lists them).
   const routes: DeclaredRoute[] = [];
   app.addHook('onRoute', (route) => void routes.push(route));
-  const sharedRoot = settings.httpAdminRoot === settings.httpNodeRoot;
-  const adminPaths = sharedRoot ? new AdminPaths() : undefined;
+  // Where the flows' root holds the admin root, http-in's wildcards see requests for admin paths
+  // the admin scope did not take (another case, method or spelling): those never reach a flow.
+  const nodeMount = settings.httpNodeRoot.replace(/\/+$/, '').toLowerCase();
+  const adminPaths = nodeMount === '' || `${settings.httpAdminRoot.toLowerCase()}/`.startsWith(`${nodeMount}/`) ? new AdminPaths(settings.httpAdminRoot) : undefined;
   await app.register(
     async (admin) => {
-      if (adminPaths) admin.addHook('onRoute', (route) => adminPaths.add(route.method, route.url));
+      if (adminPaths) admin.addHook('onRoute', (route) => adminPaths.add(route.url));
       admin.addHook('onRoute', ({ url }) => {
         if (!seen.has(url)) apiPaths.on('GET', url, () => {});
         seen.add(url);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteHandlerMethod } from 'fastify';
+import { RunnelError } from '../../base/errors.js';
 import { sendBasicAuthChallenge } from '../http-security/basic-auth.js';
 import type { ExpressRequest } from './compat.js';
 import { parseBody, uploadRouteBody, isMultipart } from './body.js';
@@ -68,8 +69,15 @@ function afterAdminRoutes(ctx: EntryContext, err: unknown, req: IncomingMessage,
   }, (e: unknown) => app.respondUnhandled(e, req, res));
 }
 
+/** The flows' http-in routes, never for an admin path: the request may carry the admin's token. */
 function toFlowRoutes(ctx: EntryContext, req: IncomingMessage, res: ServerResponse, body: unknown, raw: Buffer | undefined): void {
-  ctx.app.dispatch(req, res, body, (err, q, s) => unmatched(ctx, err, q, s, raw));
+  const { app, adminPaths } = ctx;
+  const url = req.url ?? '/';
+  if (adminPaths?.covers(url)) {
+    const path = url.split('?')[0].slice(0, 200);
+    return app.respondUnhandled(new RunnelError('not_found', `${req.method} ${path} names an admin API path; http-in routes never answer those`), req, res);
+  }
+  app.dispatch(req, res, body, (err, q, s) => unmatched(ctx, err, q, s, raw));
 }
 
 /**

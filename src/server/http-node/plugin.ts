@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { adminErrorHandler } from '../errors.js';
 import type { EntryContext } from './types.js';
-import { adminMiddlewareStep, adminPathStep, nodeAuthStep, unroutableBodyStep } from './request-hooks.js';
+import { adminMiddlewareStep, nodeAuthStep, unroutableBodyStep } from './request-hooks.js';
 import { handleStep } from './handle-request.js';
 
 export interface HttpNodePluginOptions extends Omit<EntryContext, 'app'> {
@@ -29,7 +29,6 @@ export const httpNodePlugin: FastifyPluginAsync<HttpNodePluginOptions> = async (
   if (adminMiddleware) scope.addHook('onRequest', adminMiddlewareStep(ctx, adminMiddleware));
   if (nodeAuth) scope.addHook('onRequest', nodeAuthStep(ctx, nodeAuth));
   scope.addHook('onRequest', unroutableBodyStep(ctx));
-  if (adminPaths) scope.addHook('onRequest', adminPathStep(adminPaths));
   // Bodies arrive whole and raw: each route reads its own way (handle-request.ts).
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: services.settings.apiMaxLength }, (_req, body, done) => {

@@ -1,6 +1,4 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { RunnelError } from '../../base/errors.js';
-import type { AdminPaths } from '../admin-paths.js';
 import { sendBasicAuthChallenge, type BasicAuthCheck } from '../http-security/basic-auth.js';
 import type { EntryContext } from './types.js';
 
@@ -74,13 +72,5 @@ export function unroutableBodyStep(ctx: EntryContext): onRequestHookHandler {
     reply.raw.setHeader('Connection', 'close');
     app.respondUnhandled(undefined, request.raw, reply.raw);
     done();
-  };
-}
-
-/** On a root shared with the admin API, an admin path in another case never reaches an http-in route. */
-export function adminPathStep(adminPaths: AdminPaths): onRequestHookHandler {
-  return function refuseAdminPathInAnotherCase(request, _reply, done) {
-    if (!adminPaths.covers(request.method, request.url)) return done();
-    done(new RunnelError('not_found', `${request.method} ${request.url.split('?')[0].slice(0, 200)} is an admin API path in another case; admin paths are case-sensitive`));
   };
 }

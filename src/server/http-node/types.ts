@@ -49,7 +49,7 @@ export interface EntryContext {
   adminRoutes?: HttpNodeApp;
   /** Keeps cross-site and rebinding requests away from the RED.httpAdmin routes (they go on to the node routes). */
   originCheck?: OriginCheck;
-  /** On a root shared with the admin API: its routes, which http-in routes may not answer in another case. */
+  /** Where httpNodeRoot holds the admin API: its paths, which never reach an http-in route. */
   adminPaths?: AdminPaths;
   /** httpNodeAuth's user: checked before a request's body is read, OPTIONS excepted (preflights). */
   nodeAuth?: BasicAuthCheck;
