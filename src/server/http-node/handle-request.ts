@@ -48,23 +48,26 @@ function readBody(ctx: EntryContext, req: IncomingMessage, res: ServerResponse, 
 function route(ctx: EntryContext, req: IncomingMessage, res: ServerResponse, body: unknown, raw: Buffer | undefined): void {
   const { adminRoutes, originCheck } = ctx;
   const url = req.url ?? '/';
-  if (adminRoutes && adminRoutes._router.stack.length > 0 && adminRoutes.covers(url) && !originCheck?.(req.method ?? 'GET', req.headers)) {
-    adminRoutes.dispatch(req, res, body, (err, q, s) => afterAdminRoutes(ctx, err, q, s, raw));
-  } else {
-    toFlowRoutes(ctx, req, res, body, raw);
-  }
+  if (!adminRoutes || adminRoutes._router.stack.length === 0 || !adminRoutes.covers(url)) return toFlowRoutes(ctx, req, res, body, raw);
+  // Kept from RED.httpAdmin by its origin, the request still owes the httpNodeAuth left to it.
+  if (originCheck?.(req.method ?? 'GET', req.headers)) return withNodeAuth(ctx, req, res, body, raw);
+  adminRoutes.dispatch(req, res, body, (err, q, s) => afterAdminRoutes(ctx, err, q, s, raw));
 }
 
 /** RED.httpAdmin answered nothing: the request continues to the node routes, as in Express. */
 function afterAdminRoutes(ctx: EntryContext, err: unknown, req: IncomingMessage, res: ServerResponse, raw: Buffer | undefined): void {
-  const { app, adminRoutes, nodeAuth } = ctx;
-  if (err !== undefined) return (adminRoutes ?? app).respondUnhandled(err, req, res);
+  if (err !== undefined) return (ctx.adminRoutes ?? ctx.app).respondUnhandled(err, req, res);
   const expressReq = req as ExpressRequest;
   req.url = expressReq.originalUrl;
-  // The onRequest step left httpNodeAuth to here for a request RED.httpAdmin might have taken.
-  if (!nodeAuth || req.method === 'OPTIONS') return toFlowRoutes(ctx, req, res, expressReq.body, raw);
+  withNodeAuth(ctx, req, res, expressReq.body, raw);
+}
+
+/** httpNodeAuth, which the onRequest step left to here for a request RED.httpAdmin might have taken. */
+function withNodeAuth(ctx: EntryContext, req: IncomingMessage, res: ServerResponse, body: unknown, raw: Buffer | undefined): void {
+  const { app, nodeAuth } = ctx;
+  if (!nodeAuth || req.method === 'OPTIONS') return toFlowRoutes(ctx, req, res, body, raw);
   Promise.resolve(nodeAuth(req)).then((ok) => {
-    if (ok) toFlowRoutes(ctx, req, res, expressReq.body, raw);
+    if (ok) toFlowRoutes(ctx, req, res, body, raw);
     else sendBasicAuthChallenge(res);
   }, (e: unknown) => app.respondUnhandled(e, req, res));
 }
