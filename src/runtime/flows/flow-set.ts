@@ -28,7 +28,7 @@ export class FlowSet {
   private missing: string[] = [];
   /** Where each live node runs, to stop it without a search. */
   private readonly home = new Map<string, Flow>();
-  /** Live config nodes (no x/y): they close after the nodes using them. */
+  /** Live config nodes (no x/y): they close after the nodes using them, unless messages pass through them. */
   private readonly configIds = new Set<string>();
   /** The configuration last started: who uses which config node. */
   private current: ParsedConfig | undefined;
@@ -156,13 +156,23 @@ export class FlowSet {
     // Regular nodes close before the config nodes they may still be using, and of those, the ones
     // no other closing node sends to (http in, inject, …) first: what they already let in finishes
     // in the nodes after them, which close once they have.
-    const regular = ids.filter((id) => !this.configIds.has(id));
-    const configs = ids.filter((id) => this.configIds.has(id));
+    // Node-RED's rule makes a node without x/y a config node, yet one that sends or is sent
+    // messages (a flow written by a script, without positions) is one of them: closing it with the
+    // config nodes would close the nodes after an http in beside it, dropping what it let in.
     const fed = new Set<string>();
-    for (const id of regular) {
+    const sends = new Set<string>();
+    for (const id of ids) {
       const wires = this.current?.all.get(id)?.wires;
-      if (Array.isArray(wires)) for (const port of wires) if (Array.isArray(port)) for (const target of port) fed.add(target);
+      if (!Array.isArray(wires)) continue;
+      for (const port of wires) {
+        if (!Array.isArray(port) || port.length === 0) continue;
+        sends.add(id);
+        for (const target of port) fed.add(target);
+      }
     }
+    const isConfig = (id: string) => this.configIds.has(id) && !fed.has(id) && !sends.has(id);
+    const regular = ids.filter((id) => !isConfig(id));
+    const configs = ids.filter(isConfig);
     const sources = regular.filter((id) => !fed.has(id));
     const downstream = regular.filter((id) => fed.has(id));
     for (const batch of [sources, downstream, configs]) {
