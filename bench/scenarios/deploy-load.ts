@@ -1,5 +1,5 @@
 import { deployBody, postFlows, timedDeploy } from '../admin-client.js';
-import { slowAnswerFlow } from '../flows.js';
+import { slowAnswerFlow, type FlowNode } from '../flows.js';
 import { cannonUntil } from '../load.js';
 import { adminToken, DEPLOY_TIMEOUT_MS, sleep } from './common.js';
 import type { Scenario } from './types.js';
@@ -9,16 +9,25 @@ const BODY = 'answered';
 /** How long the function takes to answer, as a flow calling a backend does. */
 const ANSWER_MS = 20;
 const DEPLOYS = 100;
+/** The variant's deploys, spaced out as an operator or a script deploying in a loop does. */
+const SPACED_DEPLOYS = 30;
+const SPACED_EVERY_MS = 100;
+
+/** The flow as scripts write flows, without x/y: Node-RED's rule then calls its nodes config nodes. */
+function withoutPositions(flows: FlowNode[]): FlowNode[] {
+  return flows.map(({ x: _x, y: _y, ...node }) => node);
+}
 
 /**
- * deploy-under-load: --connections clients keep requesting http in → function (answers after
- * 20 ms) → http response while 100 consecutive full deploys replace the function. Every request
- * should be answered, by the old flow or the new one; failures are non-2xx answers, errors and
- * timeouts (autocannon gives up after 30 s, so a request a runtime leaves hanging counts).
+ * deploy-under-load: --connections keep-alive clients keep requesting http in → function (answers
+ * from a 20 ms timer) → http response while 100 consecutive full deploys replace the function,
+ * then 30 more spaced 100 ms apart of the same flow without x/y (as scripts write flows). Every
+ * request should be answered, by the old flow or the new one; failures are non-2xx answers,
+ * errors and timeouts (autocannon gives up after 30 s, so a request a runtime leaves hanging counts).
  */
 export const deployUnderLoadScenario: Scenario = {
   name: 'deploy-under-load',
-  description: `GET through http in → function (answers after ${ANSWER_MS} ms) → http response with --connections clients during ${DEPLOYS} full deploys replacing the function`,
+  description: `GET through http in → function (answers after ${ANSWER_MS} ms) → http response with --connections clients during ${DEPLOYS} full deploys replacing the function, then ${SPACED_DEPLOYS} ${SPACED_EVERY_MS} ms apart of it without x/y`,
   systems: ['runnel', 'node-red'],
   metrics: [
     { key: 'answered', label: 'requests answered', unit: 'requests', digits: 0 },
@@ -40,6 +49,10 @@ export const deployUnderLoadScenario: Scenario = {
       const t0 = performance.now();
       for (let v = 1; v <= DEPLOYS; v++) await postFlows(system.base, token, version(v), 'full', AbortSignal.timeout(DEPLOY_TIMEOUT_MS));
       const deploys = performance.now() - t0;
+      for (let v = 1; v <= SPACED_DEPLOYS; v++) {
+        const body = deployBody(withoutPositions(slowAnswerFlow(DEPLOYS + v, `/${PATH}`, BODY, ANSWER_MS)));
+        await Promise.all([postFlows(system.base, token, body, 'full', AbortSignal.timeout(DEPLOY_TIMEOUT_MS)), sleep(SPACED_EVERY_MS)]);
+      }
       // A request a runtime left hanging counts once autocannon gives up on it (30 s).
       await sleep(31_000);
       stop();

@@ -18,7 +18,7 @@ import { Deployer } from './deploy/deployer.js';
 import { Follower } from './cluster/follower.js';
 import { TypeChanges } from './deploy/type-changes.js';
 import { RunControl } from './deploy/run-control.js';
-import type { FlowsDeps } from './deploy/flows-part.js';
+import { ActiveFlows } from './deploy/active-flows.js';
 import { RuntimeEvents } from './events.js';
 import { History } from './history/history.js';
 import { MessageStats } from './flows/stats.js';
@@ -84,6 +84,8 @@ export class Runtime {
   private loading: Promise<void> | undefined;
   private readonly nodeCredentials: RuntimeCredentials;
   private readonly notices: FlowNotices;
+  /** The running configuration's one writer; the parts below change the running flows through it. */
+  private readonly active: ActiveFlows;
   private readonly deployer: Deployer;
   private readonly follower: Follower;
   private readonly typeChanges: TypeChanges;
@@ -131,15 +133,20 @@ export class Runtime {
     this.state = new RunState(this.registry.isKnownType, { safeMode: deps.settings.safeMode, primary: deps.storage.shared === undefined });
     this.nodeCredentials = new RuntimeCredentials({ settings: this.settings, log: this.log, storage: this.storage, registry: this.registry, mutex: this.mutex, state: this.state });
     this.notices = new FlowNotices(this.events, this.state, this.flowSet, this.nodeCredentials);
-    const parts: FlowsDeps = {
-      storage: this.storage, log: this.log, events: this.events, registry: this.registry, moduleHost: this, mutex: this.mutex,
-      transition: this.transition, flowSet: this.flowSet, state: this.state, credentials: this.nodeCredentials, notices: this.notices,
-    };
-    this.runControl = new RunControl(parts, this.settings);
-    this.deployer = new Deployer(parts, this.services.nodes, () => this.follower.followStored());
-    this.follower = new Follower(parts, { settings: this.settings, version: this.version, modules: this.modules, flowsState: () => this.runControl.getState().state });
+    const active = new ActiveFlows({
+      events: this.events, moduleHost: this, mutex: this.mutex, transition: this.transition, flowSet: this.flowSet, state: this.state, notices: this.notices,
+    });
+    this.active = active;
+    const { storage, log, registry, state } = this;
+    const credentials = this.nodeCredentials;
+    this.runControl = new RunControl({ active, state, settings: this.settings, storage, log, events: this.events, notices: this.notices, flowSet: this.flowSet, credentials });
+    this.deployer = new Deployer({
+      active, state, storage, log, registry, credentials, flowSet: this.flowSet, nodes: this.services.nodes, followStored: () => this.follower.followStored(),
+    });
+    const instance = { settings: this.settings, version: this.version, modules: this.modules, flowsState: () => this.runControl.getState().state };
+    this.follower = new Follower({ active, state, storage, log, registry, credentials, instance });
     this.transition.begin();
-    this.typeChanges = new TypeChanges(parts, this.registry);
+    this.typeChanges = new TypeChanges({ active, state, events: this.events, notices: this.notices, registry });
   }
 
   /**
@@ -216,7 +223,7 @@ export class Runtime {
     await this.runControl.loadStoppedState();
     // Instances sharing storage must share the key: one that cannot read the credentials would
     // run the flows without them and overwrite them at its first deploy.
-    await this.mutex.run(() => this.deployer.loadFromStorage(true));
+    await this.active.exclusive(async () => this.active.load(await this.deployer.readStored(true)));
   }
 
   /** Loads (if `load` has not) and starts the stored flows, then follows the other instances. */
@@ -256,7 +263,7 @@ export class Runtime {
 
   async stop(): Promise<void> {
     await this.follower.stop();
-    await this.mutex.run(async () => {
+    await this.active.exclusive(async () => {
       this.state.started = false;
       await this.nodeCredentials.flush();
       await this.runControl.stopFlows();

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { clusterSuite, type ClusterInstance } from '../helpers/cluster.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
+import { Editor } from '../helpers/comms.js';
 
 /** Three instances on one database: deploys, revs, credentials and tokens are the cluster's, not an instance's. */
 
@@ -66,6 +68,24 @@ describe('cluster: three instances on one database', { timeout: 120_000 }, () =>
     for (const n of nodes) {
       await eventually(async () => (await hello(n))?.text === 'one', PROPAGATED_WITHIN_MS);
       await eventually(async () => (await rev(n)) === r.body.rev, PROPAGATED_WITHIN_MS);
+    }
+  });
+
+  it('tells an editor of another instance once of each deploy it applies', async () => {
+    const editor = new Editor(nodes[1]!.url);
+    try {
+      await editor.send({ auth: token });
+      await editor.send({ subscribe: 'notification/runtime-deploy' });
+      await editor.waitFor('notification/runtime-deploy');
+      const r = await deploy(nodes[0]!, helloFlows('notice'));
+      assert.equal(r.status, 200, r.text);
+      const applied = () => editor.on('notification/runtime-deploy').filter((e) => e.data.revision === r.body.rev);
+      await eventually(() => applied().length > 0, PROPAGATED_WITHIN_MS);
+      // A second notice would be published with the first: give it time to arrive all the same.
+      await sleep(300);
+      assert.equal(applied().length, 1);
+    } finally {
+      editor.close();
     }
   });
 

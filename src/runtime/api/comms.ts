@@ -10,8 +10,6 @@ export interface EditorEvents {
   'runtime-event': { id: string; payload?: unknown; retain?: boolean };
   /** A node's status; empty when cleared. */
   'node-status': { id: string; status: Record<string, unknown> };
-  /** The flows started (at start-up, after a deploy or a start). */
-  'flows:started': undefined;
   /** A line of npm's output while a module installs. */
   'event-log': { id: string; payload: unknown };
   /** A node's warning or error. */

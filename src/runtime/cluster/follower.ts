@@ -4,7 +4,12 @@ import type { ModuleManager } from '../../registry/modules.js';
 import { planDeploy } from '../config/plan.js';
 import { ClusterMember } from './cluster-member.js';
 import { primaryOnlyIds } from '../config/primary-only.js';
-import { FlowsPart, type FlowsDeps } from '../deploy/flows-part.js';
+import type { Storage } from '../../storage/contract.js';
+import type { Logger } from '../../base/log.js';
+import type { Registry } from '../../registry/registry.js';
+import type { RunState } from '../deploy/run-state.js';
+import type { RuntimeCredentials } from '../deploy/credentials.js';
+import type { ActiveFlows } from '../deploy/active-flows.js';
 import { DEPLOYMENT_TYPES, type DeploymentType, type FlowsState } from '../config/deploy-types.js';
 
 /** What GET /cluster says of this instance. */
@@ -16,17 +21,32 @@ export interface InstanceFacts {
   flowsState: () => FlowsState['state'];
 }
 
+export interface FollowerDeps {
+  active: ActiveFlows;
+  state: RunState;
+  storage: Storage;
+  log: Logger;
+  registry: Pick<Registry, 'isKnownType'>;
+  credentials: RuntimeCredentials;
+  instance: InstanceFacts;
+}
+
 /**
  * Cluster following: with shared storage, applies what other instances deploy, keeps the module
  * list in step, and starts or stops primary-only tabs as this instance gains or loses the role.
  */
-export class Follower extends FlowsPart {
+export class Follower {
   private followQueued: Promise<void> | undefined;
   private unfollow: (() => void) | undefined;
   private member: ClusterMember | undefined;
+  private readonly active: ActiveFlows;
+  private readonly state: RunState;
+  private readonly storage: Storage;
+  private readonly log: Logger;
+  private readonly instance: InstanceFacts;
 
-  constructor(deps: FlowsDeps, private readonly instance: InstanceFacts) {
-    super(deps);
+  constructor(private readonly deps: FollowerDeps) {
+    ({ active: this.active, state: this.state, storage: this.storage, log: this.log, instance: this.instance } = deps);
   }
 
   /** Follows the instances sharing the storage (none without it): their deploys, module changes and the primary role. */
@@ -71,13 +91,13 @@ export class Follower extends FlowsPart {
 
   /** Starts or stops the primary-only tabs as this instance gains or loses the primary role. */
   private setPrimary(primary: boolean): Promise<void> {
-    return this.mutex.run(async () => {
+    return this.active.exclusive(async () => {
       if (this.state.primary === primary) return;
       this.state.primary = primary;
       if (!this.state.started) return;
       const affected = primaryOnlyIds(this.state.active.flows);
-      this.state.active.parsed = this.state.parse(this.state.active.flows);
-      if (affected.size > 0) await this.transition.during(() => this.flowSet.apply(this.state.active.parsed, primary ? new Set() : affected));
+      this.active.reparse();
+      if (affected.size > 0) await this.active.restart(primary ? new Set() : affected);
     });
   }
 
@@ -87,7 +107,7 @@ export class Follower extends FlowsPart {
    */
   private follow(): Promise<void> {
     // Notifications arriving while one is queued are covered by it: it reads the newest rev.
-    this.followQueued ??= this.mutex.run(async () => {
+    this.followQueued ??= this.active.exclusive(async () => {
       this.followQueued = undefined;
       if (this.state.started) await this.followStored();
     });
@@ -100,17 +120,15 @@ export class Follower extends FlowsPart {
     if (snapshot.rev === this.state.active.rev) return;
     const old = this.state.active;
     const ids = new Set([...old.parsed.all.keys(), ...snapshot.flows.map((n) => n.id)]);
-    const before = new Map([...ids].map((id) => [id, JSON.stringify(this.credentials.store.get(id))]));
-    await this.credentials.store.load(snapshot.credentials);
-    const changedNodes = new Set([...ids].filter((id) => JSON.stringify(this.credentials.store.get(id)) !== before.get(id)));
+    const store = this.deps.credentials.store;
+    const before = new Map([...ids].map((id) => [id, JSON.stringify(store.get(id))]));
+    await store.load(snapshot.credentials);
+    const changedNodes = new Set([...ids].filter((id) => JSON.stringify(store.get(id)) !== before.get(id)));
     const stored = (DEPLOYMENT_TYPES as readonly string[]).includes(snapshot.type ?? '') ? (snapshot.type as DeploymentType) : 'full';
     const type = stored === 'reload' ? 'full' : stored;
-    const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.registry.isKnownType, this.state.view);
-    this.state.active = { flows: snapshot.flows, parsed: next.parsed, rev: snapshot.rev, json: next.json };
+    const next = planDeploy(old.parsed, snapshot.flows, changedNodes, type, this.deps.registry.isKnownType, this.state.view);
     // Modules and the editor see a deploy made elsewhere exactly as one made here.
-    await this.applyPlan(next);
-    this.notices.emitStarted(next.type, next.diff, true);
-    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: snapshot.rev }, retain: true });
+    await this.active.activate(next, snapshot.rev);
     this.log.info({ rev: { old: old.rev, new: snapshot.rev }, type }, 'flows deployed by another instance applied');
   }
 }

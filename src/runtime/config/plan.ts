@@ -10,6 +10,8 @@ import type { DeploymentType } from './deploy-types.js';
  * preview cannot drift from what a deploy does.
  */
 export interface DeployPlan {
+  /** The configuration as deployed (before this instance's view of it). */
+  flows: FlowNodeConfig[];
   parsed: ParsedConfig;
   /** The compact JSON of the flows; its SHA-256 is the rev. */
   json: string;
@@ -50,7 +52,7 @@ export function planDeploy(
   let made: ConfigDiff | undefined;
   const diff = () => (made ??= diffConfigs(old, parsed, credentialChanges));
   if (type !== 'full' && !diff().globalConfigChanged) {
-    return { parsed, json, bytes, rev, stop: stopSet(type, diff(), old, parsed), rewired: diff().rewired, type, diff };
+    return { flows, parsed, json, bytes, rev, stop: stopSet(type, diff(), old, parsed), rewired: diff().rewired, type, diff };
   }
-  return { parsed, json, bytes, rev, stop: 'all', rewired: [], type: 'full', diff };
+  return { flows, parsed, json, bytes, rev, stop: 'all', rewired: [], type: 'full', diff };
 }

@@ -4,7 +4,13 @@ import { RunnelError } from '../../base/errors.js';
 import type { CredentialPlan } from '../../credentials/store.js';
 import { planDeploy } from '../config/plan.js';
 import { summarise, type NodeTexts } from '../history/compare.js';
-import { FlowsPart, type FlowsDeps } from './flows-part.js';
+import type { Storage } from '../../storage/contract.js';
+import type { Logger } from '../../base/log.js';
+import type { Registry } from '../../registry/registry.js';
+import type { FlowSet } from '../flows/flow-set.js';
+import type { RunState } from './run-state.js';
+import type { RuntimeCredentials } from './credentials.js';
+import type { ActiveFlows, StoredConfig } from './active-flows.js';
 import type { DeployObserver, DeployOutcome, DeployPreview, DeployRequest, DeployResult, RollbackRequest } from '../config/deploy-types.js';
 
 /**
@@ -12,18 +18,32 @@ import type { DeployObserver, DeployOutcome, DeployPreview, DeployRequest, Deplo
  * lock, saved, then applied to the running flows; a preview plans a deploy the same way and
  * changes nothing.
  */
-export class Deployer extends FlowsPart {
+export interface DeployerDeps {
+  active: ActiveFlows;
+  state: RunState;
+  storage: Storage;
+  log: Logger;
+  registry: Pick<Registry, 'isKnownType'>;
+  credentials: RuntimeCredentials;
+  /** A preview asks what a deploy would stop and start. */
+  flowSet: Pick<FlowSet, 'preview'>;
+  /** The running nodes by id. */
+  nodes: ReadonlyMap<string, unknown>;
+  /** Applies the configuration another instance saved; called from inside the deploy lock. */
+  followStored: () => Promise<void>;
+}
+
+export class Deployer {
   private deployStarted: number | undefined;
   private readonly deployObservers: DeployObserver[] = [];
+  private readonly active: ActiveFlows;
+  private readonly state: RunState;
+  private readonly storage: Storage;
+  private readonly log: Logger;
+  private readonly credentials: RuntimeCredentials;
 
-  constructor(
-    deps: FlowsDeps,
-    /** The running nodes by id. */
-    private readonly nodes: ReadonlyMap<string, unknown>,
-    /** Applies the configuration another instance saved; called from inside the deploy lock. */
-    private readonly followStored: () => Promise<void>,
-  ) {
-    super(deps);
+  constructor(private readonly deps: DeployerDeps) {
+    ({ active: this.active, state: this.state, storage: this.storage, log: this.log, credentials: this.credentials } = deps);
   }
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
@@ -37,7 +57,7 @@ export class Deployer extends FlowsPart {
         // Another instance deployed first and this one has not applied it yet: a deploy without
         // a rev means "replace whatever is there", so catch up and deploy on top of it.
         if (!(this.storage.shared && req.rev === undefined && (e as RunnelError).code === 'version_mismatch')) throw e;
-        await this.followStored();
+        await this.deps.followStored();
         return this.replace(req, this.credentials.store.plan(req.flows, req.credentials), { action: 'deploy' });
       }
     });
@@ -55,7 +75,7 @@ export class Deployer extends FlowsPart {
 
   /** Runs a deploy inside the deploy lock, timing it and reporting its outcome. */
   private exclusive(type: string, run: () => Promise<DeployResult>): Promise<DeployResult> {
-    return this.mutex.run(async () => {
+    return this.active.exclusive(async () => {
       const started = performance.now();
       this.deployStarted = Date.now();
       let outcome: DeployOutcome = 'error';
@@ -69,7 +89,7 @@ export class Deployer extends FlowsPart {
       } finally {
         this.deployStarted = undefined;
         const seconds = (performance.now() - started) / 1000;
-        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.state.active.rev, nodes: this.nodes.size });
+        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.state.active.rev, nodes: this.deps.nodes.size });
       }
     });
   }
@@ -103,8 +123,8 @@ export class Deployer extends FlowsPart {
     const type = req.type === 'reload' ? 'full' : req.type;
     const source = req.type === 'reload' ? await this.storage.getFlows() : undefined;
     const plan = source ? await this.credentials.store.planRestore(source.flows, source.credentials) : this.credentials.store.plan(req.flows, req.credentials);
-    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.state.view);
-    const sets = this.flowSet.preview(next.parsed, next.stop);
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.deps.registry.isKnownType, this.state.view);
+    const sets = this.deps.flowSet.preview(next.parsed, next.stop);
     const stopping = new Set(sets.stop);
     return {
       rev: next.rev,
@@ -112,7 +132,7 @@ export class Deployer extends FlowsPart {
       stop: sets.stop,
       // Stopped flows (POST /flows/state) stay stopped: a deploy starts nothing.
       start: this.state.started ? sets.start : [],
-      rewire: [...next.rewired].filter((id) => !stopping.has(id) && this.nodes.has(id)),
+      rewire: [...next.rewired].filter((id) => !stopping.has(id) && this.deps.nodes.has(id)),
       unchanged: sets.running,
       missingTypes: [...next.parsed.missingTypes],
       credentials: this.credentials.store.compare(plan.credentials),
@@ -128,7 +148,7 @@ export class Deployer extends FlowsPart {
   private async replace(req: DeployRequest, plan: CredentialPlan, revision: Pick<RevisionMeta, 'action' | 'restoredSeq'>): Promise<DeployResult> {
     const old = this.state.active;
     const type = req.type === 'reload' ? 'full' : req.type;
-    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.registry.isKnownType, this.state.view);
+    const next = planDeploy(old.parsed, plan.flows, plan.changedNodes, type, this.deps.registry.isKnownType, this.state.view);
     const doc = plan.changed || this.credentials.store.needsSave ? await this.credentials.store.serialise(plan.credentials) : null;
     const texts = old.parsed.text && next.parsed.text ? { before: old.parsed.text, after: next.parsed.text } : undefined;
     const meta: RevisionMeta = { ...revision, ...this.revisionMeta(req, old.flows, plan.flows, texts), type };
@@ -136,22 +156,9 @@ export class Deployer extends FlowsPart {
     this.credentials.store.commit(plan.credentials);
     await this.credentials.store.saved(doc);
     this.credentials.unreadable = false;
-    this.state.active = { flows: plan.flows, parsed: next.parsed, rev, json: next.json };
-    // Flows stopped through POST /flows/state: the deploy is saved, not started.
-    let stopped: string[] = [];
-    let restarted: string[] = [];
-    if (this.state.safeMode) {
-      // As in Node-RED, a deploy of any type leaves safe mode and starts everything.
-      this.state.safeMode = false;
-      ({ started: restarted } = await this.transition.during(() => this.startAll(next.parsed)));
-      this.state.started = true;
-    } else if (this.state.started) {
-      ({ stopped, started: restarted } = await this.applyPlan(next));
-    }
+    const { stopped, started: restarted } = await this.active.activate(next, rev);
     const event = revision.action === 'rollback' ? 'flows.rollback' : 'flows.set';
     this.log.audit({ event, user: req.user, ip: req.ip, reqId: req.reqId, type: req.type, rev: { old: old.rev, new: rev } }, `flows ${revision.action === 'rollback' ? 'rolled back' : 'deployed'}`);
-    this.notices.emitStarted(next.type, next.diff, true);
-    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: rev }, retain: true });
     return { rev, restarted, stopped };
   }
 
@@ -165,36 +172,22 @@ export class Deployer extends FlowsPart {
   }
 
   /** Re-reads flows and credentials from storage and restarts everything. */
-  private reload(req: DeployRequest): Promise<DeployResult> {
-    return this.transition.during(() => this.reloadFlows(req));
-  }
-
-  private async reloadFlows(req: DeployRequest): Promise<DeployResult> {
-    const old = this.state.active.rev;
-    await this.stopAll(true);
-    const before = this.state.active.flows;
-    await this.loadFromStorage();
-    await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, before, this.state.active.flows) });
-    let stopped: string[] = [];
-    let restarted: string[] = [];
-    if (this.state.safeMode) {
-      this.state.safeMode = false;
-      this.state.started = true;
-    }
-    if (this.state.started) {
-      ({ stopped, started: restarted } = await this.startAll(this.state.active.parsed));
-    }
-    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old, new: this.state.active.rev } }, 'flows reloaded');
-    this.notices.emitStarted('full', undefined, true);
-    this.events.emit('runtime-event', { id: 'runtime-deploy', payload: { revision: this.state.active.rev }, retain: true });
+  private async reload(req: DeployRequest): Promise<DeployResult> {
+    const old = this.state.active;
+    const { stopped, started: restarted } = await this.active.reload(async () => {
+      const stored = await this.readStored();
+      await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, old.flows, stored.flows) });
+      return stored;
+    });
+    this.log.audit({ event: 'flows.set', user: req.user, ip: req.ip, reqId: req.reqId, type: 'reload', rev: { old: old.rev, new: this.state.active.rev } }, 'flows reloaded');
     return { rev: this.state.active.rev, restarted, stopped };
   }
 
-  /** Makes the stored configuration and its credentials the active ones, without starting them (at start, and in a reload). */
-  async loadFromStorage(atStart = false): Promise<void> {
+  /** The stored configuration, its credentials loaded (at start, and in a reload). */
+  async readStored(atStart = false): Promise<StoredConfig> {
     const snapshot = await this.storage.getFlows();
     if (snapshot.recovered) this.log.warn({ recovered: snapshot.recovered }, 'storage repaired an interrupted save');
     await this.credentials.load(snapshot.credentials, atStart);
-    this.state.active = { flows: snapshot.flows, parsed: this.state.parse(snapshot.flows), rev: snapshot.rev };
+    return { flows: snapshot.flows, rev: snapshot.rev };
   }
 }

@@ -1,22 +1,35 @@
 import type { Registry } from '../../registry/registry.js';
-import { FlowsPart, type FlowsDeps } from './flows-part.js';
+import type { RuntimeEvents } from '../events.js';
+import type { ActiveFlows } from './active-flows.js';
+import type { RunState } from './run-state.js';
+import type { FlowNotices } from './flow-notices.js';
+
+export interface TypeChangesDeps {
+  active: ActiveFlows;
+  state: RunState;
+  events: RuntimeEvents;
+  notices: FlowNotices;
+  registry: Pick<Registry, 'on'>;
+}
 
 /**
  * Node types changing under the running flows: nodes waiting for a type start when it is
  * registered, and nodes of a type whose implementation is replaced restart on the new code.
  */
-export class TypeChanges extends FlowsPart {
+export class TypeChanges {
   private restartScheduled = false;
+  private readonly active: ActiveFlows;
+  private readonly state: RunState;
 
-  constructor(deps: FlowsDeps, registry: Pick<Registry, 'on'>) {
-    super(deps);
+  constructor(private readonly deps: TypeChangesDeps) {
+    ({ active: this.active, state: this.state } = deps);
     // A type arriving (module install, enable) may let waiting flows start.
     // Deployed nodes of a type whose implementation changed restart on the new code.
-    registry.on('type-replaced', (type: string) => {
+    deps.registry.on('type-replaced', (type: string) => {
       if (this.state.started) void this.restartNodesOfTypes(new Set([type]));
     });
-    registry.on('type-registered', (type: string) => {
-      this.events.emit('type-registered', type);
+    deps.registry.on('type-registered', (type: string) => {
+      deps.events.emit('type-registered', type);
       this.scheduleStartWaiting();
     });
   }
@@ -26,7 +39,7 @@ export class TypeChanges extends FlowsPart {
    * module upgraded in place runs its new code without a full restart.
    */
   restartNodesOfTypes(types: ReadonlySet<string>): Promise<string[]> {
-    return this.mutex.run(async () => {
+    return this.active.exclusive(async () => {
       if (!this.state.started) return [];
       const parsed = this.state.active.parsed;
       const ids = new Set<string>();
@@ -37,7 +50,7 @@ export class TypeChanges extends FlowsPart {
         else ids.add(conf.id);
       }
       for (const template of templates) for (const instance of parsed.instances.get(template) ?? []) ids.add(instance);
-      return (await this.transition.during(() => this.flowSet.apply(parsed, ids))).started;
+      return (await this.active.restart(ids)).started;
     });
   }
 
@@ -47,13 +60,11 @@ export class TypeChanges extends FlowsPart {
     this.restartScheduled = true;
     setImmediate(() => {
       this.restartScheduled = false;
-      void this.mutex.run(async () => {
+      void this.active.exclusive(async () => {
         if (!this.state.started) return;
-        const parsed = this.state.parse(this.state.active.flows);
-        this.state.active.parsed = parsed;
-        await this.flowSet.start(parsed);
+        await this.active.startWaiting();
         // The missing-types warning shrinks, or closes once nothing is missing.
-        this.notices.noticeState('start', false);
+        this.deps.notices.noticeState('start', false);
       });
     });
   }

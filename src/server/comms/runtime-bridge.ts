@@ -4,14 +4,14 @@ import type { CommsServer } from './comms-server.js';
 
 /**
  * Carries the runtime's events to the editors on /comms, with Node-RED's topics: RED.comms.publish
- * as is, runtime events as `notification/<id>`, node status as retained `status/<id>` (a newly
- * opened editor shows every status), the retained `notification/runtime-deploy` after each start
- * or deploy, the runtime's `notification/runtime-state` (with its warnings) as it stands when the
+ * as is, runtime events as `notification/<id>` (the retained runtime-deploy among them, once per
+ * deploy and at load), node status as retained `status/<id>` (a newly opened editor shows every
+ * status), the runtime's `notification/runtime-state` (with its warnings) as it stands when the
  * bridge is made, npm's output while modules install as `event-log/<id>`, and nodes' warnings and
  * errors on `debug`, as Node-RED's debug node forwards its log (the sidebar shows them with the node,
  * a function's syntax error included). Returns the function that detaches it.
  */
-export function bridgeRuntimeToComms(admin: Pick<AdminApi, 'comms' | 'flows'>, comms: CommsServer): () => void {
+export function bridgeRuntimeToComms(admin: Pick<AdminApi, 'comms'>, comms: CommsServer): () => void {
   const events = admin.comms;
   const onComms = (e: EditorEvents['comms']) => comms.publish(e.topic, e.data, e.retain === true);
   const onRuntimeEvent = (e: EditorEvents['runtime-event']) => comms.publish(`notification/${e.id}`, e.payload ?? {}, e.retain === true);
@@ -22,7 +22,6 @@ export function bridgeRuntimeToComms(admin: Pick<AdminApi, 'comms' | 'flows'>, c
     comms.publish(topic, e.status ?? {}, !empty);
     if (empty) comms.forget(topic);
   };
-  const onStarted = () => comms.publish('notification/runtime-deploy', { revision: admin.flows.rev() }, true);
   const onEventLog = (e: EditorEvents['event-log']) => comms.publish(`event-log/${e.id}`, e.payload);
   const onNodeLog = (e: EditorEvents['node-log']) => {
     // A node failing on every message must not pay for encoding what no editor is there to see.
@@ -32,11 +31,9 @@ export function bridgeRuntimeToComms(admin: Pick<AdminApi, 'comms' | 'flows'>, c
     events.on('comms', onComms),
     events.on('runtime-event', onRuntimeEvent),
     events.on('node-status', onStatus),
-    events.on('flows:started', onStarted),
     events.on('event-log', onEventLog),
     events.on('node-log', onNodeLog),
   ];
-  onStarted();
   comms.publish('notification/runtime-state', events.stateNotice(), true);
   return () => {
     for (const off of detach) off();
