@@ -27,7 +27,7 @@ export interface FollowerDeps {
   storage: Storage;
   log: Logger;
   registry: Pick<Registry, 'isKnownType'>;
-  credentials: RuntimeCredentials;
+  credentials: Pick<RuntimeCredentials, 'store'>;
   instance: InstanceFacts;
 }
 

@@ -1,10 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import type { FlowNodeConfig, RevisionMeta } from '../../storage/contract.js';
+import type { FlowNodeConfig, RevisionMeta, Storage } from '../../storage/contract.js';
 import { RunnelError } from '../../base/errors.js';
 import type { CredentialPlan } from '../../credentials/store.js';
 import { planDeploy } from '../config/plan.js';
 import { summarise, type NodeTexts } from '../history/compare.js';
-import type { Storage } from '../../storage/contract.js';
 import type { Logger } from '../../base/log.js';
 import type { Registry } from '../../registry/registry.js';
 import type { FlowSet } from '../flows/flow-set.js';
@@ -13,11 +12,6 @@ import type { RuntimeCredentials } from './credentials.js';
 import type { ActiveFlows, StoredConfig } from './active-flows.js';
 import type { DeployObserver, DeployOutcome, DeployPreview, DeployRequest, DeployResult, RollbackRequest } from '../config/deploy-types.js';
 
-/**
- * The deploy pipeline: deploys, single-flow edits, rollbacks and reloads, each run in the deploy
- * lock, saved, then applied to the running flows; a preview plans a deploy the same way and
- * changes nothing.
- */
 export interface DeployerDeps {
   active: ActiveFlows;
   state: RunState;
@@ -33,6 +27,11 @@ export interface DeployerDeps {
   followStored: () => Promise<void>;
 }
 
+/**
+ * The deploy pipeline: deploys, single-flow edits, rollbacks and reloads, each run in the deploy
+ * lock, saved, then applied to the running flows; a preview plans a deploy the same way and
+ * changes nothing.
+ */
 export class Deployer {
   private deployStarted: number | undefined;
   private readonly deployObservers: DeployObserver[] = [];
