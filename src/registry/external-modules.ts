@@ -9,8 +9,8 @@ import path from 'node:path';
 import type Semver from 'semver';
 import { lazy } from '../base/lazy.js';
 import type { Logger } from '../base/log.js';
+import { SerialQueue } from '../base/serial-queue.js';
 import type { FunctionModuleSettings, Settings } from '../settings/settings.js';
-import { InstallQueue } from './installer.js';
 import { ensureUserPackage, runNpm } from './npm.js';
 import { isValidPackageName } from './package.js';
 import type { SubflowDefinition } from './registry.js';
@@ -162,7 +162,7 @@ export interface InstallOutcome {
 const outcome = (spec: string, error: string | undefined): InstallOutcome => (error === undefined ? { spec } : { spec, error });
 
 /** One npm at a time in this process: concurrent runs in one package would race on its manifest. */
-const queue = new InstallQueue();
+const queue = new SerialQueue();
 
 /**
  * `npm install` of the specs into `dir` (made a package first), in one run. When that run fails

@@ -83,17 +83,6 @@ export function assertAllowed(name: string, palette: PaletteSettings): void {
   }
 }
 
-/** Runs one install or removal at a time, in arrival order. A failed task does not stop the queue. */
-export class InstallQueue {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(task: () => Promise<T>): Promise<T> {
-    const next = this.tail.then(task, task);
-    this.tail = next.catch(() => undefined);
-    return next;
-  }
-}
-
 export interface NpmContext {
   userDir: string;
   palette: PaletteSettings;

@@ -4,13 +4,14 @@ import path from 'node:path';
 import type { ModuleHost } from './host.js';
 import { setInfo } from './info.js';
 import { RunnelError, errorMessage } from '../base/errors.js';
+import { SerialQueue } from '../base/serial-queue.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
 import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
 import { downloadTarball } from './download.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
-import { InstallQueue, assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
+import { assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 import { InstallSnapshot } from './install-snapshot.js';
 import { findNpm, npmNotFoundMessage } from './npm.js';
 
@@ -32,7 +33,7 @@ function configKey(host: ModuleHost): string {
  * With shared storage, every change made here is published and the others' are followed.
  */
 export class ModuleManager implements LocalModules {
-  private readonly queue = new InstallQueue();
+  private readonly queue = new SerialQueue();
   records: Record<string, ModuleRecord> = {};
   private loaded = false;
   /** Present with shared storage: the list every instance follows. */

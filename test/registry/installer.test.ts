@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { InstallQueue, assertAllowed, parseInstallTarget } from '../../src/registry/installer.js';
+import { assertAllowed, parseInstallTarget } from '../../src/registry/installer.js';
 import { describeFailure } from '../../src/registry/npm.js';
 import { resolveSettings } from '../../src/settings/settings.js';
 import { request, startServer } from '../helpers/server.js';
@@ -37,24 +37,6 @@ describe('assertAllowed', () => {
     assert.throws(() => assertAllowed('node-red-contrib-x', palette({ denyList: ['*-x'] })), { code: 'install_not_allowed' });
     assert.throws(() => assertAllowed('a.b', palette({ denyList: ['a.b'] })), { code: 'install_not_allowed' });
     assert.doesNotThrow(() => assertAllowed('axb', palette({ denyList: ['a.b'] })), 'a dot is literal');
-  });
-});
-
-describe('InstallQueue', () => {
-  it('runs tasks one at a time and keeps going after a failure', async () => {
-    const queue = new InstallQueue();
-    const events: string[] = [];
-    const task = (name: string, fail = false) => async () => {
-      events.push(`start ${name}`);
-      await new Promise((r) => setTimeout(r, 5));
-      events.push(`end ${name}`);
-      if (fail) throw new Error(name);
-      return name;
-    };
-    const results = await Promise.allSettled([queue.run(task('a', true)), queue.run(task('b')), queue.run(task('c'))]);
-    assert.deepEqual(events, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
-    assert.equal(results[0].status, 'rejected');
-    assert.deepEqual(results.slice(1), [{ status: 'fulfilled', value: 'b' }, { status: 'fulfilled', value: 'c' }]);
   });
 });
 

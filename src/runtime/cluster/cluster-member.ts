@@ -1,4 +1,5 @@
 import type { Logger } from '../../base/log.js';
+import { SerialQueue } from '../../base/serial-queue.js';
 import type { InstanceRecord, SharedStorage } from '../../storage/contract.js';
 
 /**
@@ -20,7 +21,8 @@ export class ClusterMember {
   private primary = false;
   private leaveElection: (() => Promise<void>) | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private beating: Promise<void> = Promise.resolve();
+  /** Heartbeats one at a time: a slow database never has two of this instance's in flight. */
+  private readonly beats = new SerialQueue();
   private lastList: InstanceRecord[] = [];
   private healthy = true;
   private stopped = false;
@@ -52,7 +54,7 @@ export class ClusterMember {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.beating;
+    await this.beats.drain();
     await this.leaveElection?.();
     await this.shared.leave().catch(() => undefined);
   }
@@ -60,7 +62,7 @@ export class ClusterMember {
   private beat(): void {
     clearTimeout(this.timer);
     if (this.stopped) return;
-    this.beating = this.beating.then(() => this.shared.heartbeat(this.host.describe(this.primary))).then(
+    void this.beats.run(() => this.shared.heartbeat(this.host.describe(this.primary))).then(
       () => {
         if (!this.healthy) this.host.log.info('cluster heartbeats resumed');
         this.healthy = true;

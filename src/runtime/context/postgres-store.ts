@@ -7,6 +7,7 @@
  * once the value is in the database (or with the error that kept it out; the value is then retried
  * with the next write). Values are stored as JSON, as the localfilesystem store writes them.
  */
+import { SerialQueue } from '../../base/serial-queue.js';
 import type { SharedContext, StorageChange } from '../../storage/contract.js';
 import type { ContextCallback } from '../util/types.js';
 import { normalisePropertyExpression } from '../util/expression.js';
@@ -24,7 +25,8 @@ export class PostgresStore implements ContextStore {
   /** scope → top-level keys written here and not yet in the database. */
   private pending = new Map<string, Set<string>>();
   private waiting: ContextCallback[] = [];
-  private flushing: Promise<void> = Promise.resolve();
+  /** Flushes one at a time, so writes reach the database in the order they were made. */
+  private readonly flushes = new SerialQueue();
   private scheduled = false;
   private unsubscribe: (() => void) | undefined;
   /** Counts local writes and flushes: a refresh that saw it move re-reads. */
@@ -96,7 +98,7 @@ export class PostgresStore implements ContextStore {
   }
 
   private flush(): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
+    return this.flushes.run(async () => {
       this.epoch++;
       const pending = this.pending;
       const waiting = this.waiting;
@@ -120,7 +122,6 @@ export class PostgresStore implements ContextStore {
         for (const cb of waiting) cb(err as Error);
       }
     });
-    return this.flushing;
   }
 
   /**
@@ -130,7 +131,7 @@ export class PostgresStore implements ContextStore {
   private async refresh(scope: string, keys: string[] | null): Promise<void> {
     try {
       for (let attempt = 0; attempt < 5; attempt++) {
-        await this.flushing;
+        await this.flushes.drain();
         const epoch = this.epoch;
         const rows = await this.source.context.read(scope, keys);
         if (epoch !== this.epoch) continue;
