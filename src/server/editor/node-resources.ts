@@ -42,9 +42,6 @@ const CORE_FILES: Map<string, { category: string; file: string }> = (() => {
   return files;
 })();
 
-/** Whether a core set name has editor HTML in @node-red/nodes. */
-export const hasCoreEditorFiles = (setName: string) => CORE_FILES.has(setName);
-
 /**
  * What the editor needs of each node set besides its runtime code: its HTML (definition, edit
  * template, help in the asked language), message catalogs and icons. Core sets take these from

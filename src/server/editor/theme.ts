@@ -6,12 +6,6 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string' && s !== '') : typeof v === 'string' && v ? [v] : []);
 
-/** A file of the user's own the theme names (page css, header image, ...), served under /theme/<kind>/<name>. */
-export interface ThemeFile {
-  url: string;
-  file: string;
-}
-
 /** What index.mst is rendered with, and what GET /theme answers. */
 export interface ThemeContext {
   page: { title: string; favicon: string; tabicon: { icon: string; colour: string }; css?: string[]; scripts?: string[] };
