@@ -105,7 +105,7 @@ const pool = new BcryptPool();
 
 const normalise = (stored: string) => (stored.startsWith('$2y$') ? `$2b$${stored.slice(4)}` : stored);
 
-export function isBcryptHash(value: string): boolean {
+function isBcryptHash(value: string): boolean {
   return HASH.test(value);
 }
 

@@ -17,11 +17,11 @@ export type CredentialDefinition = Record<string, CredentialField>;
  */
 export type DefinitionLookup = (type: string) => CredentialDefinition | undefined | null;
 
-export const PASSWORD_PLACEHOLDER = '__PWRD__';
+const PASSWORD_PLACEHOLDER = '__PWRD__';
 
 type Creds = Record<string, unknown>;
 
-export function isSubflowType(type: string): boolean {
+function isSubflowType(type: string): boolean {
   return type === 'subflow' || type.startsWith('subflow:');
 }
 

@@ -10,7 +10,7 @@ import { lazySchemaCompilers } from './lazy-schemas.js';
  * the route schemas. The flows' own http-in routes (the catch-all under httpNodeRoot) are not part
  * of it. Every operation lists the `{code, message}` error body for 4xx and 5xx answers.
  */
-export function openApiOptions(settings: Settings): FastifyDynamicSwaggerOptions {
+function openApiOptions(settings: Settings): FastifyDynamicSwaggerOptions {
   const nodeRoot = settings.httpNodeRoot === '/' ? '' : settings.httpNodeRoot;
   const httpNodeRoutes = new Set([nodeRoot || '/', `${nodeRoot}/`, `${nodeRoot}/*`]);
   return {

@@ -169,7 +169,7 @@ const KNOWN_KEYS = new Set([
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
-export function parseSize(value: unknown, key: string): number {
+function parseSize(value: unknown, key: string): number {
   if (typeof value === 'number' && Number.isFinite(value) && value > 0) return Math.floor(value);
   if (typeof value === 'string') {
     const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(value);

@@ -13,7 +13,7 @@ import path from 'node:path';
 const TEMP_SUFFIX = '.runnel-tmp';
 const TEMP_PATTERN = /^\..+\.[0-9a-f]{12}\.runnel-tmp$/;
 
-export function tempPathFor(file: string): string {
+function tempPathFor(file: string): string {
   return path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
 }
 

@@ -4,7 +4,7 @@ import type { Settings } from '../settings/settings.js';
 import { readTextIfExists, writeFileAtomic } from './atomic-file.js';
 
 /** The file in the user dir that keeps a generated instance id across restarts. */
-export const INSTANCE_ID_FILE = '.instance-id';
+const INSTANCE_ID_FILE = '.instance-id';
 
 /** `instanceId` from the settings, else the one generated at the first start and kept in the user dir. */
 export async function resolveInstanceId(settings: Pick<Settings, 'instanceId' | 'userDir'>): Promise<string> {

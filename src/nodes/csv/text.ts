@@ -25,7 +25,7 @@ export interface Rows {
   cursor: number;
 }
 
-export class CsvParseError extends Error {
+class CsvParseError extends Error {
   constructor(message: string, readonly cursor: number, name = 'ParseError') {
     super(message);
     this.name = name;

@@ -56,7 +56,7 @@ export class TimeoutError extends Error {
 }
 
 /** A transport failure, named and coded as Node-RED's client (got) reports it: flows read err.code. */
-export class RequestError extends Error {
+class RequestError extends Error {
   readonly code: string;
   constructor(cause: Error & { code?: string }) {
     super(cause.message);

@@ -8,7 +8,7 @@ import type { InstanceRecord, SharedStorage } from '../../storage/contract.js';
  * database is away the last list read is answered, as every admin read is answered from memory.
  */
 
-export const HEARTBEAT_INTERVAL_MS = 1000;
+const HEARTBEAT_INTERVAL_MS = 1000;
 
 export interface MemberHost {
   log: Logger;

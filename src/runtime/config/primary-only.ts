@@ -6,9 +6,9 @@ import type { FlowNodeConfig } from '../../storage/contract.js';
  * if it were disabled; the stored configuration is never changed.
  */
 
-export const PRIMARY_ONLY_ENV = 'RUNNEL_PRIMARY_ONLY';
+const PRIMARY_ONLY_ENV = 'RUNNEL_PRIMARY_ONLY';
 
-export function isPrimaryOnly(node: FlowNodeConfig): boolean {
+function isPrimaryOnly(node: FlowNodeConfig): boolean {
   if (node.type !== 'tab' || !Array.isArray(node.env)) return false;
   return node.env.some((e: unknown) => {
     const entry = e as { name?: unknown; value?: unknown };

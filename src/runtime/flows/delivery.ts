@@ -16,7 +16,7 @@ const CLOCK_EVERY = 64;
 const COMPACT_AT = 4096;
 
 /** The tab a receiver runs in: the first segment of its flow's path. */
-export function tabOf(target: Receiver): string | undefined {
+function tabOf(target: Receiver): string | undefined {
   const path = target._flow?.path;
   if (path === undefined) return undefined;
   const slash = path.indexOf('/');

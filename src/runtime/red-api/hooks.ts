@@ -1,6 +1,6 @@
 /** The hook points Node-RED defines; anything else is refused, as in Node-RED. */
-export const MESSAGE_HOOKS = ['onSend', 'preRoute', 'preDeliver', 'postDeliver', 'onReceive', 'postReceive', 'onComplete'] as const;
-export const MODULE_HOOKS = ['preInstall', 'postInstall', 'preUninstall', 'postUninstall'] as const;
+const MESSAGE_HOOKS = ['onSend', 'preRoute', 'preDeliver', 'postDeliver', 'onReceive', 'postReceive', 'onComplete'] as const;
+const MODULE_HOOKS = ['preInstall', 'postInstall', 'preUninstall', 'postUninstall'] as const;
 export type HookName = (typeof MESSAGE_HOOKS)[number] | (typeof MODULE_HOOKS)[number];
 
 const VALID = new Set<string>([...MESSAGE_HOOKS, ...MODULE_HOOKS]);

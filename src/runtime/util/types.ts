@@ -41,9 +41,6 @@ export interface UtilNode {
   context(): NodeContext;
 }
 
-/** A message: any object; properties are read and written by path. */
-export type Message = Record<string, unknown>;
-
 /** Node-style completion callback used by evaluateNodeProperty and JSONata evaluation. */
 export type ResultCallback = (err: Error | null, result?: unknown) => void;
 

@@ -14,7 +14,7 @@ const LANGUAGES = readdirSync(path.join(path.dirname(createRequire(import.meta.u
   .sort();
 
 /** The libraries the editor's import/export dialogs offer: the user dir's own and the modules' examples. */
-export const LIBRARIES = [
+const LIBRARIES = [
   { id: 'local', label: 'editor:library.types.local', user: false, icon: 'font-awesome/fa-hdd-o' },
   { id: 'examples', label: 'editor:library.types.examples', user: false, icon: 'font-awesome/fa-life-ring', types: ['flows'], readOnly: true },
 ];

@@ -8,7 +8,7 @@ import { readNodeModulePackage } from '../../registry/package.js';
 
 const require = createRequire(import.meta.url);
 /** `@node-red/nodes`: the core nodes' editor HTML, help, message catalog and icons. */
-export const CORE_NODES_DIR = path.dirname(require.resolve('@node-red/nodes/package.json'));
+const CORE_NODES_DIR = path.dirname(require.resolve('@node-red/nodes/package.json'));
 /** The module name the editor treats as the core (it picks the `node-red` i18n namespace by it). */
 export const CORE_MODULE = 'node-red';
 const FALLBACK_LANG = 'en-US';

@@ -18,7 +18,7 @@ interface RoutedRequest extends IncomingMessage {
 }
 
 /** One entry of `_router.stack`, or of a route's own stack. Field names are Express's. */
-export class Layer implements RouteLayer {
+class Layer implements RouteLayer {
   [key: string]: unknown;
   readonly path: PathSpec;
   readonly regexp: RegExp;
@@ -63,7 +63,7 @@ export class Layer implements RouteLayer {
 }
 
 /** Express's Route: what `app.get(path, ...)` creates, and what Node-RED modules search the stack for. */
-export class Route {
+class Route {
   readonly path: string;
   readonly stack: Layer[] = [];
   readonly methods: Record<string, boolean> = {};

@@ -34,7 +34,7 @@ interface PairState {
 
 const SECRET_FILE_MODE = 0o600;
 /** Suffix of the copy of Node-RED's credentials file kept when Runnel first rewrites it. */
-export const NODE_RED_COPY = '.node-red.bak';
+const NODE_RED_COPY = '.node-red.bak';
 
 export function createFileStorage(settings: Settings, log: Logger): Storage {
   return new FileStorage(settings, log.child({ module: 'storage' }));

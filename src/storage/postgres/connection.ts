@@ -10,7 +10,7 @@ export interface PostgresConfig {
 }
 
 /** A connection attempt gives up after this long, so a dead host never hangs a start or a request. */
-export const CONNECT_TIMEOUT_MS = 5000;
+const CONNECT_TIMEOUT_MS = 5000;
 
 /** The URL with its password replaced, for messages and logs. */
 export function redactUrl(url: string): string {

@@ -10,7 +10,7 @@ import type { Logger } from '../../base/log.js';
  */
 
 /** How often a candidate tries for the lock, and the primary checks it still holds its session. */
-export const ELECTION_INTERVAL_MS = 1000;
+const ELECTION_INTERVAL_MS = 1000;
 const CHECK_TIMEOUT_MS = 2000;
 /** Arbitrary constant: the advisory-lock namespace of primary election (second key: the schema). */
 const LOCK_NAMESPACE = 0x52756f;

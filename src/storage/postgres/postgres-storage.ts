@@ -24,10 +24,10 @@ import { migrate } from './migrations.js';
  * Documents are kept as the JSON text they were saved as, so a rev always hashes what is stored.
  */
 
-export class StorageUnavailableError extends Error {}
+class StorageUnavailableError extends Error {}
 
 /** An instance whose last heartbeat is older than this has dropped out of the cluster view. */
-export const INSTANCE_TIMEOUT_S = 5;
+const INSTANCE_TIMEOUT_S = 5;
 
 /** Seconds a client is told to wait when the database is down: about how long a reconnect takes. */
 const RETRY_AFTER_S = 5;

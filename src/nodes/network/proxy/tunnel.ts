@@ -11,7 +11,7 @@ export interface Proxy {
 }
 
 /** Asks the proxy for a tunnel to host:port and hands over the raw socket, or the reason it failed. */
-export function openTunnel(proxy: Proxy, host: string, port: number, done: (err: Error | null, socket?: net.Socket) => void): void {
+function openTunnel(proxy: Proxy, host: string, port: number, done: (err: Error | null, socket?: net.Socket) => void): void {
   const authority = `${host}:${port}`;
   const headers: Record<string, string> = { host: authority };
   if (proxy.authorization) headers['proxy-authorization'] = proxy.authorization;

@@ -140,7 +140,7 @@ function noContext(): never {
   throw new Error('no context is available here');
 }
 
-export function evaluateEnvValue(value: unknown, type: string | undefined, lookup: Lookup): unknown {
+function evaluateEnvValue(value: unknown, type: string | undefined, lookup: Lookup): unknown {
   const text = value === undefined || value === null ? '' : String(value);
   switch (type) {
     case 'num':

@@ -27,7 +27,7 @@ export interface InstanceHost {
  * Its env is the template's, overridden per instance; errors and status that nothing inside takes
  * continue in the parent flow as if they came from the instance node.
  */
-export class SubflowFlow extends Flow {
+class SubflowFlow extends Flow {
   readonly instance: SubflowInstanceNode;
   private readonly envScope: EnvScope;
   private readonly hasStatusPort: boolean;

@@ -33,7 +33,7 @@ const mod = (n: number, d: number) => ((n % d) + d) % d;
 const DEFAULT_FORMAT = 'YYYY-MM-DDTHH:mm:ssZ';
 const DEFAULT_FORMAT_UTC = 'YYYY-MM-DDTHH:mm:ss[Z]';
 
-export class Moment {
+class Moment {
   #time: number;
   #zone: TimeZone;
   /** Minutes east of UTC. For local time it follows the instant; moment-timezone may keep one its zone disagrees with. */
