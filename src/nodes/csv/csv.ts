@@ -1,8 +1,8 @@
 /**
  * The csv node: CSV text becomes objects keyed by column name (one message per row, or one
  * message with an array), and objects or arrays become CSV text. Like Node-RED 4 it has two
- * modes picked by the `spec` property: "rfc" (what new nodes get; lib/csv-rfc.ts) and legacy
- * (every node without `spec`, i.e. flows exported before 4.0; lib/csv-legacy.ts), which differ
+ * modes picked by the `spec` property: "rfc" (what new nodes get; rfc.ts) and legacy
+ * (every node without `spec`, i.e. flows exported before 4.0; legacy.ts), which differ
  * in parsing, quoting, defaults and errors. Both take rows arriving one per message with
  * `msg.parts` (as a file-in node reading lines sends them) as one document.
  */

@@ -1,6 +1,6 @@
 /**
  * The csv node's "rfc" mode (what Node-RED 4 gives new nodes): strict parsing of column templates
- * and header rows, lenient parsing of data rows (lib/csv-text.ts), cells quoted whenever they hold
+ * and header rows, lenient parsing of data rows (text.ts), cells quoted whenever they hold
  * a quote, the separator or a line break. The column template is node state: a header row read
  * from CSV, or the keys of an object turned into CSV, stays in use for the messages that follow,
  * as in Node-RED.

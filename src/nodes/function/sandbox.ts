@@ -114,7 +114,7 @@ function generate(parts: SourceParts, names: Names, guarded: boolean): string {
     ` setInterval = ${s}.setInterval, clearInterval = ${s}.clearInterval;` +
     libs +
     // Passed through a call so V8 infers no name for the body: called detached, its stack frames
-    // end in `:line:col` as Node-RED's anonymous body's do (see lib/function-error.ts).
+    // end in `:line:col` as Node-RED's anonymous body's do (see error.ts).
     `return { body: ((f) => f)(${body}),\ninit: ${init},\nfin: ${fin} };\n})`
   );
 }

@@ -12,7 +12,7 @@ import type { UploadedFile } from './multipart.js';
 
 /**
  * The Express request API on top of Node's IncomingMessage. Requests get this prototype once
- * (see express-compat.ts); query and cookies are parsed on first read and cached.
+ * (see compat.ts); query and cookies are parsed on first read and cached.
  */
 export class ExpressRequest extends IncomingMessage {
   declare params: Record<string, string | undefined>;
