@@ -24,7 +24,8 @@ export function adminErrorHandler(error: FastifyError | Error, request: FastifyR
 
 interface Described {
   status: number;
-  code: string;
+  /** Typed as a catalogued code, so an answer cannot carry one the catalogue lacks. */
+  code: ErrorCode;
   message: string;
 }
 
@@ -69,17 +70,22 @@ export function describe(error: unknown): Described {
 /** Codes for the client errors route handlers raise Express-style (`err.status`), by status. */
 const CODES_BY_STATUS: Record<number, ErrorCode> = {
   400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed',
-  409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'too_many_requests',
+  409: 'conflict', 412: 'precondition_failed', 413: 'payload_too_large', 415: 'unsupported_media_type',
+  416: 'range_not_satisfiable', 429: 'too_many_requests',
 };
 
-/** Client errors keep their status and message (Express's err.status convention); anything else is a bare 500. */
+/**
+ * Client errors keep their message (Express's err.status convention) and their status where the
+ * catalogue has a code for it; another 4xx is answered as the admin API answers one, a 400
+ * `invalid_request`, so a code always comes with its one status. Anything else is a bare 500.
+ */
 export function describeRouteError(err: unknown): Described {
   if (isRunnelError(err)) return { status: err.status, code: err.code, message: err.message };
   const e = err as { status?: unknown; statusCode?: unknown; message?: unknown } | null;
   const status = Number(e?.status ?? e?.statusCode);
   if (status >= 400 && status < 500) {
     const message = typeof e?.message === 'string' && e.message ? e.message : 'Bad request';
-    return { status, code: CODES_BY_STATUS[status] ?? 'request_error', message };
+    return described(CODES_BY_STATUS[status] ?? 'invalid_request', message);
   }
   return INTERNAL;
 }

@@ -4,6 +4,10 @@ import { startHttpNode, type HttpNodeServer } from './http-node-harness.js';
 import { request } from '../helpers/server.js';
 import { resolveSettings } from '../../src/settings/settings.js';
 import { createLogger } from '../../src/base/log.js';
+import { isErrorCode } from '../../src/base/errors.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAdminRouteApp } from '../../src/server/http-node/mounted-app.js';
 import { dispatchOrNotFound } from '../../src/server/http-node/server.js';
@@ -91,6 +95,7 @@ describe('http-node plugin: bodies', () => {
 
 describe('http-node plugin: outcomes', () => {
   let s: HttpNodeServer;
+  let dir: string;
   before(async () => {
     s = await startHttpNode();
     s.app.get('/boom', async () => {
@@ -100,8 +105,17 @@ describe('http-node plugin: outcomes', () => {
       next(Object.assign(new Error('Not allowed here'), { status: 403 }));
     });
     s.app.get('/ok', (_req, res) => res.send('ok'));
+    s.app.get('/unprocessable', (_req, _res, next) => {
+      next(Object.assign(new Error('Cannot use that'), { status: 422 }));
+    });
+    dir = await tempDir();
+    await writeFile(path.join(dir, 'five.txt'), 'hello');
+    s.app.get('/five', (_req, res) => res.sendFile('five.txt', { root: dir }));
   });
-  after(() => s.close());
+  after(async () => {
+    await s.close();
+    await removeDir(dir);
+  });
 
   test('an unknown path is answered as Express does: 404 with its "Cannot GET" page', async () => {
     const r = await request(`${s.base}/nowhere/<b>?x=1`);
@@ -144,6 +158,22 @@ describe('http-node plugin: outcomes', () => {
     const r = await request(`${s.base}/forbidden`);
     assert.equal(r.status, 403);
     assert.deepEqual(r.body, { code: 'forbidden', message: 'Not allowed here' });
+  });
+
+  test("a file's unsatisfiable Range or failed If-Match is answered 416 or 412 with its catalogued code", async () => {
+    const range = await request(`${s.base}/five`, { headers: { range: 'bytes=100-200' } });
+    assert.equal(range.status, 416);
+    assert.deepEqual(range.body, { code: 'range_not_satisfiable', message: 'Range Not Satisfiable' });
+    const precondition = await request(`${s.base}/five`, { headers: { 'if-match': '"not-its-etag"' } });
+    assert.equal(precondition.status, 412);
+    assert.deepEqual(precondition.body, { code: 'precondition_failed', message: 'Precondition Failed' });
+  });
+
+  test('another 4xx a handler raises is a 400 invalid_request that keeps its message', async () => {
+    const r = await request(`${s.base}/unprocessable`);
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.body, { code: 'invalid_request', message: 'Cannot use that' });
+    assert.ok(isErrorCode(r.body.code));
   });
 
   test('HEAD runs the GET route without a body', async () => {
