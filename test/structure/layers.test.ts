@@ -84,6 +84,28 @@ function importsOf(file: string): string[] {
     .map((spec) => path.relative(SRC, path.resolve(path.dirname(file), spec)).split(path.sep).join('/').replace(/\.js$/, '.ts'));
 }
 
+/**
+ * `src/`-relative paths of the project files a file loads when it is loaded: static imports and
+ * re-exports that TypeScript keeps (not `import type`, nor `{ type A }` lists with only types).
+ */
+function valueImportsOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+  const specs: string[] = [];
+  for (const statement of source.statements) {
+    if (ts.isImportDeclaration(statement)) {
+      const clause = statement.importClause;
+      const bindings = clause?.namedBindings;
+      const onlyTypes = clause !== undefined && (clause.isTypeOnly || (!clause.name && bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly)));
+      if (!onlyTypes) specs.push((statement.moduleSpecifier as ts.StringLiteral).text);
+    } else if (ts.isExportDeclaration(statement) && statement.moduleSpecifier && !statement.isTypeOnly) {
+      specs.push((statement.moduleSpecifier as ts.StringLiteral).text);
+    }
+  }
+  return specs
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => path.relative(SRC, path.resolve(path.dirname(file), spec)).split(path.sep).join('/').replace(/\.js$/, '.ts'));
+}
+
 function layerOf(rel: string): number | undefined {
   return LAYERS.find(([prefix]) => (prefix.endsWith('/') ? rel.startsWith(prefix) : rel === prefix))?.[1];
 }
@@ -118,6 +140,10 @@ describe('source layering', () => {
   it('has no import cycle among the runtime files', () => {
     const graph = new Map(files.filter((f) => f.rel.startsWith('runtime/')).map((f) => [f.rel, f.imports.filter((i) => i.startsWith('runtime/'))]));
     assert.deepEqual(cycles(graph), []);
+  });
+
+  it('has no cycle of static value imports among all the source files', () => {
+    assert.deepEqual(cycles(new Map(sourceFiles(SRC).map((f) => [path.relative(SRC, f).split(path.sep).join('/'), valueImportsOf(f)]))), []);
   });
 });
 

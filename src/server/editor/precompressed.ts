@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { MIN_COMPRESS } from './compress.js';
-import { isCompressibleFile } from './static-files.js';
+import { isCompressibleFile } from './file-types.js';
 
 /**
  * Compressed copies of the editor's files, made once by the build (`npm ci` runs it after tsc)

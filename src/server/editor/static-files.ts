@@ -1,26 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { defaultCharset, mimeFor } from '../http-node/mime.js';
 import { compress, pickEncoding } from './compress.js';
+import { contentTypeOf, isCompressibleType } from './file-types.js';
 import { contentHash, readPrecompressed, type Encoding } from './precompressed.js';
-
-/** Types worth compressing; images other than SVG and fonts other than the old formats are compressed already. */
-const COMPRESSIBLE = /^(?:text\/|application\/(?:javascript|json|xml)|image\/svg\+xml|image\/x-icon|font\/(?:ttf|otf)|application\/vnd\.ms-fontobject)/;
-
-/** Types the editor's files use beyond those http-in handlers name. */
-const EXTRA_TYPES: Record<string, string> = { '.ttf': 'font/ttf', '.otf': 'font/otf', '.eot': 'application/vnd.ms-fontobject', '.map': 'application/json' };
-
-/** Whether a file's type is worth compressing (the build precompresses these). */
-export function isCompressibleFile(file: string): boolean {
-  return COMPRESSIBLE.test(contentTypeOf(file));
-}
-
-function contentTypeOf(file: string): string {
-  const ext = path.extname(file).toLowerCase();
-  const type = mimeFor(ext) ?? EXTRA_TYPES[ext] ?? 'application/octet-stream';
-  return defaultCharset(type) ? `${type}; charset=utf-8` : type;
-}
 
 interface Entry {
   body: Buffer;
@@ -87,7 +70,7 @@ export class StaticFiles {
   }
 
   private encodingFor(request: FastifyRequest, entry: Entry): 'br' | 'gzip' | undefined {
-    return COMPRESSIBLE.test(entry.type) ? pickEncoding(request, entry.body.length) : undefined;
+    return isCompressibleType(entry.type) ? pickEncoding(request, entry.body.length) : undefined;
   }
 
   private load(file: string): Promise<Entry | null> {
