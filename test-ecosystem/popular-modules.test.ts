@@ -1,5 +1,5 @@
 /**
- * The most used Node-RED modules (issue 14's list), installed from the npm registry at pinned
+ * The most used Node-RED modules, installed from the npm registry at pinned
  * versions through POST /nodes into one Runnel, each checked by its own observable behaviour — no
  * outside server: what needs one is a broker this test starts, a file, a route, or the module's
  * own status. The outcome table is printed at the end (the README's table of popular modules).

@@ -8,7 +8,7 @@ import { npmPack } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
 
-/** test/fixtures/shapes: modules shaped like the popular ones that tripped (issue 14). */
+/** test/fixtures/shapes: modules shaped like the popular ones that once failed to load or run. */
 const SHAPES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/shapes');
 const TAB = 'shapes';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ADMIN_PASSWORD, adminAuth, login, request, startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * Finding 14 of issue 12: http-in routes match without regard to case while admin routes do not,
+ * Admin paths in another letter case: http-in routes match without regard to case while admin routes do not,
  * so on the shared root `POST /Auth/Token` missed the admin route and reached a flow's
  * `/auth/token` route, which recorded the admin password.
  */

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { request, startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * Finding 4 of issue 12: every body was buffered up to apiMaxLength even on paths no route takes;
+ * Body limits: every body was buffered up to apiMaxLength even on paths no route takes;
  * 1,500 stalled uploads grew the process from 269 MB to 7.3 GB; slow-header and slow-body clients
  * held sockets for 80–320 s and 1,100 of them exhausted file descriptors.
  */

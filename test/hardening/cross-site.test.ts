@@ -9,7 +9,7 @@ import { send } from './support.js';
 import WebSocket from 'ws';
 
 /**
- * Finding 1 of issue 12: with no adminAuth (the default) a web page on another origin installed a
+ * Cross-site requests: with no adminAuth (the default) a web page on another origin installed a
  * module through a multipart POST /nodes (no CORS preflight needed), and DNS rebinding read
  * GET /flows. The editor (same-origin) and CLI tools (no Origin) must keep working.
  */

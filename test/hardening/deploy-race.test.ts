@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { request, startServer, type TestServer } from '../helpers/server.js';
 
 /**
- * Concurrent deploys (issue 6 §2): in every round several clients POST /flows v2 with the same
+ * Concurrent deploys: in every round several clients POST /flows v2 with the same
  * rev at once. Exactly one wins, the others get 409 version_mismatch, and both what is served and
  * what is on disk are exactly the winner's submission with a rev that is the hash of its content.
  */
@@ -28,7 +28,7 @@ function submission(round: number, client: number) {
 
 const hash = (flows: unknown) => createHash('sha256').update(JSON.stringify(flows)).digest('hex');
 
-test(`§2 concurrent deploys with one rev: exactly one wins, ${ROUNDS} rounds`, { timeout: 120_000 }, async () => {
+test(`concurrent deploys with one rev: exactly one wins, ${ROUNDS} rounds`, { timeout: 120_000 }, async () => {
   const v2 = { 'runtime-api-version': 'v2' };
   let rev = (await request(server.at('flows'), { headers: v2 })).body.rev as string;
   for (let round = 0; round < ROUNDS; round++) {

@@ -4,7 +4,7 @@ import { eventually, request, startServer, type TestServer } from '../helpers/se
 import { deploy, type Conf } from '../helpers/deploy.js';
 
 /**
- * Finding 11 of the attack campaign: a node wired twice to itself doubles its messages at every
+ * A node wired twice to itself doubles its messages at every
  * pass. Before the fix the admin API stopped answering and RSS grew past 4 GB in 24 s. Now the tab
  * that floods the delivery queue beyond messageQueueLimit is stopped and says so in the flows
  * state, and every other flow and the admin API keep answering throughout.
@@ -20,7 +20,7 @@ const looping = (wires: string[][]): Conf[] => [
   { id: 'out', type: 'http response', z: 'healthy', statusCode: '200', x: 1, y: 1, wires: [] },
 ];
 
-describe('finding 11: a message loop that fans out', { timeout: 120_000 }, () => {
+describe('a message loop that fans out past messageQueueLimit', { timeout: 120_000 }, () => {
   let server: TestServer;
   before(async () => {
     server = await startServer({ messageQueueLimit: LIMIT });

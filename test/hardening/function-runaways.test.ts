@@ -8,7 +8,7 @@ import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
 
 /**
- * Issue 12 finding 6: function-node code that starved the event loop. Each attack runs in a real
+ * Function-node code that starves the event loop. Each attack runs in a real
  * Runnel process (a regression would hang it, not the test runner) from an inject that fires once
  * on deploy, as the campaign's flows did; the attack is refused when the node reports the guard's
  * error (or finishes) and the admin API still answers GET /flows. The time limit is short so the
@@ -43,7 +43,7 @@ async function attack(name: string, func: string, expected: RegExp): Promise<voi
 
 const stopped = (name: string) => new RegExp(`Function node ${name} ran longer than ${LIMIT_MS} ms`);
 
-describe('issue 12 finding 6: runaway function-node code is stopped and the admin API answers', () => {
+describe('runaway function-node code is stopped and the admin API answers', () => {
   test('an endless loop of awaits (while (true) { await null }) is stopped', async () => {
     await attack('await-loop', 'while (true) { await null; }', stopped('await-loop'));
   });
@@ -111,7 +111,7 @@ describe('with the default time limit, a runaway holds the admin API and other f
   });
 });
 
-describe('issue 12 finding 6: SIGTERM stops the process within nodeCloseTimeout + 5 s', () => {
+describe('SIGTERM stops the process within nodeCloseTimeout + 5 s', () => {
   const CLOSE_MS = 1000;
   /** nodeCloseTimeout + the watchdog's 5 s, with room for a loaded machine. */
   const STOP_BOUND_MS = CLOSE_MS + 5000 + 10_000;

@@ -10,7 +10,7 @@ import { adminHash, ADMIN_PASSWORD } from '../helpers/users.js';
 import { send } from './support.js';
 
 /**
- * Node-RED's HTTP security settings (issue 12, finding 2), each through real HTTP: before, Runnel
+ * Node-RED's HTTP security settings, each through real HTTP: before, Runnel
  * ignored them silently (an httpNodeAuth-protected flow answered anyone).
  */
 

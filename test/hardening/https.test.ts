@@ -11,7 +11,7 @@ import { runCli } from '../helpers/process.js';
 import { send } from './support.js';
 
 /**
- * Node-RED's `https`, `httpsRefreshInterval` and `requireHttps` (issue 12, finding 2): before,
+ * Node-RED's `https`, `httpsRefreshInterval` and `requireHttps`: before,
  * Runnel ignored them and served the admin API, passwords included, in clear.
  */
 

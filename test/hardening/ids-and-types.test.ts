@@ -4,7 +4,7 @@ import { request, startServer, type TestServer } from '../helpers/server.js';
 import { deploy } from '../helpers/deploy.js';
 
 /**
- * Findings 5 and 12 of issue 12: credentials read through another type's field declarations came
+ * Credentials read through another type's field declarations came
  * back in clear; node ids named after Object.prototype members gave 500s or lost credentials;
  * a multipart POST /nodes without a boundary gave 500.
  */
@@ -15,7 +15,7 @@ before(async () => {
 after(() => server.dispose());
 
 
-test('finding 5: GET /credentials with another type answers 404, never the password in clear', async () => {
+test('GET /credentials with another type answers 404, never the password in clear', async () => {
   // http request declares `password` as a password field; the http proxy config... any type declaring it as text would leak.
   const flows = [
     { id: 't', type: 'tab' },
@@ -33,7 +33,7 @@ test('finding 5: GET /credentials with another type answers 404, never the passw
   }
 });
 
-test('finding 12: ids named like Object.prototype members keep their credentials and never 500', async () => {
+test('ids named like Object.prototype members keep their credentials and never 500', async () => {
   const names = ['constructor', 'toString', 'hasOwnProperty', 'valueOf', '__proto__', 'isPrototypeOf'];
   const flows = [{ id: 't', type: 'tab' }, ...names.map((id) => ({ id, type: 'http request', z: 't', method: 'GET', url: 'http://127.0.0.1:9/', wires: [] }))];
   const credentials = Object.create(null);
@@ -59,7 +59,7 @@ test('finding 12: ids named like Object.prototype members keep their credentials
   for (const id of names) assert.equal((await request(server.at(`credentials/http-request/${id}`))).body.user, `i-${id}`, id);
 });
 
-test('finding 12: a multipart POST /nodes without a boundary is a 400', async () => {
+test('a multipart POST /nodes without a boundary is a 400', async () => {
   for (const type of ['multipart/form-data', 'multipart/form-data; boundary=', 'multipart/form-data; boundary="unterminated']) {
     const res = await request(server.at('nodes'), { method: 'POST', body: 'garbage', headers: { 'content-type': type } });
     assert.equal(res.status, 400, `${type}: ${res.status} ${res.text}`);

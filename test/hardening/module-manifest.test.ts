@@ -10,7 +10,7 @@ import { parseNodeModulePackage } from '../../src/registry/package.js';
 import { assertInstallableManifest } from '../../src/registry/installer.js';
 
 /**
- * Findings 10 and 13 of issue 12: an uploaded tarball's `version` (`1.0.0/../../..`) was used in a
+ * An uploaded tarball's `version` (`1.0.0/../../..`) was used in a
  * file path, writing (and later deleting) a file outside the user dir; a tarball depending on
  * `file:/etc` installed a symlink to /etc. Both are refused before npm runs.
  */
@@ -39,7 +39,7 @@ function upload(pkg: Record<string, unknown>) {
   return request(server.at('nodes'), { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
 }
 
-test('finding 10: a version that climbs out of the user dir is refused and writes nothing', async () => {
+test('an uploaded module whose version climbs out of the user dir is refused and writes nothing', async () => {
   const rel = path.relative(path.join(server.userDir, 'nodes'), path.join(outside, 'escaped'));
   const res = await upload({ name: 'node-red-contrib-climb', version: `1.0.0/${rel}` });
   assert.equal(res.status, 400, res.text);
@@ -57,7 +57,7 @@ for (const [label, spec] of [
   ['github shorthand', 'someone/some-repo'],
   ['a URL', 'http://127.0.0.1:9/x.tgz'],
 ] as const) {
-  test(`finding 13: a dependency on ${label} is refused before npm runs`, async () => {
+  test(`an uploaded module's dependency on ${label} is refused before npm runs`, async () => {
     const res = await upload({ name: 'node-red-contrib-deps', version: '1.0.0', dependencies: { evil: spec } });
     assert.equal(res.status, 403, res.text);
     assert.equal(res.body.code, 'dependency_not_allowed');
@@ -66,7 +66,7 @@ for (const [label, spec] of [
   });
 }
 
-test('finding 13: optional and peer dependencies are checked too; registry ranges, tags and npm: aliases pass the check', async () => {
+test('optional and peer dependencies of an uploaded module are checked too; registry ranges, tags and npm: aliases pass the check', async () => {
   const peer = await upload({ name: 'node-red-contrib-deps', version: '1.0.0', peerDependencies: { evil: 'file:/etc' } });
   assert.equal(peer.body.code, 'dependency_not_allowed');
   const optional = await upload({ name: 'node-red-contrib-deps', version: '1.0.0', optionalDependencies: { evil: 'github:a/b' } });

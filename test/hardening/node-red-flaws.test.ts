@@ -35,22 +35,22 @@ after(() => server.dispose());
 const postFlows = (flows: unknown[], extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
   request(server.at('flows'), { method: 'POST', headers: { ...v2, ...headers }, json: { flows, ...extra }, token: admin });
 
-describe('§8.1 one error shape, meaningful 401s', () => {
-  test('§8.1 malformed JSON is a {code, message} JSON error, not an HTML stack trace', async () => {
+describe('one error shape, meaningful 401s', () => {
+  test('malformed JSON is a {code, message} JSON error, not an HTML stack trace', async () => {
     const res = await request(server.at('flows'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"flows": [', token: admin });
     assert.equal(res.status, 400);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     assert.deepEqual(res.body, { code: 'invalid_json', message: 'Request body is not valid JSON at line 1, column 12 (character 11): Unexpected end of JSON input' });
   });
 
-  test('§8.1 a permission denial is not an empty 401: it names the missing permission', async () => {
+  test('a permission denial is not an empty 401: it names the missing permission', async () => {
     const res = await request(server.at('flows'), { method: 'POST', json: [], token: reader });
     assert.equal(res.status, 401);
     assert.deepEqual(res.body, { code: 'insufficient_scope', message: 'The access token lacks the permission "flows.write"' });
     assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="runnel", error="insufficient_scope", scope="flows.write"');
   });
 
-  test('§8.1 a version mismatch says what happened, and codes are strings', async () => {
+  test('a version mismatch says what happened, and codes are strings', async () => {
     const res = await postFlows([], { rev: 'stale' });
     assert.equal(res.status, 409);
     assert.deepEqual(res.body, { code: 'version_mismatch', message: 'The flows have changed: rev stale is not the active rev' });
@@ -59,14 +59,14 @@ describe('§8.1 one error shape, meaningful 401s', () => {
   });
 });
 
-describe('§8.2 token endpoint statuses', () => {
-  test('§8.2 an unsupported grant is 400 unsupported_grant_type, not 501', async () => {
+describe('token endpoint statuses', () => {
+  test('an unsupported grant is 400 unsupported_grant_type, not 501', async () => {
     const body = new URLSearchParams({ client_id: 'runtime-admin', grant_type: 'client_credentials' }).toString();
     const res = await send(server.at('auth/token'), { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     assert.deepEqual([res.status, res.body], [400, { error: 'unsupported_grant_type', error_description: 'Unsupported grant type: client_credentials' }]);
   });
 
-  test('§8.2 a lockout is 429 with Retry-After, not 500', async () => {
+  test('a lockout is 429 with Retry-After, not 500', async () => {
     for (let i = 0; i < 3; i++) await tokenRequest(server.at, 'admin', 'wrong', '127.0.0.41');
     const res = await tokenRequest(server.at, 'admin', 'wrong', '127.0.0.41');
     assert.equal(res.status, 429);
@@ -74,7 +74,7 @@ describe('§8.2 token endpoint statuses', () => {
     assert.ok(Number(res.headers['retry-after']) > 0);
   });
 
-  test('§8.2 a scope denial is told apart from a bad password', async () => {
+  test('a scope denial is told apart from a bad password', async () => {
     const scope = await tokenRequest(server.at, 'reader', READER_PASSWORD, '127.0.0.42', '*');
     const password = await tokenRequest(server.at, 'reader', 'wrong', '127.0.0.42', 'read');
     assert.deepEqual([scope.status, scope.body.error], [400, 'invalid_scope']);
@@ -82,7 +82,7 @@ describe('§8.2 token endpoint statuses', () => {
   });
 });
 
-test('§8.3 a missing scope grants the user permissions; a scope must be a subset', async () => {
+test('a missing scope grants the user permissions; a scope must be a subset', async () => {
   const body = new URLSearchParams({ client_id: 'runtime-admin', grant_type: 'password', username: 'reader', password: READER_PASSWORD }).toString();
   const res = await send(server.at('auth/token'), { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' }, from: '127.0.0.43' });
   assert.equal(res.status, 200);
@@ -95,7 +95,7 @@ test('§8.3 a missing scope grants the user permissions; a scope must be a subse
   assert.equal((await tokenRequest(server.at, 'reader', READER_PASSWORD, '127.0.0.43', 'read flows.write')).body.error, 'invalid_scope');
 });
 
-test('§8.4 bad or expired tokens are 401, never a silent downgrade to a default user', async () => {
+test('bad or expired tokens are 401, never a silent downgrade to a default user', async () => {
   const open = await startServer({ adminAuth: adminAuth({ default: { permissions: 'read' }, sessionExpiryTime: 1 }) });
   try {
     const t = await login(open);
@@ -112,7 +112,7 @@ test('§8.4 bad or expired tokens are 401, never a silent downgrade to a default
   }
 });
 
-test('§8.5 revoke needs ownership, or *', async () => {
+test('revoke needs ownership, or *', async () => {
   const victim = await login(server);
   const attempt = await request(server.at('auth/revoke'), { method: 'POST', json: { token: victim }, token: reader });
   assert.deepEqual([attempt.status, attempt.text], [200, '']);
@@ -126,7 +126,7 @@ test('§8.5 revoke needs ownership, or *', async () => {
   assert.equal((await request(server.at('settings'), { token: reader })).status, 200);
 });
 
-test('§8.6 tokens are stored hashed and capped (adminAuth.maxSessions)', { timeout: 60_000 }, async () => {
+test('tokens are stored hashed and capped (adminAuth.maxSessions)', { timeout: 60_000 }, async () => {
   const own = await startServer({ adminAuth: adminAuth({ maxSessions: 100 }) });
   try {
     const first = await login(own);
@@ -142,20 +142,20 @@ test('§8.6 tokens are stored hashed and capped (adminAuth.maxSessions)', { time
   }
 });
 
-describe('§8.7 the rate limiter', () => {
-  test('§8.7 successes do not count toward the limit', async () => {
+describe('the rate limiter', () => {
+  test('successes do not count toward the limit', async () => {
     for (let i = 0; i < 6; i++) assert.equal((await tokenRequest(server.at, 'admin', ADMIN_PASSWORD, '127.0.0.44')).status, 200);
   });
 
-  test('§8.7 nobody can lock a known user out from another address', async () => {
+  test('nobody can lock a known user out from another address', async () => {
     for (let i = 0; i < 6; i++) await tokenRequest(server.at, 'reader', 'wrong', '127.0.0.45');
     assert.equal((await tokenRequest(server.at, 'reader', READER_PASSWORD, '127.0.0.45', 'read')).status, 429);
     assert.equal((await tokenRequest(server.at, 'reader', READER_PASSWORD, '127.0.0.46', 'read')).status, 200);
   });
 });
 
-describe('§8.8 deploy completion', () => {
-  test('§8.8 the deploy answers after the nodes started: the new route answers at once', async () => {
+describe('deploy completion', () => {
+  test('the deploy answers after the nodes started: the new route answers at once', async () => {
     for (let i = 0; i < 5; i++) {
       const flows = [tab('h'), { id: 'in', type: 'http in', z: 'h', url: `/started-${i}`, method: 'get', x: 1, y: 1, wires: [['out']] },
         { id: 'out', type: 'http response', z: 'h', x: 2, y: 1, wires: [] }];
@@ -164,12 +164,12 @@ describe('§8.8 deploy completion', () => {
     }
   });
 
-  test('§8.8 unknown deployment types are refused', async () => {
+  test('unknown deployment types are refused', async () => {
     const res = await postFlows([], {}, { 'runtime-deployment-type': 'partial' });
     assert.deepEqual(res.body, { code: 'invalid_deployment_type', message: 'Invalid deployment type "partial": use full, nodes, flows or reload' });
   });
 
-  test('§8.8 a node that fails to stop is reported, not swallowed', async () => {
+  test('a node that fails to stop is reported, not swallowed', async () => {
     const flows = [tab('s'), { id: 'bad-stop', type: 'function', z: 's', func: 'return msg;', finalize: 'throw new Error("cannot stop")', outputs: 1, x: 1, y: 1, wires: [[]] }];
     await deploy(server, flows, { api: 'v2', token: admin });
     const mark = server.logs.length;
@@ -178,7 +178,7 @@ describe('§8.8 deploy completion', () => {
   });
 });
 
-test('§8.9 a missing type does not block the other flows, and /flows/state says so', async () => {
+test('a missing type does not block the other flows, and /flows/state says so', async () => {
   const flows = [
     tab('ok'), { id: 'in', type: 'http in', z: 'ok', url: '/unblocked', method: 'get', x: 1, y: 1, wires: [['out']] },
     { id: 'out', type: 'http response', z: 'ok', x: 2, y: 1, wires: [] },
@@ -190,7 +190,7 @@ test('§8.9 a missing type does not block the other flows, and /flows/state says
   assert.equal((await send(new URL('unblocked', server.url).href)).status, 200, 'the complete flow runs');
 });
 
-test('§8.10 a bad $ credentials blob fails the deploy and keeps the credentials in memory', async () => {
+test('a bad $ credentials blob fails the deploy and keeps the credentials in memory', async () => {
   const node = { id: 'cap', type: 'test-capture', z: 'c', x: 1, y: 1, wires: [] };
   await deploy(server, [tab('c'), { ...node, credentials: { user: 'kept', password: 'kept-pw' } }], { api: 'v2', token: admin });
   const bad = await postFlows([tab('c'), node], { credentials: { $: encryptNodeRedBlob({ cap: { user: 'x' } }, 'another-secret') } });
@@ -201,7 +201,7 @@ test('§8.10 a bad $ credentials blob fails the deploy and keeps the credentials
   assert.deepEqual(capture.credentials.get('cap'), { user: 'kept', password: 'kept-pw' });
 });
 
-test('§8.11 credentials are encrypted with authentication and a stretched key', async () => {
+test('credentials are encrypted with authentication and a stretched key', async () => {
   const doc = JSON.parse(await readFile(path.join(server.userDir, 'flows_cred.json'), 'utf8'));
   assert.equal(doc.data.alg, 'aes-256-gcm');
   assert.equal(doc.data.kdf, 'scrypt');
@@ -212,7 +212,7 @@ test('§8.11 credentials are encrypted with authentication and a stretched key',
   await assert.rejects(cipher.decrypt({ ...doc.data, data: bytes.toString('base64') }));
 });
 
-test('§8.12 multipart uploads are size-limited: 413, not an unbounded write', async () => {
+test('multipart uploads are size-limited: 413, not an unbounded write', async () => {
   const boundary = '----flaws';
   const big = Buffer.alloc(21 * 1024 * 1024, 1);
   const body = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="tarball"; filename="m.tgz"\r\n\r\n`), big, Buffer.from(`\r\n--${boundary}--\r\n`)]);
@@ -220,7 +220,7 @@ test('§8.12 multipart uploads are size-limited: 413, not an unbounded write', a
   assert.deepEqual([res.status, res.body.code], [413, 'payload_too_large']);
 });
 
-test('§8.13 /nodes answers JSON for any Accept a JSON client sends', async () => {
+test('/nodes answers JSON for any Accept a JSON client sends', async () => {
   for (const accept of [undefined, 'application/json', 'application/json, text/plain, */*', '*/*', 'application/json;q=0.9']) {
     const res = await send(server.at('nodes'), { headers: { authorization: `Bearer ${admin}`, ...(accept ? { accept } : {}) } });
     assert.equal(res.status, 200, `Accept: ${accept}`);
@@ -229,7 +229,7 @@ test('§8.13 /nodes answers JSON for any Accept a JSON client sends', async () =
   }
 });
 
-test('§8.14 enabling an unknown node set is 404 not_found; core sets do not claim to be user-installed', async () => {
+test('enabling an unknown node set is 404 not_found; core sets do not claim to be user-installed', async () => {
   const res = await request(server.at('nodes/node-red/no-such-set'), { method: 'PUT', json: { enabled: false }, token: admin });
   assert.equal(res.status, 404);
   assert.equal(res.body.code, 'not_found');

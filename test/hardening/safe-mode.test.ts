@@ -9,7 +9,7 @@ import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
 
 /**
- * Issue 12 finding 6, safe mode: an inject that fires once at start feeding code with no time
+ * Safe mode: an inject that fires once at start feeding code with no time
  * limit held the process at every restart. `runnel start --safe` (or RUNNEL_SAFE=1) starts with
  * the flows loaded but stopped, as Node-RED's --safe does, so the user can fix and deploy them.
  */
@@ -58,7 +58,7 @@ async function runtimeStateNotice(url: string): Promise<Record<string, unknown>>
   }
 }
 
-describe('issue 12 finding 6: safe mode', () => {
+describe('safe mode: flows that hold the process from start can be stopped and fixed', () => {
   test('reproduced: without safe mode, a runaway fed at start holds the admin API', async () => {
     const runnel = await spawnRunnel(await userDirWith('plain', runaway), settings);
     // The inject fires 1 s after start; from then on nothing answers.

@@ -5,7 +5,7 @@ import { hashSync } from '../../src/auth/bcrypt.js';
 import { ADMIN_PASSWORD, adminAuth, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 
 /**
- * Finding 7 of issue 12: a `*` token kept deploying after its user was demoted to `read` and
+ * Sessions follow their user: a `*` token kept deploying after its user was demoted to `read` and
  * stayed valid after the password changed; a user's older tokens were silently revoked after 100
  * newer logins. Sessions are now checked against the user's current settings, admins can list and
  * revoke them, and only a large total cap (adminAuth.maxSessions) expires the oldest.

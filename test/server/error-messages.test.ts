@@ -5,7 +5,7 @@ import { deploy } from '../helpers/deploy.js';
 import { describe as describeError } from '../../src/server/errors.js';
 import { isErrorCode } from '../../src/base/errors.js';
 
-/** Issue 18 item 8: a refusal a newcomer meets names the fix, through the real HTTP API. */
+/** A refusal a newcomer meets names the fix, through the real HTTP API. */
 describe('error messages that say the fix', () => {
   let server: TestServer;
   let token: string;
