@@ -1,4 +1,5 @@
 import type { ContextScope, DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
+import { evaluateJSONata } from './lib/jsonata.js';
 
 type Target = 'msg' | 'flow' | 'global';
 
@@ -128,7 +129,7 @@ export default function (RED: RedApi) {
         let value: unknown;
         if (s.exp) {
           try {
-            value = await new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(s.exp!, msg, (e, v) => (e ? reject(e) : resolve(v))));
+            value = await evaluateJSONata(RED.util, s.exp, msg);
           } catch (err) {
             this.error(`Invalid JSONata expression: ${(err as Error).message}`, msg);
             return;

@@ -1,5 +1,6 @@
 import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 import type { AdminRequest, AdminResponse } from './lib/admin-route.js';
+import { evaluateJSONata } from './lib/jsonata.js';
 
 interface Prop {
   p: string;
@@ -100,10 +101,6 @@ export default function (RED: RedApi) {
       }
       return p;
     });
-  }
-
-  function evaluateJSONata(exp: PreparedJSONata, msg: Msg): Promise<unknown> {
-    return new Promise((resolve, reject) => RED.util.evaluateJSONataExpression(exp, msg, (err, value) => (err ? reject(err) : resolve(value))));
   }
 
   class InjectNode extends RED.nodes.Node {
@@ -216,7 +213,7 @@ export default function (RED: RedApi) {
           continue;
         }
         try {
-          RED.util.setMessageProperty(msg, prop.p, await evaluateJSONata(exp, msg), true);
+          RED.util.setMessageProperty(msg, prop.p, await evaluateJSONata(RED.util, exp, msg), true);
         } catch (err) {
           errors.push(`Invalid JSONata expression: ${(err as Error).message}`);
         }

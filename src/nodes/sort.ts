@@ -6,6 +6,7 @@
  */
 import { bufferLimit } from './lib/seq-limit.js';
 import type { Held } from './lib/held.js';
+import { evaluateJSONata } from './lib/jsonata.js';
 import { SequenceGroups } from './lib/sequence-groups.js';
 import type { DoneFn, Msg, NodeConfig, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
@@ -24,10 +25,7 @@ export default function (RED: RedApi) {
   const invalidExp = (err: unknown) => `Invalid JSONata expression in sort node: ${(err as Error).message}`;
   const TOO_MANY = 'Too many pending messages in sort node';
 
-  function evaluate(exp: PreparedJSONata, input: unknown): Promise<unknown> {
-    return new Promise((resolve, reject) =>
-      RED.util.evaluateJSONataExpression(exp, input, (err, value) => (err ? reject(invalidExp(err)) : resolve(value))));
-  }
+  const evaluate = (exp: PreparedJSONata, input: unknown) => evaluateJSONata(RED.util, exp, input).catch((err: unknown) => Promise.reject(invalidExp(err)));
 
   class SortNode extends RED.nodes.Node {
     order: string;

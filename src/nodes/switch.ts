@@ -8,6 +8,7 @@
  * its own msg.parts (new id, index and count), as Node-RED does.
  */
 import { bufferLimit } from './lib/seq-limit.js';
+import { evaluateJSONata } from './lib/jsonata.js';
 import type { DoneFn, Msg, NodeConfig, NodeInstance, PreparedJSONata, RedApi, SendFn } from '../runtime/red-api/red-api-types.js';
 
 /** A rule operand: a constant, the previous property value, or something read per message. */
@@ -116,10 +117,7 @@ export default function (RED: RedApi) {
   }
 
   /** Rejects with Node-RED's wording as a plain string, which catch nodes show as is. */
-  function evaluateJSONata(exp: PreparedJSONata, msg: Msg): Promise<unknown> {
-    return new Promise((resolve, reject) =>
-      RED.util.evaluateJSONataExpression(exp, msg, (e, v) => (e ? reject(invalidExpression(e)) : resolve(v))));
-  }
+  const evaluate = (exp: PreparedJSONata, msg: Msg) => evaluateJSONata(RED.util, exp, msg).catch((err: unknown) => Promise.reject(invalidExpression(err)));
 
   class SwitchNode extends RED.nodes.Node {
     property: string;
@@ -307,7 +305,7 @@ export default function (RED: RedApi) {
     private async routeAsync(msg: Msg, send: SendFn, done: DoneFn): Promise<void> {
       let property: unknown;
       try {
-        property = this.propertyExp ? await evaluateJSONata(this.propertyExp, msg) : this.subjectOf(msg);
+        property = this.propertyExp ? await evaluate(this.propertyExp, msg) : this.subjectOf(msg);
       } catch (err) {
         // Node-RED only warns when the property expression fails, so catch nodes never see it.
         this.warn(err);
@@ -322,8 +320,8 @@ export default function (RED: RedApi) {
             rule.v.exp.assign('N', msg.parts.count);
           }
           values.push([
-            rule.v.exp ? await evaluateJSONata(rule.v.exp, msg) : this.read(rule.v, msg),
-            rule.v2.exp ? await evaluateJSONata(rule.v2.exp, msg) : this.read(rule.v2, msg),
+            rule.v.exp ? await evaluate(rule.v.exp, msg) : this.read(rule.v, msg),
+            rule.v2.exp ? await evaluate(rule.v2.exp, msg) : this.read(rule.v2, msg),
           ]);
         }
         send(this.decide(msg, property, values));

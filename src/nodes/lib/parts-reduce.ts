@@ -7,6 +7,7 @@
  */
 import type { Held } from './held.js';
 import { SequenceGroups } from './sequence-groups.js';
+import { evaluateJSONata } from './jsonata.js';
 import type { PreparedJSONata, RedUtil, UtilNode } from '../../runtime/red-api/red-api-types.js';
 
 export interface ReduceOptions {
@@ -82,12 +83,12 @@ export class Reducer {
         exp.assign('I', h.msg.parts.index);
         exp.assign('N', group.length);
         exp.assign('A', acc);
-        acc = await this.evaluate(exp, h.msg);
+        acc = await evaluateJSONata(this.util, exp, h.msg);
       }
       if (fixup) {
         fixup.assign('N', group.length);
         fixup.assign('A', acc);
-        acc = await this.evaluate(fixup, {});
+        acc = await evaluateJSONata(this.util, fixup, {});
       }
       // Node-RED sends the last message in fold order with the result as its payload: it keeps
       // msg.res of an http-in request, msg.parts and everything else the flow relies on.
@@ -106,9 +107,5 @@ export class Reducer {
     return new Promise((resolve, reject) =>
       this.util.evaluateNodeProperty(this.options.init, this.options.initType, this.node, {}, (err, value) => (err ? reject(err) : resolve(value))),
     );
-  }
-
-  private evaluate(exp: PreparedJSONata, msg: unknown): Promise<unknown> {
-    return new Promise((resolve, reject) => this.util.evaluateJSONataExpression(exp, msg, (err, value) => (err ? reject(err) : resolve(value))));
   }
 }
