@@ -28,6 +28,8 @@ const OUTSIDE = new Set([
   'flows/util.js',
   'flows/index.js',
   'context/index.js',
+  // npm's entry script (npm/bin/npm-cli.js), found beside the node executable.
+  'npm-cli.js',
 ]);
 const PROJECT_FOLDERS = ['src/', 'test/', 'bench/', 'test-ecosystem/', 'scripts/', 'docs/', 'deploy/', 'bin/'];
 
