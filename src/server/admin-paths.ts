@@ -49,7 +49,7 @@ const UNUSUAL = /%|\/\/|\/\.|;/;
  * absolute URL dropped, percent-escapes decoded (`%2f` separates), empty and `.` segments dropped,
  * `..` applied, `;` parameters cut off. The result escapes `%`, `?` and `#` for the router.
  */
-export function normalPath(url: string): string {
+function normalPath(url: string): string {
   const q = url.indexOf('?');
   let path = q === -1 ? url : url.slice(0, q);
   if (path.charCodeAt(0) !== 47) path = path.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
