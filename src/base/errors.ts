@@ -39,6 +39,7 @@ export const ERRORS = {
   insufficient_scope: [401, "the token's permissions do not cover the operation (401 with RFC 6750's error, as Node-RED answers)"],
   cross_site_request: [403, 'a state-changing admin request came from a web page of another origin'],
   host_not_allowed: [403, 'the Host header names a host the unauthenticated admin API does not answer to (DNS rebinding)'],
+  https_required: [403, 'requireHttps is set and a websocket (/comms) was opened over plain ws://; use wss://'],
   dependency_not_allowed: [403, 'a dependency of an uploaded or local module is not from the registry (file:, link:, git or URL)'],
   diagnostics_disabled: [403, 'GET /diagnostics is turned off by diagnostics.enabled: false'],
   install_not_allowed: [403, 'installing modules (or this module) is disabled by the settings'],

@@ -32,6 +32,8 @@ import { editorSettings } from './editor/editor-settings.js';
 import { NodeResources } from './editor/node-resources.js';
 import { buildTheme } from './editor/theme.js';
 import { CommsServer } from './comms/comms-server.js';
+import proxyaddr from '@fastify/proxy-addr';
+import { trustProxy } from './http-node/app-settings.js';
 import { bridgeRuntimeToComms } from './comms/runtime-bridge.js';
 import path from 'node:path';
 import FindMyWay from 'find-my-way';
@@ -90,7 +92,17 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   const resources = new NodeResources(services.admin.nodes);
 
   if (!settings.disableEditor) {
-    const comms = new CommsServer(app.server, { path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`, auth: services.auth, log: services.log, originCheck });
+    const trust = trustProxy(settings.trustProxy);
+    const comms = new CommsServer(app.server, {
+      path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`,
+      auth: services.auth,
+      log: services.log,
+      originCheck,
+      requireHttps: settings.requireHttps,
+      clientAddress: (req) => (trust ? proxyaddr(req, trust) : (req.socket.remoteAddress ?? '')),
+      // A quarter of the connections at most: the rest stays for the admin and /health.
+      maxPending: Math.max(1, Math.floor(settings.httpServerLimits.maxConnections / 4)),
+    });
     const detach = bridgeRuntimeToComms(services.admin, comms);
     app.decorate('comms', comms);
     // Open websockets would keep the server from closing.

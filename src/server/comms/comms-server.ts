@@ -1,12 +1,16 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import type { WebSocketServer, WebSocket, RawData } from 'ws';
 import type * as WsModule from 'ws';
 import { lazy } from '../../base/lazy.js';
 import type { AuthService } from '../../auth/types.js';
 import type { Logger } from '../../base/log.js';
+import { RunnelError } from '../../base/errors.js';
+import { normaliseAddress } from '../../auth/throttle.js';
 import { topicMatches } from './topics.js';
-
+import { hasPermission } from '../../auth/permissions.js';
+import { PendingAdmission } from './admission.js';
 import type { OriginCheck } from '../request-origin.js';
 
 export interface CommsOptions {
@@ -22,6 +26,14 @@ export interface CommsOptions {
   maxQueueBytes?: number;
   /** Refuses upgrades from pages of other origins and, without adminAuth, unknown Host names. */
   originCheck?: OriginCheck;
+  /** requireHttps: a plain ws:// upgrade is refused (the token would travel in clear). */
+  requireHttps?: boolean;
+  /** The client's address (a trusted proxy's X-Forwarded-For), which bounds its unauthenticated sockets. */
+  clientAddress?: (req: IncomingMessage) => string;
+  /** Milliseconds a socket may stay open without authenticating (the editor sends its token at once). */
+  authTimeoutMs?: number;
+  /** Unauthenticated sockets allowed at once, in all; keep it well below the server's connection cap. */
+  maxPending?: number;
 }
 
 /** Node-RED batches what it sends: at most this many messages per frame, gathered for BATCH_MS. */
@@ -39,10 +51,19 @@ const AUTH_CHECK_MS = 1000;
 const REVOKED_GRACE_MS = 3000;
 /** Client messages are small: subscriptions and the auth token. */
 const MAX_PAYLOAD = 64 * 1024;
+/** Node-RED lets an editor on /comms only with this permission (a `nodes.read` token gets nothing). */
+const COMMS_PERMISSION = 'status.read';
+/** Unauthenticated sockets one address may hold (an editor opens one per tab and sends its token at once). */
+const PENDING_PER_ADDRESS = 10;
+/** Filters one client may hold: the editor takes about ten; each is scanned on every publish. */
+const MAX_SUBSCRIPTIONS = 256;
+/** Topics are short paths; a longer filter is refused. */
+const MAX_FILTER_LENGTH = 1024;
 
 class Client {
   active = false;
   token: string | undefined;
+  authTimer: ReturnType<typeof setTimeout> | undefined;
   readonly subscriptions = new Set<string>();
   /** Serialised `{topic,data}` entries waiting for the next frame, from index `head` on. */
   queue: string[] = [];
@@ -56,7 +77,8 @@ class Client {
   /** Messages from the client are handled one at a time (the auth check is asynchronous). */
   chain: Promise<void> = Promise.resolve();
 
-  constructor(readonly ws: WebSocket) {}
+  /** `socket` is the connection under `ws`, by which the admission counts it until it authenticates. */
+  constructor(readonly ws: WebSocket, readonly socket: Duplex) {}
 
   get waiting(): number {
     return this.queue.length - this.head;
@@ -120,12 +142,14 @@ export class CommsServer {
   private readonly maxQueue: number;
   private readonly maxQueueBytes: number;
   private readonly ticker: ReturnType<typeof setInterval>;
+  private readonly pending: PendingAdmission<Duplex>;
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head);
 
   constructor(private readonly server: Server, private readonly opts: CommsOptions) {
     this.heartbeatMs = opts.heartbeatMs ?? 15_000;
     this.maxQueue = opts.maxQueue ?? 1000;
     this.maxQueueBytes = opts.maxQueueBytes ?? 1024 * 1024;
+    this.pending = new PendingAdmission(PENDING_PER_ADDRESS, opts.maxPending ?? 200);
     server.on('upgrade', this.onUpgrade);
     this.ticker = setInterval(() => this.tick(), Math.min(AUTH_CHECK_MS, this.heartbeatMs));
     this.ticker.unref();
@@ -194,6 +218,7 @@ export class CommsServer {
     clearInterval(this.ticker);
     this.server.off('upgrade', this.onUpgrade);
     for (const client of this.clients) {
+      this.settle(client);
       clearTimeout(client.timer);
       clearTimeout(client.revokedTimer);
       client.ws.terminate();
@@ -206,24 +231,37 @@ export class CommsServer {
     const pathname = (req.url ?? '').split('?')[0];
     // Other paths belong to whoever else listens (websocket nodes through RED.server).
     if (pathname !== this.opts.path && pathname !== `${this.opts.path}/`) return;
+    if (this.opts.requireHttps && !isSecure(req)) {
+      return refuse(socket, new RunnelError('https_required', 'requireHttps: connect to /comms over wss://'));
+    }
     const refusal = this.opts.originCheck?.('GET', req.headers);
-    if (refusal) {
-      const body = JSON.stringify({ code: refusal.code, message: refusal.message });
-      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-      return;
+    if (refusal) return refuse(socket, refusal);
+    if (this.opts.auth.enabled) {
+      const address = normaliseAddress(this.opts.clientAddress?.(req) ?? req.socket.remoteAddress ?? '');
+      this.pending.admit(socket, address, () => socket.destroy());
+      // Also covers a socket that dies during the handshake and never reaches connect.
+      socket.once('close', () => this.pending.release(socket));
     }
     this.wss ??= new (ws().WebSocketServer)({ noServer: true, maxPayload: MAX_PAYLOAD });
-    this.wss.handleUpgrade(req, socket, head, (socket) => this.connect(socket));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.connect(ws, socket));
   }
 
-  private connect(ws: WebSocket): void {
-    const client = new Client(ws);
+  private connect(ws: WebSocket, socket: Duplex): void {
+    const client = new Client(ws, socket);
     this.clients.add(client);
     client.active = !this.opts.auth.enabled;
+    if (this.opts.auth.enabled) {
+      client.authTimer = setTimeout(() => {
+        this.opts.log.debug('comms: closing a connection that did not authenticate in time');
+        this.fail(client);
+      }, this.opts.authTimeoutMs ?? 5000);
+      client.authTimer.unref();
+    }
     ws.on('message', (data: RawData) => {
       client.chain = client.chain.then(() => this.receive(client, data));
     });
     ws.on('close', () => {
+      this.settle(client);
       clearTimeout(client.timer);
       clearTimeout(client.revokedTimer);
       this.clients.delete(client);
@@ -242,13 +280,19 @@ export class CommsServer {
     }
     if (this.opts.auth.enabled && (typeof msg.auth === 'string' || !client.active)) {
       const principal = typeof msg.auth === 'string' ? await this.opts.auth.authenticate(msg.auth) : null;
-      if (!principal) return this.fail(client);
+      if (!principal || !hasPermission(principal.scope, COMMS_PERMISSION)) return this.fail(client);
+      this.settle(client);
       client.token = msg.auth as string;
       client.active = true;
       this.sendRaw(client, '{"auth":"ok"}');
       return;
     }
     if (typeof msg.subscribe === 'string') {
+      if (client.subscriptions.has(msg.subscribe)) return;
+      if (client.subscriptions.size >= MAX_SUBSCRIPTIONS || msg.subscribe.length > MAX_FILTER_LENGTH) {
+        this.opts.log.warn({ subscriptions: client.subscriptions.size }, 'comms: a subscription beyond the bounds was ignored');
+        return;
+      }
       client.subscriptions.add(msg.subscribe);
       for (const [topic, entry] of this.retained) if (topicMatches(msg.subscribe, topic)) this.enqueue(client, entry);
     } else if (typeof msg.unsubscribe === 'string') {
@@ -256,7 +300,14 @@ export class CommsServer {
     }
   }
 
+  /** Stops counting the client as unauthenticated (it authenticated, failed or closed). */
+  private settle(client: Client): void {
+    clearTimeout(client.authTimer);
+    this.pending.release(client.socket);
+  }
+
   private fail(client: Client): void {
+    this.settle(client);
     client.active = false;
     this.sendRaw(client, '{"auth":"fail"}');
     client.ws.close();
@@ -297,7 +348,7 @@ export class CommsServer {
       if (!client.active) continue;
       if (client.token !== undefined) {
         void this.opts.auth.authenticate(client.token).then((p) => {
-          if (p || !client.active) return;
+          if ((p && hasPermission(p.scope, COMMS_PERMISSION)) || !client.active) return;
           client.active = false;
           client.clear();
           client.revokedTimer = setTimeout(() => this.fail(client), REVOKED_GRACE_MS);
@@ -307,4 +358,17 @@ export class CommsServer {
       if (now - client.lastSent >= this.heartbeatMs && client.waiting === 0) this.sendRaw(client, `[{"topic":"hb","data":${now}}]`);
     }
   }
+}
+
+/** Over TLS, or behind a TLS-terminating proxy that says so (as requireHttps trusts it for requests). */
+function isSecure(req: IncomingMessage): boolean {
+  if ((req.socket as TLSSocket).encrypted) return true;
+  const proto = req.headers['x-forwarded-proto'];
+  return typeof proto === 'string' && proto.split(',')[0].trim().toLowerCase() === 'https';
+}
+
+/** Answers an upgrade request with a 403 and its JSON error, and closes the socket. */
+function refuse(socket: Duplex, error: RunnelError): void {
+  const body = JSON.stringify({ code: error.code, message: error.message });
+  socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
