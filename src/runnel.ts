@@ -59,7 +59,8 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const metrics = settings.metrics.enabled ? new (await import('./server/metrics/metrics.js')).Metrics(admin.metrics, settings.httpNodeRoot) : undefined;
   if (settings.unsupported.length > 0) log.warn(`Settings Runnel does not support (ignored): ${settings.unsupported.join(', ')}`);
   const app = await buildApp({ settings, log, storage, auth, admin, httpNode, httpAdmin, metrics }, { tls });
-  const stopTlsRefresh = tls ? refreshTls(app.server as unknown as HttpsServer, settings, tls, log) : () => {};
+  const tlsServers = [app.server as unknown as HttpsServer];
+  const stopTlsRefresh = tls ? refreshTls(tlsServers, settings, tls, log) : () => {};
   runtime.attachServer(app.server);
   await runtime.load();
   let metricsServer: Server | undefined;
@@ -72,7 +73,10 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
     url = `${tls ? 'https' : 'http'}://${host}:${port}${settings.httpAdminRoot === '/' ? '/' : `${settings.httpAdminRoot}/`}`;
     options.onListening?.(url);
     await runtime.start();
-    if (metrics && settings.metrics.port !== undefined) metricsServer = await startMetricsListener(metrics, settings.uiHost, settings.metrics.port);
+    if (metrics && settings.metrics.port !== undefined) {
+      metricsServer = await startMetricsListener(metrics, { settings, auth, host: settings.uiHost, port: settings.metrics.port, tls });
+      if (tls) tlsServers.push(metricsServer as unknown as HttpsServer);
+    }
   } catch (e) {
     stopTlsRefresh();
     await app.close();
@@ -88,7 +92,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const metricsAddress = metricsServer?.address();
   return {
     url,
-    ...(typeof metricsAddress === 'object' && metricsAddress ? { metricsUrl: `http://${host}:${metricsAddress.port}/metrics` } : {}),
+    ...(typeof metricsAddress === 'object' && metricsAddress ? { metricsUrl: `${tls ? 'https' : 'http'}://${host}:${metricsAddress.port}/metrics` } : {}),
     settings,
     log,
     runtime,

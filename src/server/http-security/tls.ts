@@ -35,10 +35,11 @@ const differs = (a: unknown, b: unknown) =>
   a === undefined || (Buffer.isBuffer(a) && Buffer.isBuffer(b) ? !a.equals(b) : String(a) !== String(b));
 
 /**
- * httpsRefreshInterval: calls the `https` function every so many hours and swaps the server's
- * certificate when key or cert changed (renewed certificates without a restart). Returns a stop function.
+ * httpsRefreshInterval: calls the `https` function every so many hours and swaps the servers'
+ * certificate when key or cert changed (renewed certificates without a restart). `servers` is read
+ * at each refresh, so a listener started later (metrics.port) can be added. Returns a stop function.
  */
-export function refreshTls(server: HttpsServer, settings: Settings, initial: TlsOptions, log: Logger): () => void {
+export function refreshTls(servers: readonly HttpsServer[], settings: Settings, initial: TlsOptions, log: Logger): () => void {
   const hours = settings.httpsRefreshInterval;
   if (hours === undefined) return () => {};
   let current = initial;
@@ -47,7 +48,7 @@ export function refreshTls(server: HttpsServer, settings: Settings, initial: Tls
     callHttps(settings)
       .then((next) => {
         if (!differs(current.key, next.key) && !differs(current.cert, next.cert)) return;
-        server.setSecureContext(next);
+        for (const server of servers) server.setSecureContext(next);
         current = next;
         log.info('https settings refreshed');
       })
