@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { WebSocket } from 'ws';
 import { CommsServer } from '../../src/server/comms/comms-server.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/base/log.js';
 import type { AuthService } from '../../src/auth/types.js';
 import { adminAuth, eventually, login, request, startServer, READER_PASSWORD, type TestServer } from '../helpers/server.js';
 import { send } from './support.js';
