@@ -23,6 +23,7 @@ import { RouteWait } from './http-node/route-wait.js';
 import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
 import { AdminPaths } from './admin-paths.js';
+import { receiveBudget } from './receive-budget.js';
 import { answerUnclaimedUpgrades, applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
@@ -115,7 +116,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   applyServerLimits(app.server, settings);
   answerUnclaimedUpgrades(app.server);
   if (settings.requireHttps) app.addHook('onRequest', requireHttpsHook(settings));
-  app.addHook('onRequest', bodyBudget(settings));
+  app.addHook('onRequest', bodyBudget(settings, receiveBudget(app.server, settings.httpServerLimits.bodyBufferTotal)));
   app.addHook('onRequest', corsPreflight(settings));
   // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
   // an unserved http-in path (Express's page) even when both share a root.

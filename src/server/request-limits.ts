@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../settings/settings.js';
 import { RunnelError } from '../base/errors.js';
+import type { ReceiveBudget } from './receive-budget.js';
 
 /**
  * Bounds on what clients can make the server hold. Bodies are buffered before routes see them,
@@ -10,9 +11,7 @@ import { RunnelError } from '../base/errors.js';
  * requests in flight are counted against one budget, and a request that would pass it is refused
  * with 503 before its body is read. A chunked body without a length is counted at apiMaxLength.
  */
-export function bodyBudget(settings: Settings) {
-  const limit = settings.httpServerLimits.bodyBufferTotal;
-  let held = 0;
+export function bodyBudget(settings: Settings, budget: ReceiveBudget) {
   // A callback hook, not an async one: every request passes here, and a promise per request is
   // a measurable share of an http-in flow.
   return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
@@ -20,14 +19,11 @@ export function bodyBudget(settings: Settings) {
     const length = headers['content-length'];
     const size = length !== undefined ? Math.min(Number(length) || 0, settings.apiMaxLength) : headers['transfer-encoding'] !== undefined ? settings.apiMaxLength : 0;
     if (size === 0) return done();
-    if (held + size > limit) {
+    if (!budget.take(size)) {
       void reply.header('Retry-After', '5').header('Connection', 'close');
       return done(new RunnelError('server_busy', 'The server is receiving as many request bodies as it may hold; retry shortly'));
     }
-    held += size;
-    reply.raw.once('close', () => {
-      held -= size;
-    });
+    reply.raw.once('close', () => budget.release(size));
     done();
   };
 }

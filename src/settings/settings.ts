@@ -71,6 +71,8 @@ export interface Settings extends HttpSecuritySettings {
   httpNodeRouteWait: number;
   /** Bytes (accepts "5mb" style strings in the file). */
   apiMaxLength: number;
+  /** Bytes of one message a `websocket in` listener or client accepts (Node-RED: 100 MiB, ws's default). */
+  webSocketNodeMaxPayload: number;
   nodeCloseTimeout: number;
   /** Node-RED's safe mode (`--safe`, `RUNNEL_SAFE=1`): the flows are loaded, not started, until a deploy or POST /flows/state starts them. */
   safeMode: boolean;
@@ -165,7 +167,7 @@ const KNOWN_KEYS = new Set([
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
-  'instanceId', 'instanceUrl', 'safeMode', ...HTTP_SECURITY_KEYS,
+  'instanceId', 'instanceUrl', 'safeMode', 'webSocketNodeMaxPayload', ...HTTP_SECURITY_KEYS,
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -489,6 +491,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     httpNodeNotFound: pick(raw, 'httpNodeNotFound', (v) => v === 'express' || v === 'json', '"express" or "json"', 'express' as const),
     httpNodeRouteWait: pick(raw, 'httpNodeRouteWait', isInt(0, 3_600_000), 'milliseconds (0 = no wait)', 10000),
     apiMaxLength: raw.apiMaxLength === undefined ? 5 * 1024 * 1024 : parseSize(raw.apiMaxLength, 'apiMaxLength'),
+    webSocketNodeMaxPayload: raw.webSocketNodeMaxPayload === undefined ? 1024 * 1024 : parseSize(raw.webSocketNodeMaxPayload, 'webSocketNodeMaxPayload'),
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
     safeMode: pick(raw, 'safeMode', isBool, 'true or false', false) || /^(1|true|yes)$/i.test(env.RUNNEL_SAFE ?? ''),
     functionGlobalContext: fgc,

@@ -16,6 +16,7 @@ import type { Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red
 import type { TlsConfigNode } from '../tls/tls.js';
 import { proxySelector } from '../proxy/select.js';
 import { tunnelAgent } from '../proxy/tunnel.js';
+import { receiveBudgetOf, type ReceiveBudget } from '../../../server/receive-budget.js';
 
 /** ws (~12 MiB resident with its parsers) loads when a flow first uses a websocket node. */
 const ws = lazy<typeof WsModule>('ws');
@@ -77,11 +78,41 @@ function listenersOf(server: Server): Map<string, { wss: WebSocketServer }> {
       if (!listener) return;
       listener.wss.handleUpgrade(req, socket, head, (ws) => {
         if (socket instanceof net.Socket) rawSockets.set(ws, socket);
+        countReceived(ws, socket, receiveBudgetOf(server));
         listener.wss.emit('connection', ws, req);
       });
     });
   }
   return map;
+}
+
+/**
+ * Counts the bytes a connection has received towards a message not yet complete against the
+ * server's receive budget (the one request bodies use): ws assembles each message in memory, up to
+ * webSocketNodeMaxPayload, so many clients each sending a large message slowly would otherwise
+ * hold that much each. Frame headers count too and bytes of a next frame that arrive with the end
+ * of a message are not, so the count is right give or take one read. A connection whose next
+ * read would pass the budget is closed.
+ */
+function countReceived(ws: WebSocket, socket: Duplex, budget: ReceiveBudget | undefined): void {
+  if (!budget) return;
+  let held = 0;
+  const release = () => {
+    budget.release(held);
+    held = 0;
+  };
+  // Before ws's own listener, so a message completed by this chunk releases the chunk with it.
+  socket.prependListener('data', (chunk: Buffer) => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (!budget.take(chunk.length)) {
+      release();
+      ws.terminate();
+      return;
+    }
+    held += chunk.length;
+  });
+  ws.on('message', release);
+  ws.on('close', release);
 }
 
 /** `hb` seconds, or 0 for none. */
@@ -102,6 +133,8 @@ export default function (RED: RedApi) {
     let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
     let heartbeatTimer: ReturnType<typeof setInterval> | undefined;
     const heartbeat = heartbeatMs(config.hb);
+    // A larger message closes the connection (1009); Node-RED accepts up to ws's 100 MiB.
+    const maxPayload = typeof RED.settings.webSocketNodeMaxPayload === 'number' ? RED.settings.webSocketNodeMaxPayload : 1024 * 1024;
     // Node-RED's client follows http_proxy/https_proxy/no_proxy (ws:// as http, wss:// as https).
     const selectProxy = proxySelector(RED, {});
     const proxyFor = (url: string) => selectProxy(url.replace(/^ws/i, 'http'));
@@ -199,7 +232,7 @@ export default function (RED: RedApi) {
 
     function connect() {
       reconnectTimer = undefined;
-      const options: Record<string, unknown> = {};
+      const options: Record<string, unknown> = { maxPayload };
       const tlsNode = config.tls ? (RED.nodes.getNode(String(config.tls)) as TlsConfigNode | null) : null;
       tlsNode?.addTLSOptions(options);
       const headers = upgradeHeaders();
@@ -227,7 +260,7 @@ export default function (RED: RedApi) {
         node.error(`Cannot have two WebSocket listeners on the same path: ${path}`);
       } else {
         const verifyClient = RED.settings.webSocketNodeVerifyClient;
-        wss = new (ws().WebSocketServer)({ noServer: true, ...(typeof verifyClient === 'function' ? { verifyClient: verifyClient as never } : {}) });
+        wss = new (ws().WebSocketServer)({ noServer: true, maxPayload, ...(typeof verifyClient === 'function' ? { verifyClient: verifyClient as never } : {}) });
         wss.setMaxListeners(0);
         wss.on('connection', (socket: WebSocket) => track(socket, RED.util.generateId()));
         byPath?.set(fullPath, { wss });
