@@ -23,7 +23,7 @@ import { RouteWait } from './http-node/route-wait.js';
 import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
 import { AdminPaths } from './admin-paths.js';
-import { receiveBudget } from './receive-budget.js';
+import { receiveBudget } from '../base/receive-budget.js';
 import { answerUnclaimedUpgrades, applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../settings/settings.js';
 import { RunnelError } from '../base/errors.js';
-import type { ReceiveBudget } from './receive-budget.js';
+import type { ReceiveBudget } from '../base/receive-budget.js';
 
 /**
  * Bounds on what clients can make the server hold. Bodies are buffered before routes see them,

@@ -16,7 +16,7 @@ import type { Msg, NodeConfig, NodeInstance, RedApi } from '../../../runtime/red
 import type { TlsConfigNode } from '../tls/tls.js';
 import { proxySelector } from '../proxy/select.js';
 import { tunnelAgent } from '../proxy/tunnel.js';
-import { receiveBudgetOf, type ReceiveBudget } from '../../../server/receive-budget.js';
+import { receiveBudgetOf, type ReceiveBudget } from '../../../base/receive-budget.js';
 
 /** ws (~12 MiB resident with its parsers) loads when a flow first uses a websocket node. */
 const ws = lazy<typeof WsModule>('ws');
