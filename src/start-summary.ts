@@ -29,6 +29,7 @@ export function startSummary(settings: Settings, key: CredentialKey): StartSumma
 }
 
 function storageOf(settings: Settings): string {
+  if (settings.storageModule) return `the storage module of the settings (storageModule); history in ${path.join(settings.userDir, '.history')}`;
   if (settings.storage.type === 'file') return `files in the user dir (${path.resolve(settings.userDir, settings.flowFile)})`;
   // The URL's password stays out of the output.
   const url = new URL(settings.storage.url);
@@ -40,6 +41,7 @@ function keyOf(settings: Settings, key: CredentialKey): string {
     case 'user':
       return `credentialSecret from ${settings.settingsFile ?? 'the settings'}`;
     case 'system':
+      if (settings.storageModule) return 'generated key (_credentialSecret in the storage module\'s settings); set credentialSecret to choose your own';
       return settings.storage.type === 'file'
         ? `generated key (_credentialSecret in ${path.join(settings.userDir, '.config.runtime.json')}); set credentialSecret to choose your own`
         : 'generated key (_credentialSecret in the database); set credentialSecret to choose your own';

@@ -47,7 +47,7 @@ export async function exportNodeRed(settings: Settings, outDir: string | undefin
     const credentials = await decrypt(snapshot, key, storedCredentialsName(settings));
     const dir = path.resolve(outDir ?? settings.userDir);
     await writableDir(dir);
-    const inPlace = dir === settings.userDir && settings.storage.type === 'file';
+    const inPlace = dir === settings.userDir && settings.storage.type === 'file' && !settings.storageModule;
     return await write({ settings, snapshot, key, credentials, dir, inPlace });
   } finally {
     await storage.close();

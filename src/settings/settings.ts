@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { LogFormat, LogLevel } from '../base/log.js';
 import { HTTP_SECURITY_KEYS, HttpSettingsError, parseHttpSecurity, type HttpSecuritySettings } from './http.js';
+import { storageModuleProblem, type NodeRedStorageModule } from './storage-module.js';
 import { unsupportedSettings } from './unsupported.js';
 
 /** A configured admin user. `password` is a bcrypt hash. */
@@ -111,6 +112,8 @@ export interface Settings extends HttpSecuritySettings {
   contextStorage: ContextStorageSettings | undefined;
   /** Where flows, credentials, sessions and runtime settings live. */
   storage: StorageSettings;
+  /** Node-RED's `storageModule`: a custom module with its storage API keeps the flows instead of the user dir's files. */
+  storageModule: NodeRedStorageModule | undefined;
   /** This instance's name in a cluster; undefined = generated once and kept in the user dir. */
   instanceId: string | undefined;
   /** How other instances and operators reach this one (shown in GET /cluster). */
@@ -166,7 +169,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage',
+  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
   'instanceId', 'instanceUrl', 'safeMode', 'webSocketNodeMaxPayload', ...HTTP_SECURITY_KEYS,
 ]);
 
@@ -387,6 +390,23 @@ function parseStorage(v: unknown, envUrl: string | undefined): StorageSettings {
   return { type: 'postgres', url, schema, poolSize: poolSize as number };
 }
 
+/**
+ * Node-RED takes a module object (required in settings.js) or the name of one of its own: only
+ * `localfilesystem`, which is Runnel's file backend.
+ */
+function parseStorageModule(v: unknown, storage: StorageSettings): NodeRedStorageModule | undefined {
+  if (v === undefined || v === null || v === 'localfilesystem') return undefined;
+  if (typeof v === 'string') {
+    throw new SettingsError(`storageModule ${JSON.stringify(v)} is not a built-in storage ("localfilesystem" is the only one): require the module in a .js settings file, e.g. storageModule: require("${v}")`);
+  }
+  const problem = storageModuleProblem(v);
+  if (problem !== undefined) throw new SettingsError(`storageModule ${problem}`);
+  if (storage.type === 'postgres') {
+    throw new SettingsError('storageModule cannot be combined with storage.type "postgres" (or RUNNEL_STORAGE_URL): a cluster keeps its flows in PostgreSQL; remove one of the two');
+  }
+  return v as NodeRedStorageModule;
+}
+
 function objectSetting(raw: Raw, key: string): Raw {
   const v = raw[key] ?? {};
   if (!isObject(v)) throw new SettingsError(`${key} must be an object`);
@@ -468,6 +488,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
   }
+  const storage = parseStorage(raw.storage, env.RUNNEL_STORAGE_URL);
   const extra: Raw = {};
   for (const [key, value] of Object.entries(raw)) if (!KNOWN_KEYS.has(key)) extra[key] = value;
   let http: HttpSecuritySettings;
@@ -516,7 +537,8 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     httpServerLimits: parseServerLimits(raw.httpServerLimits),
     httpAdminAllowedHosts: (raw.httpAdminAllowedHosts as string[] | undefined) ?? [],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
-    storage: parseStorage(raw.storage, env.RUNNEL_STORAGE_URL),
+    storage,
+    storageModule: parseStorageModule(raw.storageModule, storage),
     instanceId: pick(raw, 'instanceId', (v) => typeof v === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(v), 'a name of letters, digits, ".", "_" and "-"', undefined),
     instanceUrl: pick(raw, 'instanceUrl', (v) => typeof v === 'string' && URL.canParse(v), 'an absolute URL', undefined),
     flowHistory: { max: pick(objectSetting(raw, 'flowHistory'), 'max', isInt(1, 100_000), 'a positive integer (flowHistory.max)', 50) },

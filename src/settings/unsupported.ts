@@ -21,7 +21,7 @@ export const HONOURED: readonly string[] = [
   'adminAuth', 'https', 'httpsRefreshInterval', 'requireHttps', 'httpNodeAuth', 'httpStaticAuth',
   'uiPort', 'uiHost', 'apiMaxLength', 'httpServerOptions', 'httpAdminRoot', 'httpAdminMiddleware', 'httpAdminCors',
   'httpNodeRoot', 'httpNodeCors', 'httpNodeMiddleware', 'httpStatic', 'httpStaticRoot', 'httpStaticCors', 'proxyOptions',
-  'runtimeState', 'telemetry', 'diagnostics', 'logging', 'contextStorage', 'exportGlobalContextKeys', 'externalModules', 'safeMode', 'envVarExcludes',
+  'storageModule', 'runtimeState', 'telemetry', 'diagnostics', 'logging', 'contextStorage', 'exportGlobalContextKeys', 'externalModules', 'safeMode', 'envVarExcludes',
   'nodeCloseTimeout', 'disableEditor', 'editorTheme', 'paletteCategories', 'nodeDefaults',
   'fileWorkingDirectory', 'functionGlobalContext', 'functionExternalModules', 'functionTimeout', 'globalFunctionTimeout',
   'nodeMessageBufferMaxLength',
@@ -35,7 +35,7 @@ export const UNSUPPORTED: readonly string[] = [
   'httpRoot', 'httpAuth', 'httpAdminAuth', 'httpAdminCookieOptions', 'readOnly',
   'autoInstallModules', 'autoInstallModulesRetry', 'nodesExcludes', 'nodesIncludes', 'runtimeMetricInterval',
   'runtimeSyncDelivery', 'inboundWebSocketTimeout', 'webSocketKeepAliveTime',
-  'debugUseColors', 'httpRequestTimingLog', 'storageModule',
+  'debugUseColors', 'httpRequestTimingLog',
 ];
 
 /**
