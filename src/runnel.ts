@@ -1,4 +1,5 @@
 import type { Settings } from './settings/settings.js';
+import { logExtensions } from './settings/logging.js';
 import { createLogger, type Logger } from './base/log.js';
 import type { DestinationStream } from 'pino';
 import { createStorage } from './storage/index.js';
@@ -45,7 +46,7 @@ export interface RunnelInstance {
  * and http-in requests wait for their routes (httpNodeRouteWait). Resolves once the flows started.
  */
 export async function startRunnel(settings: Settings, options: RunnelOptions = {}): Promise<RunnelInstance> {
-  const log = createLogger(settings.logging.level, options.logDestination, settings.logging.format);
+  const log = createLogger(settings.logging.level, options.logDestination, settings.logging.format, logExtensions(settings.logging));
   const tls = await resolveTls(settings);
   const storage = options.storage ?? (await createStorage(settings, log));
   await storage.init();

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { LogFormat, LogLevel } from '../base/log.js';
 import { HTTP_SECURITY_KEYS, HttpSettingsError, parseHttpSecurity, type HttpSecuritySettings } from './http.js';
+import { parseLogging, type LoggingSettings } from './logging.js';
 import { storageModuleProblem, type NodeRedStorageModule } from './storage-module.js';
 import { unsupportedSettings } from './unsupported.js';
 
@@ -91,8 +91,8 @@ export interface Settings extends HttpSecuritySettings {
   nodesDir: string[];
   /** Process env variables flows may not read (Node-RED's `envVarExcludes`). */
   envVarExcludes: string[];
-  /** `format` unset: text when stdout is a terminal, JSON lines otherwise. */
-  logging: { level: LogLevel; format?: LogFormat };
+  /** The console logger and Node-RED's custom log handlers. */
+  logging: LoggingSettings;
   externalModules: { palette: PaletteSettings; modules: FunctionModuleSettings };
   /** Login throttling: failures allowed per window before 429. */
   loginThrottle: { maxFailures: number; windowMs: number; userDelayMs: number; maxUserDelayMs: number };
@@ -156,9 +156,6 @@ export interface ContextStoreSettings {
  */
 export type ContextStorageSettings = Record<string, ContextStoreSettings | string>;
 
-const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-/** Node-RED's level names that are not Runnel's: `audit` and `metric` show every line, `off` none. */
-const NODE_RED_LOG_LEVELS: Record<string, LogLevel> = { off: 'silent', audit: 'trace', metric: 'trace' };
 
 /** Relative to the working directory, as Node-RED's `--userDir`. */
 export const DEFAULT_USER_DIR = './.runnel';
@@ -455,16 +452,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   if (!(credentialSecret === undefined || credentialSecret === false || isNonEmptyString(credentialSecret))) {
     throw new SettingsError('credentialSecret must be a non-empty string or false');
   }
-  const logging = raw.logging === undefined ? {} : raw.logging;
-  if (!isObject(logging)) throw new SettingsError('logging must be an object');
-  const levelKey = isObject(logging.console) ? 'logging.console.level' : 'logging.level';
-  const levelRaw = (isObject(logging.console) ? logging.console.level : logging.level) ?? 'info';
-  const level = typeof levelRaw === 'string' && Object.hasOwn(NODE_RED_LOG_LEVELS, levelRaw) ? NODE_RED_LOG_LEVELS[levelRaw] : (levelRaw as LogLevel);
-  if (!LOG_LEVELS.includes(level)) {
-    throw new SettingsError(`${levelKey} must be one of ${[...LOG_LEVELS, ...Object.keys(NODE_RED_LOG_LEVELS)].join(', ')}`);
-  }
-  const format = logging.format;
-  if (!(format === undefined || format === 'text' || format === 'json')) throw new SettingsError('logging.format must be "text" or "json"');
+  const logging = parseLogging(raw.logging, (message) => {
+    throw new SettingsError(message);
+  });
   const fgc = pick<Raw>(raw, 'functionGlobalContext', isObject, 'an object', {});
   const nodesDirRaw = raw.nodesDir;
   let nodesDir: string[] = [];
@@ -524,7 +514,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),
     nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),
     envVarExcludes: (raw.envVarExcludes as string[] | undefined) ?? [],
-    logging: format === undefined ? { level } : { level, format },
+    logging,
     externalModules: parseExternalModules(raw.externalModules, raw.editorTheme),
     loginThrottle: {
       maxFailures: pick(throttle, 'maxFailures', isInt(1, 1_000_000), 'a positive integer', 5),

@@ -1,3 +1,5 @@
+import { RUNNEL_LOGGING_KEYS } from './logging.js';
+
 /**
  * Node-RED's settings keys, each either honoured or named in one warning line at start, so that
  * nothing a Node-RED user relies on is ignored silently. The keys are those the stock settings.js of
@@ -45,9 +47,6 @@ export const UNSUPPORTED: readonly string[] = [
 export const PARTLY: ReadonlyArray<readonly [path: string, ignored: (value: unknown) => boolean]> = [
   // Runnel's own messages are English.
   ['lang', (v) => !(typeof v === 'string' && /^en(-|$)/i.test(v))],
-  // Runnel writes audit lines at every level but error, fatal and off; metrics are GET /metrics, not log lines.
-  ['logging.console.audit', (v) => v === false],
-  ['logging.console.metrics', (v) => v === true],
   // Runnel sends nothing anywhere: no telemetry, no update check.
   ['telemetry.enabled', (v) => v === true],
   ['telemetry.updateNotification', (v) => v === true],
@@ -61,8 +60,6 @@ export const PARTLY: ReadonlyArray<readonly [path: string, ignored: (value: unkn
   ['externalModules.palette.denyUpdateList', (v) => !(Array.isArray(v) && v.length === 0)],
 ];
 
-/** `logging` entries besides the console logger: Node-RED's custom log handlers. */
-const LOGGING_KEYS = new Set(['console', 'level', 'format']);
 
 /**
  * Express app settings Runnel honours in `httpServerOptions`, with the values it honours (any
@@ -102,7 +99,8 @@ export function unsupportedSettings(raw: Record<string, unknown>): string[] {
     if (value !== undefined && ignored(value)) found.push(dotted);
   }
   if (isObject(raw.logging)) {
-    for (const key of Object.keys(raw.logging)) if (!LOGGING_KEYS.has(key)) found.push(`logging.${key}`);
+    // Node-RED makes a logger only of an entry with a handler: the others do nothing there either.
+    for (const [key, entry] of Object.entries(raw.logging)) if (!RUNNEL_LOGGING_KEYS.has(key) && !(isObject(entry) && entry.handler !== undefined)) found.push(`logging.${key}`);
   }
   const options = raw.httpServerOptions;
   if (isObject(options)) {
