@@ -43,6 +43,7 @@ export const ERRORS = {
   dependency_not_allowed: [403, 'a dependency of an uploaded or local module is not from the registry (file:, link:, git or URL)'],
   diagnostics_disabled: [403, 'GET /diagnostics is turned off by diagnostics.enabled: false'],
   install_not_allowed: [403, 'installing modules (or this module) is disabled by the settings'],
+  update_not_allowed: [403, 'updating a module that is installed is disabled by the settings (allowUpdate, allowUpdateList, denyUpdateList)'],
   upload_not_allowed: [403, 'installing modules from uploaded tarballs is disabled by the settings'],
   local_path_not_allowed: [403, 'installing modules from a local path is disabled by the settings'],
   not_found: [404, 'no such route, module, node set or resource'],

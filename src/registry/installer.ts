@@ -83,6 +83,33 @@ export function assertAllowed(name: string, palette: PaletteSettings): void {
   }
 }
 
+/**
+ * Node-RED's rule for installing a module that is already there (an upgrade, or a reinstall):
+ * `allowUpdate: false` refuses every one; otherwise `allowUpdateList`/`denyUpdateList` as Node-RED
+ * reads them — a list not given is `["*"]` once the other is, an empty deny list allows all, and
+ * when a name matches both, the rule whose first `*` comes later (then the longer one) wins.
+ */
+export function assertUpdateAllowed(name: string, palette: PaletteSettings): void {
+  const { allowUpdate, allowUpdateList, denyUpdateList } = palette;
+  const given = allowUpdateList !== undefined || denyUpdateList !== undefined;
+  const deny = given ? (denyUpdateList ?? ['*']) : [];
+  const allow = given ? (allowUpdateList ?? ['*']) : ['*'];
+  if (allowUpdate && (deny.length === 0 || listsAllow(name, allow, deny))) return;
+  throw new RunnelError('update_not_allowed', `Updating ${name} is not allowed by this runtime's settings`);
+}
+
+function listsAllow(name: string, allow: string[], deny: string[]): boolean {
+  // An update is checked without a version (as in Node-RED): a rule's `@range` does not narrow it.
+  const ruleFor = (list: string[]) => list.map((rule) => rule.replace(/(.)@.*$/, '$1')).find((pattern) => matches(pattern, name));
+  const allowed = ruleFor(allow);
+  const denied = ruleFor(deny);
+  if (denied === undefined) return true;
+  if (allowed === undefined) return false;
+  const star = (p: string) => (p.includes('*') ? p.indexOf('*') : Infinity);
+  if (star(allowed) !== star(denied)) return star(allowed) > star(denied);
+  return allowed.length > denied.length;
+}
+
 export interface NpmContext {
   userDir: string;
   palette: PaletteSettings;

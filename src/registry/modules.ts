@@ -11,7 +11,7 @@ import { readNodeModulePackage } from './package.js';
 import { inspectTarball } from './tarball.js';
 import { downloadTarball } from './download.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
-import { assertAllowed, assertInstallableManifest, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
+import { assertAllowed, assertInstallableManifest, assertUpdateAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 import { InstallSnapshot } from './install-snapshot.js';
 import { findNpm, npmNotFoundMessage } from './npm.js';
 
@@ -330,6 +330,7 @@ export class ModuleManager implements LocalModules {
     if (mod.builtin || !REMOVABLE.includes(this.records[name]?.source) || version === undefined || version === mod.version) {
       throw new RunnelError('module_already_loaded', `Module ${name} is already loaded at version ${mod.version}`);
     }
+    assertUpdateAllowed(name, this.host.settings.externalModules.palette);
   }
 
   private assertNotInUse(sets: NodeSetInfo[]): void {

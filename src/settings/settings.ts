@@ -33,6 +33,11 @@ export interface PaletteSettings {
   allowNonRegistryDependencies: boolean;
   allowList: string[];
   denyList: string[];
+  /** Node-RED's: false refuses installing a module that is already there (update_not_allowed). */
+  allowUpdate: boolean;
+  /** Node-RED's update lists; undefined when not given (their meaning depends on it: see assertUpdateAllowed). */
+  allowUpdateList: string[] | undefined;
+  denyUpdateList: string[] | undefined;
   /** Bytes. */
   maxUploadSize: number;
   /** Milliseconds. */
@@ -298,6 +303,9 @@ function parseExternalModules(v: unknown, editorTheme: unknown): Settings['exter
       allowNonRegistryDependencies: pal.bool('allowNonRegistryDependencies', false),
       allowList: pal.list('allowList'),
       denyList: pal.list('denyList'),
+      allowUpdate: pal.bool('allowUpdate', true),
+      allowUpdateList: pal.raw.allowUpdateList === undefined ? undefined : pal.list('allowUpdateList'),
+      denyUpdateList: pal.raw.denyUpdateList === undefined ? undefined : pal.list('denyUpdateList'),
       maxUploadSize: pal.raw.maxUploadSize === undefined ? 20 * 1024 * 1024 : parseSize(pal.raw.maxUploadSize, pal.k('maxUploadSize')),
       installTimeout: pal.timeout('installTimeout', 5 * 60 * 1000),
     },

@@ -54,10 +54,6 @@ export const PARTLY: ReadonlyArray<readonly [path: string, ignored: (value: unkn
   ['editorTheme.multiplayer.enabled', (v) => v === true],
   ['externalModules.autoInstall', (v) => v === true],
   ['externalModules.autoInstallRetry', (v) => v !== undefined],
-  // Upgrading an installed module cannot be refused apart from installing.
-  ['externalModules.palette.allowUpdate', (v) => v === false],
-  ['externalModules.palette.allowUpdateList', (v) => !(Array.isArray(v) && v.length === 1 && v[0] === '*')],
-  ['externalModules.palette.denyUpdateList', (v) => !(Array.isArray(v) && v.length === 0)],
 ];
 
 

@@ -48,7 +48,10 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
         allowUpload: palette.allowInstall && palette.allowUpload,
         allowList: palette.allowList,
         denyList: palette.denyList,
-        allowUpdate: palette.allowInstall,
+        allowUpdate: palette.allowInstall && palette.allowUpdate,
+        // The editor hides the update buttons these lists refuse, as Node-RED's does.
+        ...(palette.allowUpdateList === undefined ? {} : { allowUpdateList: palette.allowUpdateList }),
+        ...(palette.denyUpdateList === undefined ? {} : { denyUpdateList: palette.denyUpdateList }),
       },
       modules: { allowInstall: modules.allowInstall, allowList: modules.allowList, denyList: modules.denyList },
     },
