@@ -9,7 +9,6 @@ import type { DestinationStream } from 'pino';
  */
 
 export const NODE_RED_LEVELS = { off: 1, fatal: 10, error: 20, warn: 30, info: 40, debug: 50, trace: 60, audit: 98, metric: 99 } as const;
-export type NodeRedLevelName = keyof typeof NODE_RED_LEVELS;
 
 export interface NodeRedLogEntry {
   level: number;
@@ -37,12 +36,12 @@ export function handlersPinoLevel(handlers: readonly LogHandlerSpec[]): number {
   return Math.min(...handlers.map((h) => Math.min(TO_PINO[h.level] ?? 30, h.audit ? AUDIT_PINO : Infinity)));
 }
 
-export function reports(handler: LogHandlerSpec, level: number): boolean {
+function reports(handler: LogHandlerSpec, level: number): boolean {
   return (level === NODE_RED_LEVELS.metric && handler.metrics) || (level === NODE_RED_LEVELS.audit && handler.audit) || level <= handler.level;
 }
 
 /** One of pino's JSON lines in Node-RED's shape: a node's entry carries its `type`, `id`, `name` and `z`. */
-export function toNodeRedEntry(line: Record<string, unknown>): NodeRedLogEntry {
+function toNodeRedEntry(line: Record<string, unknown>): NodeRedLogEntry {
   const { level, time, msg, node, err, ...rest } = line;
   const nodeFields = typeof node === 'object' && node !== null ? (node as Record<string, unknown>) : {};
   const error = err as { message?: string } | undefined;
