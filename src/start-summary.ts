@@ -53,9 +53,10 @@ function keyOf(settings: Settings, key: CredentialKey): string {
 function authOf(settings: Settings): string {
   const auth = settings.adminAuth;
   if (!auth) return 'off: no adminAuth, anyone who can reach the address administers this runtime';
-  const users = auth.users.length === 1 ? `1 user (${auth.users[0]!.username})` : `${auth.users.length} users`;
+  const users = typeof auth.users === 'function' ? 'a users function' : auth.users.length === 1 ? `1 user (${auth.users[0]!.username})` : `${auth.users.length} users`;
+  const how = auth.type === 'strategy' ? `strategy ${JSON.stringify(auth.strategy.name)} for ${users}` : users;
   const extras = [auth.tokens ? 'a tokens function' : '', auth.default ? `anonymous ${JSON.stringify(auth.default.permissions)}` : ''].filter(Boolean);
-  return `adminAuth: ${users}${extras.length ? `, ${extras.join(', ')}` : ''}`;
+  return `adminAuth: ${how}${extras.length ? `, ${extras.join(', ')}` : ''}`;
 }
 
 /** The first line carries the URL (`… listening on <url>`); the rest are indented `name  value` lines. */

@@ -17,7 +17,9 @@ describe('command line', () => {
     try {
       const cases: [string, RegExp][] = [
         [JSON.stringify({ uiPort: 'abc' }), /uiPort/],
-        [JSON.stringify({ adminAuth: { type: 'strategy' } }), /adminAuth\.type/],
+        [JSON.stringify({ adminAuth: { type: 'saml' } }), /adminAuth\.type/],
+        // A JSON file cannot hold the Passport strategy class.
+        [JSON.stringify({ adminAuth: { type: 'strategy' } }), /adminAuth\.strategy must be/],
         [JSON.stringify({ adminAuth: { type: 'credentials', users: [{ username: 'a', password: 'plain' }] } }), /bcrypt/],
         [JSON.stringify({ envVarExcludes: 'SECRET' }), /envVarExcludes/],
         [JSON.stringify({ messageQueueLimit: 10 }), /messageQueueLimit/],

@@ -1,12 +1,14 @@
 import { availableParallelism } from 'node:os';
 import type { Logger } from '../base/log.js';
 import type { AdminAuthConfig, Settings, UserConfig } from '../settings/settings.js';
+import { credentialUsers, ownerName, strategyUsers, type Account, type UserDirectory } from './directory.js';
+import { createStrategyLogin, type StrategyLogin } from './strategy/login.js';
 import type { Storage } from '../storage/contract.js';
 import type { AuthService, AutomationToken, Principal, SessionInfo, TokenGrant } from './types.js';
 import { OAuthError } from './oauth-error.js';
 import { createPasswordChecker, type PasswordChecker } from './passwords.js';
 import { hasPermission, permissionList, resolveScope } from './permissions.js';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { RunnelError } from '../base/errors.js';
 import type { SessionRecord } from '../storage/contract.js';
 import { LoginThrottle, normaliseAddress } from './throttle.js';
@@ -32,26 +34,37 @@ export interface AuthDeps {
 export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   const config = deps.settings.adminAuth;
   if (!config) return disabledAuth;
-  const checker = await createPasswordChecker(config.users);
   const log = deps.log;
   const tokens = await TokenStore.open(deps.storage, log, {
     lifetime: config.sessionExpiryTime,
     maxSessions: config.maxSessions,
     onEvict: (s) => log.audit({ event: 'auth.session.evicted', username: s.username, client: s.client, maxSessions: config.maxSessions }, 'oldest session expired: adminAuth.maxSessions reached'),
   });
-  // Sessions and automation tokens of removed users, or from before a password change, end here
-  // rather than lingering.
-  const users = new Map(config.users.map((u) => [u.username, u]));
-  const ended = await tokens.retain((s) => userOf(users, s) !== undefined);
-  for (const s of ended) {
-    const reason = users.has(ownerOf(s)) ? 'password_changed' : 'user_removed';
-    if (s.automation) log.audit({ event: 'auth.token.ended', id: s.automation.id, name: s.automation.name, createdBy: s.automation.createdBy, reason }, 'automation token ended at start');
-    else log.audit({ event: 'auth.session.ended', username: s.username, client: s.client, reason }, 'session ended at start');
+  let directory: UserDirectory;
+  let checker: PasswordChecker | undefined;
+  if (config.type === 'credentials') {
+    checker = await createPasswordChecker(config.users);
+    const users = credentialUsers(config.users);
+    directory = users;
+    // Sessions and automation tokens of removed users, or from before a password change, end here
+    // rather than lingering.
+    const ended = await tokens.retain((s) => users.ownerNow(s) !== undefined);
+    for (const s of ended) {
+      const reason = users.has(ownerName(s)) ? 'password_changed' : 'user_removed';
+      if (s.automation) log.audit({ event: 'auth.token.ended', id: s.automation.id, name: s.automation.name, createdBy: s.automation.createdBy, reason }, 'automation token ended at start');
+      else log.audit({ event: 'auth.session.ended', username: s.username, client: s.client, reason }, 'session ended at start');
+    }
+  } else {
+    directory = strategyUsers(config.users, log);
   }
   // Waiting logins hold their connections: they may take a quarter of the connection cap, so a
   // login storm leaves room for the admin's authenticated requests and the flows' routes.
   const loginCapacity = Math.max(1, Math.floor(deps.settings.httpServerLimits.maxConnections / 4));
-  const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, deps.settings.loginThrottle), log, checker, tokens, loginCapacity);
+  const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, deps.settings.loginThrottle), log, directory, checker, tokens, loginCapacity);
+  if (config.type === 'strategy') {
+    const find = (directory as ReturnType<typeof strategyUsers>).find;
+    auth.strategy = createStrategyLogin({ config, cookie: deps.settings.httpAdminCookieOptions, adminRoot: deps.settings.httpAdminRoot, log, findUser: find, startSession: (user, who) => auth.startSession(user, 'node-red-editor', who) });
+  }
   const unsubscribe = deps.storage.shared?.onChange((change) => {
     if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
   });
@@ -82,22 +95,6 @@ const disabledAuth: AuthService = {
   close: async () => undefined,
 };
 
-/** A short fingerprint of a user's bcrypt hash, kept with each session (never the hash itself). */
-function passwordStamp(user: UserConfig): string {
-  return createHash('sha256').update(user.password).digest('hex').slice(0, 16);
-}
-
-/** The configured user a session or automation token acts for. */
-function ownerOf(s: SessionRecord): string {
-  return s.automation ? s.automation.createdBy : s.username;
-}
-
-/** That user, while they exist with the password the session or token was made under. */
-function userOf(users: ReadonlyMap<string, UserConfig>, s: SessionRecord): UserConfig | undefined {
-  const user = users.get(ownerOf(s));
-  return user && (s.stamp === undefined || s.stamp === passwordStamp(user)) ? user : undefined;
-}
-
 /**
  * What a token may do now: its scope, narrowed to the user's current permissions. A `*` token
  * of a user since demoted to `read` can read; one whose user lost everything can do nothing.
@@ -112,7 +109,7 @@ function effectiveScope(tokenScope: readonly string[], permissions: string | rea
 class CredentialsAuth implements AuthService {
   readonly enabled = true;
   readonly anonymousScope: string[] | undefined;
-  private readonly users: Map<string, UserConfig>;
+  strategy: StrategyLogin | undefined;
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
   // bcrypt is pure CPU: leave one core to the event loop (and one pool thread to file I/O), so a login
   // storm cannot make the rest of the API or the flows' http-in routes sluggish.
@@ -129,13 +126,14 @@ class CredentialsAuth implements AuthService {
     private readonly config: AdminAuthConfig,
     private readonly throttle: LoginThrottle,
     private readonly log: Logger,
-    private readonly checker: PasswordChecker,
+    private readonly directory: UserDirectory,
+    /** Undefined when a strategy logs users in: no passwords then. */
+    private readonly checker: PasswordChecker | undefined,
     private readonly tokens: TokenStore,
     private readonly loginCapacity: number,
   ) {
     this.bcryptQueue = new WorkQueue(Math.max(1, Math.min((Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1, availableParallelism() - 1)), loginCapacity);
     this.gate = new LoginGate((username) => throttle.userDelay(username));
-    this.users = new Map(config.users.map((u) => [u.username, u]));
     this.anonymousScope = config.default && permissionList(config.default.permissions);
     this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS);
     this.timer.unref();
@@ -147,7 +145,7 @@ class CredentialsAuth implements AuthService {
     if (!session) return this.external(token);
     // Removing a user ends their sessions and tokens, a password change those from before it; the
     // scope is narrowed to what the user may do now.
-    const user = userOf(this.users, session);
+    const user = await this.directory.ownerOf(session);
     if (!user) return null;
     if (session.automation) {
       const { id, name } = session.automation;
@@ -174,7 +172,7 @@ class CredentialsAuth implements AuthService {
     // A token follows the configured user behind it; a caller vouched for by adminAuth.tokens or
     // adminAuth.default has no such user to follow.
     const maker = this.tokens.getByHash(creator.tokenHash);
-    const user = maker && userOf(this.users, maker);
+    const user = maker && (await this.directory.ownerOf(maker));
     if (!maker || !user) throw new RunnelError('forbidden', 'Automation tokens are made by a user of adminAuth.users, or with their tokens');
     const beyond = req.scope.filter((s) => !hasPermission(creator.scope, s));
     if (beyond.length > 0) throw new RunnelError('forbidden', `A token cannot have permissions its creator lacks: ${beyond.join(' ')}`);
@@ -188,7 +186,7 @@ class CredentialsAuth implements AuthService {
     const via = maker.automation && [...(maker.automation.via ?? []), { id: maker.automation.id, name: maker.automation.name }];
     const info = { id: randomUUID(), name: req.name, created: now, createdBy: user.username, ...(via ? { via } : {}) };
     const expires = wanted ?? limit;
-    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, ...(expires === undefined ? {} : { expires }) }, passwordStamp(user));
+    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, ...(expires === undefined ? {} : { expires }) }, this.directory.stamp(user));
     this.log.audit({ event: 'auth.token.create', id: info.id, name: info.name, scope: req.scope, username: creator.username, createdBy: user.username, reqId: req.reqId }, 'automation token created');
     return { token, info: describeToken(record) };
   }
@@ -213,10 +211,12 @@ class CredentialsAuth implements AuthService {
   private actsFor(caller: Principal, target: SessionRecord): boolean {
     if (caller.tokenHash === target.tokenHash || caller.scope.includes('*')) return true;
     const own = this.tokens.getByHash(caller.tokenHash);
-    return own !== undefined && ownerOf(own) === ownerOf(target);
+    return own !== undefined && ownerName(own) === ownerName(target);
   }
 
   async login(raw: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string; signal?: AbortSignal }): Promise<TokenGrant> {
+    // As Node-RED: with a strategy, users log in at their identity provider only.
+    if (!this.checker) throw new OAuthError(400, 'unsupported_grant_type', 'adminAuth logs users in through its strategy: open auth/strategy in a browser');
     const req = { ...raw, ip: normaliseAddress(raw.ip) };
     const who = { username: req.username.slice(0, 256), ip: req.ip, client: req.client, reqId: req.reqId };
     const user = await this.admitted(req.ip, () => this.check(req, who));
@@ -228,8 +228,16 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ event: 'auth.login.fail', reason: 'scope', scope: req.scope, ...who }, 'login failed: scope not permitted');
       throw e;
     }
-    const { token } = await this.tokens.create(user.username, req.client, scope, undefined, passwordStamp(user));
+    const { token } = await this.tokens.create(user.username, req.client, scope, undefined, this.directory.stamp(user));
     this.log.audit({ event: 'auth.login', scope, ...who }, 'login succeeded');
+    return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
+  }
+
+  /** A session for a user the strategy's provider vouched for, with all their permissions (as Node-RED). */
+  async startSession(user: Account, client: string, who: Record<string, unknown>): Promise<TokenGrant> {
+    const scope = permissionList(user.permissions);
+    const { token } = await this.tokens.create(user.username, client, scope, undefined, this.directory.stamp(user));
+    this.log.audit({ event: 'auth.login', scope, username: user.username, client, ...who }, 'login succeeded');
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
   }
 
@@ -266,9 +274,10 @@ class CredentialsAuth implements AuthService {
       throw new OAuthError(429, 'temporarily_unavailable', `Too many failed login attempts; retry in ${wait} seconds`, wait);
     }
     await this.gate.enter(req.username, () => this.throttle.failuresOf(req.ip), req.signal);
+    const checker = this.checker;
     const user = await this.bcryptQueue.run(async () => {
       if (req.signal?.aborted) throw new LoginAbandoned();
-      return this.checker.check(req.username, req.password);
+      return checker ? checker.check(req.username, req.password) : null;
     });
     if (!user) {
       this.log.audit({ event: 'auth.login.fail', reason: 'credentials', ...who }, 'login failed: bad username or password');

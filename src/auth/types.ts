@@ -1,3 +1,5 @@
+import type { StrategyLogin } from './strategy/login.js';
+
 /** Who made a request, once their bearer token was checked. */
 export interface Principal {
   username: string;
@@ -34,6 +36,8 @@ export interface AuthService {
   readonly enabled: boolean;
   /** What a request without a token may do (`adminAuth.default`); undefined: nothing. */
   readonly anonymousScope?: string[];
+  /** With `adminAuth.type: "strategy"`: the login through the settings' Passport strategy. */
+  readonly strategy?: StrategyLogin;
   /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */
   authenticate(token: string): Promise<Principal | null>;
   /**

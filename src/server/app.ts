@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from './services.js';
 import { adminErrorHandler } from './errors.js';
 import { authRoutes } from './auth-routes.js';
+import { strategyRoutes } from './strategy-routes.js';
 import { settingsRoutes } from './settings-routes.js';
 import { flowsRoutes } from './flows-routes.js';
 import { nodesRoutes } from './nodes-routes.js';
@@ -148,11 +149,13 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
         reply.header('Cache-Control', 'no-store');
         reply.header('X-Request-Id', request.id);
         applyCors(settings, request.headers.origin, reply);
-        const refusal = originCheck(request.method, request.headers);
+        // The identity provider's form_post comes from its own site; the login's state check guards it.
+        const refusal = request.routeOptions.config.crossSiteForm ? undefined : originCheck(request.method, request.headers);
         if (refusal) throw refusal;
       });
       if (settings.httpAdminMiddleware) admin.addHook('onRequest', expressMiddlewareHook(settings.httpAdminMiddleware));
       await admin.register(authRoutes, { services });
+      if (services.auth.strategy) await admin.register(strategyRoutes, { login: services.auth.strategy });
       await admin.register(settingsRoutes, { services, editor: editorSettings(settings, theme) });
       await admin.register(flowsRoutes, { services });
       await admin.register(nodesRoutes, { services, resources });

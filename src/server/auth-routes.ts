@@ -4,6 +4,8 @@ import { describe } from './errors.js';
 import { isRunnelError } from '../base/errors.js';
 import { needsPermission } from '../auth/guard.js';
 import { isOAuthError, OAuthError } from '../auth/oauth-error.js';
+import type { StrategyLogin } from '../auth/strategy/login.js';
+import type { Settings } from '../settings/settings.js';
 
 /** Our own client ids and Node-RED's, so the Node-RED editor and node-red-admin can log in. */
 const CLIENTS = new Set(['runtime-admin', 'runtime-editor', 'node-red-admin', 'node-red-editor']);
@@ -14,11 +16,15 @@ const loginSchemeSchema = {
   type: 'object',
   properties: {
     type: { type: 'string' },
+    autoLogin: { type: 'boolean' },
+    loginRedirect: { type: 'string' },
     prompts: {
       type: 'array',
       items: {
         type: 'object',
-        properties: { id: { type: 'string' }, type: { type: 'string' }, label: { type: 'string' } },
+        // editorTheme.login.button may carry more (Node-RED passes it on whole).
+        additionalProperties: true,
+        properties: { id: { type: 'string' }, type: { type: 'string' }, label: { type: 'string' }, url: { type: 'string' }, icon: { type: 'string' } },
       },
     },
   },
@@ -60,7 +66,8 @@ const authDisabled = () => new OAuthError(404, 'not_found', 'Admin authenticatio
 export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { auth } = services;
 
-  app.get('/auth/login', { schema: { response: { 200: loginSchemeSchema } } }, async () => (auth.enabled ? CREDENTIALS_SCHEME : {}));
+  const scheme = auth.strategy ? strategyScheme(auth.strategy, services.settings) : auth.enabled ? CREDENTIALS_SCHEME : {};
+  app.get('/auth/login', { schema: { response: { 200: loginSchemeSchema } } }, async () => scheme);
 
   app.post(
     '/auth/token',
@@ -129,6 +136,21 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     async (request) => ({ revoked: request.user ? await auth.revokeUser(request.user, request.params.user, request.id) : 0 }),
   );
 };
+
+/**
+ * Node-RED's strategy scheme: one button to auth/strategy (`/<admin root>/auth/strategy` under
+ * another root), `autoLogin` to go there at once; `editorTheme.login.button` replaces the button.
+ */
+function strategyScheme(login: StrategyLogin, settings: Settings): Record<string, unknown> {
+  const prefix = settings.httpAdminRoot === '/' ? '' : `${settings.httpAdminRoot}/`;
+  const url = `${prefix}auth/strategy`;
+  const theme = settings.editorTheme.login;
+  const button = typeof theme === 'object' && theme !== null && !Array.isArray(theme) ? (theme as Record<string, unknown>).button : undefined;
+  const prompts = typeof button === 'object' && button !== null && !Array.isArray(button)
+    ? [{ type: 'button', ...button }]
+    : [{ type: 'button', label: login.label, url, ...(login.icon ? { icon: login.icon } : {}) }];
+  return { type: 'strategy', ...(login.autoLogin ? { autoLogin: true, loginRedirect: url } : {}), prompts };
+}
 
 type LoginRequest = Parameters<Services['auth']['login']>[0];
 

@@ -3,6 +3,7 @@ import { HTTP_SECURITY_KEYS, HttpSettingsError, parseHttpSecurity, type HttpSecu
 import { parseLogging, type LoggingSettings } from './logging.js';
 import { storageModuleProblem, type NodeRedStorageModule } from './storage-module.js';
 import { unsupportedSettings } from './unsupported.js';
+import { parseCookieOptions, parseStrategy, parseStrategyUsers, StrategySettingsError, type CookieOptions, type StrategySettings, type StrategyUser, type UsersFunction } from './admin-strategy.js';
 
 /** A configured admin user. `password` is a bcrypt hash. */
 export interface UserConfig {
@@ -11,9 +12,7 @@ export interface UserConfig {
   permissions: string | string[];
 }
 
-export interface AdminAuthConfig {
-  type: 'credentials';
-  users: UserConfig[];
+interface AdminAuthCommon {
   /** Token lifetime in seconds. */
   sessionExpiryTime: number;
   /** Live sessions kept in all; beyond it the oldest expires (audited). */
@@ -23,6 +22,20 @@ export interface AdminAuthConfig {
   /** Node-RED's `adminAuth.default`: what a request without a token may do. */
   default?: { permissions: string | string[] };
 }
+
+export interface CredentialsAuthConfig extends AdminAuthCommon {
+  type: 'credentials';
+  users: UserConfig[];
+}
+
+/** Node-RED's `adminAuth.type: "strategy"`: a Passport strategy logs users in. */
+export interface StrategyAuthConfig extends AdminAuthCommon {
+  type: 'strategy';
+  strategy: StrategySettings;
+  users: StrategyUser[] | UsersFunction;
+}
+
+export type AdminAuthConfig = CredentialsAuthConfig | StrategyAuthConfig;
 
 export interface PaletteSettings {
   allowInstall: boolean;
@@ -69,6 +82,8 @@ export interface Settings extends HttpSecuritySettings {
   /** string = user key; false = unencrypted; undefined = generated system key. */
   credentialSecret: string | false | undefined;
   adminAuth: AdminAuthConfig | undefined;
+  /** The strategy login's session cookie (Node-RED uses it in strategy mode only). */
+  httpAdminCookieOptions: CookieOptions;
   httpAdminRoot: string;
   httpNodeRoot: string;
   /** What a path under httpNodeRoot that no flow serves answers: Express's HTML page (as Node-RED) or `{code, message}` JSON. */
@@ -168,7 +183,7 @@ export const DEFAULT_USER_DIR = './.runnel';
 export class SettingsError extends Error {}
 
 const KNOWN_KEYS = new Set([
-  'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth',
+  'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth', 'httpAdminCookieOptions',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
@@ -220,9 +235,11 @@ function normaliseRoot(v: string, key: string): string {
 function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw new SettingsError('adminAuth must be an object');
-  if (v.type !== 'credentials') {
-    throw new SettingsError(`adminAuth.type ${JSON.stringify(v.type)} is not supported (use "credentials")`);
+  if (v.type !== 'credentials' && v.type !== 'strategy') {
+    throw new SettingsError(`adminAuth.type ${JSON.stringify(v.type)} is not supported (use "credentials" or "strategy")`);
   }
+  const common = parseAuthCommon(v);
+  if (v.type === 'strategy') return { type: 'strategy', ...common, ...strategyPart(v) };
   const rawUsers = Array.isArray(v.users) ? v.users : isObject(v.users) ? [v.users] : null;
   if (!rawUsers) throw new SettingsError('adminAuth.users must be an array of {username, password, permissions}');
   const seen = new Set<string>();
@@ -241,6 +258,28 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
     seen.add(u.username as string);
     return { username: u.username as string, password: u.password, permissions: p as string | string[] };
   });
+  return { type: 'credentials', users, ...common };
+}
+
+function strategyPart(v: Raw): Pick<StrategyAuthConfig, 'strategy' | 'users'> {
+  try {
+    return { strategy: parseStrategy(v.strategy), users: parseStrategyUsers(v.users) };
+  } catch (e) {
+    if (e instanceof StrategySettingsError) throw new SettingsError(e.message);
+    throw e;
+  }
+}
+
+function parseCookieSetting(v: unknown): CookieOptions {
+  try {
+    return parseCookieOptions(v);
+  } catch (e) {
+    if (e instanceof StrategySettingsError) throw new SettingsError(e.message);
+    throw e;
+  }
+}
+
+function parseAuthCommon(v: Raw): AdminAuthCommon {
   const sessionExpiryTime = pick(v, 'sessionExpiryTime', isInt(1, 10 * 365 * 86400), 'a positive number of seconds', 604800);
   if (v.tokens !== undefined && typeof v.tokens !== 'function') throw new SettingsError('adminAuth.tokens must be a function (token) => user, from a .js settings file');
   const dflt = v.default;
@@ -249,8 +288,6 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
   }
   const maxSessions = pick(v, 'maxSessions', isInt(1, 10_000_000), 'a positive integer', 10_000);
   return {
-    type: 'credentials',
-    users,
     sessionExpiryTime,
     maxSessions,
     ...(v.tokens === undefined ? {} : { tokens: v.tokens as AdminAuthConfig['tokens'] }),
@@ -505,6 +542,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     flowFilePretty: pick(raw, 'flowFilePretty', isBool, 'true or false', false),
     credentialSecret: credentialSecret as string | false | undefined,
     adminAuth: parseAdminAuth(raw.adminAuth),
+    httpAdminCookieOptions: parseCookieSetting(raw.httpAdminCookieOptions),
     httpAdminRoot: normaliseRoot(pick(raw, 'httpAdminRoot', isString, 'a path', '/'), 'httpAdminRoot'),
     httpNodeRoot: normaliseRoot(pick(raw, 'httpNodeRoot', isString, 'a path', '/'), 'httpNodeRoot'),
     httpNodeNotFound: pick(raw, 'httpNodeNotFound', (v) => v === 'express' || v === 'json', '"express" or "json"', 'express' as const),

@@ -21,7 +21,7 @@ import { RUNNEL_LOGGING_KEYS } from './logging.js';
 export const HONOURED: readonly string[] = [
   'flowFile', 'flowFilePretty', 'credentialSecret', 'userDir', 'nodesDir',
   'adminAuth', 'https', 'httpsRefreshInterval', 'requireHttps', 'httpNodeAuth', 'httpStaticAuth',
-  'uiPort', 'uiHost', 'apiMaxLength', 'httpServerOptions', 'httpAdminRoot', 'httpAdminMiddleware', 'httpAdminCors',
+  'uiPort', 'uiHost', 'apiMaxLength', 'httpServerOptions', 'httpAdminRoot', 'httpAdminCookieOptions', 'httpAdminMiddleware', 'httpAdminCors',
   'httpNodeRoot', 'httpNodeCors', 'httpNodeMiddleware', 'httpStatic', 'httpStaticRoot', 'httpStaticCors', 'proxyOptions',
   'storageModule', 'runtimeState', 'telemetry', 'diagnostics', 'logging', 'contextStorage', 'exportGlobalContextKeys', 'externalModules', 'safeMode', 'envVarExcludes',
   'nodeCloseTimeout', 'disableEditor', 'editorTheme', 'paletteCategories', 'nodeDefaults',
@@ -34,7 +34,7 @@ export const HONOURED: readonly string[] = [
 
 /** Node-RED keys Runnel does not act on at all: named whenever they are set. */
 export const UNSUPPORTED: readonly string[] = [
-  'httpRoot', 'httpAuth', 'httpAdminAuth', 'httpAdminCookieOptions', 'readOnly',
+  'httpRoot', 'httpAuth', 'httpAdminAuth', 'readOnly',
   'autoInstallModules', 'autoInstallModulesRetry', 'nodesExcludes', 'nodesIncludes', 'runtimeMetricInterval',
   'runtimeSyncDelivery', 'inboundWebSocketTimeout', 'webSocketKeepAliveTime',
   'debugUseColors', 'httpRequestTimingLog',

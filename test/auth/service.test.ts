@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createFileStorage } from '../../src/storage/file/file-storage.js';
 import { createAuthService, OAuthError } from '../../src/auth/service.js';
 import { hashToken } from '../../src/auth/tokens.js';
-import { resolveSettings } from '../../src/settings/settings.js';
+import { resolveSettings, type CredentialsAuthConfig } from '../../src/settings/settings.js';
 import type { AuthService } from '../../src/auth/types.js';
 import { authSettings, MemorySessions } from './support.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
@@ -151,7 +151,8 @@ test('a user removed from the settings loses their sessions', async () => {
   const grant = await login(first.auth, 'reader', READER_PASSWORD);
   await first.auth.close();
   const withoutReader = authSettings();
-  withoutReader.adminAuth!.users = withoutReader.adminAuth!.users.filter((u) => u.username !== 'reader');
+  const config = withoutReader.adminAuth as CredentialsAuthConfig;
+  config.users = config.users.filter((u) => u.username !== 'reader');
   const second = await make(withoutReader, storage);
   assert.equal(await second.auth.authenticate(grant.accessToken), null);
   await second.auth.close();

@@ -1,0 +1,111 @@
+import { once } from 'node:events';
+import { generateKeyPairSync } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider from 'oidc-provider';
+
+export const CLIENT_ID = 'runnel-editor';
+export const CLIENT_SECRET = 'a-client-secret-for-tests';
+
+export interface TestProvider {
+  issuer: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A real OpenID Connect provider (oidc-provider) on 127.0.0.1 with one confidential client whose
+ * redirect URI is `callbackURL`. Its development login form takes any username and password:
+ * the username becomes `sub` and `preferred_username`.
+ */
+export async function startProvider(callbackURL: string): Promise<TestProvider> {
+  const server = http.createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const provider = new Provider(issuer, {
+    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [callbackURL], token_endpoint_auth_method: 'client_secret_post' }],
+    jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' }] },
+    cookies: { keys: ['provider-cookie-key-for-tests'] },
+    // Profile claims in the ID token too, as Keycloak, Entra and authentik put them by default: the
+    // recipe's verify of five arguments reads the profile from the ID token only.
+    conformIdTokenClaims: false,
+    claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'] },
+    findAccount: (_ctx: unknown, sub: string) => ({
+      accountId: sub,
+      claims: () => ({ sub, preferred_username: sub, name: `User ${sub}`, email: `${sub}@example.test` }),
+    }),
+  });
+  server.on('request', provider.callback());
+  return {
+    issuer,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** Cookies per host and port, as a browser keeps them for these tests' two servers. */
+export class CookieJar {
+  private readonly jars = new Map<string, Map<string, string>>();
+
+  header(url: string): string | undefined {
+    const jar = this.jars.get(new URL(url).host);
+    return jar && jar.size > 0 ? [...jar].map(([k, v]) => `${k}=${v}`).join('; ') : undefined;
+  }
+
+  take(url: string, res: Response): void {
+    const host = new URL(url).host;
+    const jar = this.jars.get(host) ?? new Map<string, string>();
+    this.jars.set(host, jar);
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
+      if (value === '' || /max-age=0/i.test(line) || /expires=thu, 01 jan 1970/i.test(line)) jar.delete(name);
+      else jar.set(name, value);
+    }
+  }
+
+  clear(url: string): void {
+    this.jars.delete(new URL(url).host);
+  }
+}
+
+/** One request as a browser makes it: the jar's cookies out, Set-Cookie in, no redirects followed. */
+export async function browse(jar: CookieJar, url: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  const cookie = jar.header(url);
+  if (cookie) headers.set('cookie', cookie);
+  const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+  jar.take(url, res);
+  return res;
+}
+
+/**
+ * Signs `username` in at the provider from its authorization URL: follows its redirects, submits
+ * its login and consent forms, and returns the URL it finally sends the browser to (the callback).
+ */
+export async function signInAtProvider(jar: CookieJar, authorizationUrl: string, username: string): Promise<string> {
+  let url = authorizationUrl;
+  const issuerHost = new URL(authorizationUrl).host;
+  for (let step = 0; step < 20; step++) {
+    if (new URL(url).host !== issuerHost) return url;
+    const res = await browse(jar, url);
+    if (res.status >= 300 && res.status < 400) {
+      url = new URL(res.headers.get('location')!, url).href;
+      continue;
+    }
+    const html = await res.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    if (res.status !== 200 || !action) throw new Error(`unexpected provider page ${res.status}: ${html.slice(0, 300)}`);
+    const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1];
+    const form: Record<string, string> = prompt === 'login' ? { prompt, login: username, password: 'any' } : { prompt: prompt ?? 'consent' };
+    const posted = await browse(jar, new URL(action, url).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
+    await posted.arrayBuffer();
+    url = new URL(posted.headers.get('location')!, url).href;
+  }
+  throw new Error('the provider kept redirecting');
+}
