@@ -26,6 +26,8 @@ export interface RunnelOptions {
   onListening?: (url: string) => void;
   /** Called once, before the first code of an installed module or of a flow's nodes runs. */
   beforeForeignCode?: () => void;
+  /** The clock of session expiry and login throttling (Date.now by default); tests move a fake one. */
+  now?: () => number;
 }
 
 export interface RunnelInstance {
@@ -50,7 +52,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const tls = await resolveTls(settings);
   const storage = options.storage ?? (await createStorage(settings, log));
   await storage.init();
-  const auth = await createAuthService({ settings, storage, log });
+  const auth = await createAuthService({ settings, storage, log, now: options.now });
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
   const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES, beforeForeignCode: options.beforeForeignCode });

@@ -26,6 +26,8 @@ export interface AuthDeps {
   settings: Settings;
   storage: Storage;
   log: Logger;
+  /** The clock of session expiry, login throttling and token creation times; tests move a fake one instead of sleeping. */
+  now?: () => number;
 }
 
 /** Builds the auth service; with `adminAuth` unset the admin API is open and `enabled` is false. */
@@ -37,6 +39,7 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   const tokens = await TokenStore.open(deps.storage, log, {
     lifetime: config.sessionExpiryTime,
     maxSessions: config.maxSessions,
+    now: deps.now,
     onEvict: (s) => log.audit({ event: 'auth.session.evicted', username: s.username, client: s.client, maxSessions: config.maxSessions }, 'oldest session expired: adminAuth.maxSessions reached'),
   });
   // Sessions and automation tokens of removed users, or from before a password change, end here
@@ -51,7 +54,7 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   // Waiting logins hold their connections: they may take a quarter of the connection cap, so a
   // login storm leaves room for the admin's authenticated requests and the flows' routes.
   const loginCapacity = Math.max(1, Math.floor(deps.settings.httpServerLimits.maxConnections / 4));
-  const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, deps.settings.loginThrottle), log, checker, tokens, loginCapacity);
+  const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, { ...deps.settings.loginThrottle, now: deps.now }), log, checker, tokens, loginCapacity);
   const unsubscribe = deps.storage.shared?.onChange((change) => {
     if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
   });
@@ -178,7 +181,7 @@ class CredentialsAuth implements AuthService {
     if (!maker || !user) throw new RunnelError('forbidden', 'Automation tokens are made by a user of adminAuth.users, or with their tokens');
     const beyond = req.scope.filter((s) => !hasPermission(creator.scope, s));
     if (beyond.length > 0) throw new RunnelError('forbidden', `A token cannot have permissions its creator lacks: ${beyond.join(' ')}`);
-    const now = Date.now();
+    const now = this.tokens.now();
     const wanted = req.expiresIn === undefined ? undefined : now + req.expiresIn * 1000;
     // A login session makes tokens that outlive it (that is their use); a token's tokens do not outlive it.
     const limit = maker.automation && maker.expires !== Number.MAX_SAFE_INTEGER ? maker.expires : undefined;

@@ -33,7 +33,8 @@ export class TokenStore {
   private readonly removedHere = new Set<string>();
   private saving: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
-  private readonly now: () => number;
+  /** The clock expiry is read against (Date.now unless injected). */
+  readonly now: () => number;
 
   private constructor(
     private readonly storage: Storage,
