@@ -33,8 +33,7 @@ export class TokenStore {
   private readonly removedHere = new Set<string>();
   private saving: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
-  /** The clock expiry is read against (Date.now unless injected). */
-  readonly now: () => number;
+  private readonly now: () => number;
 
   private constructor(
     private readonly storage: Storage,

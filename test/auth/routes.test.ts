@@ -266,7 +266,7 @@ describe('sessions across restarts and expiry', () => {
 
   test('an expired token is invalid_token', async () => {
     const clock = fakeClock();
-    const server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) }, undefined, { now: clock.now });
+    const server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) }, undefined, { clock });
     try {
       const res = await token(server, good);
       assert.equal((res.body as { expires_in: number }).expires_in, 1);

@@ -11,13 +11,14 @@ import { authSettings, MemorySessions } from './support.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { captureLog } from '../helpers/log.js';
 import { fakeClock } from '../helpers/clock.js';
+import type { Clock } from '../../src/base/clock.js';
 import { ADMIN_PASSWORD, READER_PASSWORD } from '../helpers/users.js';
 
 const IP = '127.0.0.1';
 
-async function make(settings = authSettings(), storage = new MemorySessions(), now?: () => number) {
+async function make(settings = authSettings(), storage = new MemorySessions(), clock?: Clock) {
   const { log, raw: lines } = captureLog('info');
-  const auth = await createAuthService({ settings, storage, log, now });
+  const auth = await createAuthService({ settings, storage, log, clock });
   return { auth, storage, lines, log };
 }
 
@@ -112,7 +113,7 @@ test('sessions survive a restart; expired ones do not authenticate', async () =>
   assert.ok(!JSON.stringify(storage.sessions).includes(grant.accessToken));
 
   const clock = fakeClock();
-  const short = await make(authSettings({}, { sessionExpiryTime: 1 }), new MemorySessions(), clock.now);
+  const short = await make(authSettings({}, { sessionExpiryTime: 1 }), new MemorySessions(), clock);
   const g = await login(short.auth, 'admin', ADMIN_PASSWORD, '*');
   assert.equal(g.expiresIn, 1);
   clock.advance(999);

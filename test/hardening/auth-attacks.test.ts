@@ -91,7 +91,7 @@ describe('tokens that must not work', () => {
   let server: TestServer;
   const clock = fakeClock();
   before(async () => {
-    server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) }, undefined, { now: clock.now });
+    server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) }, undefined, { clock });
   });
   after(() => server.dispose());
 

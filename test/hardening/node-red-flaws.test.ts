@@ -98,7 +98,7 @@ test('a missing scope grants the user permissions; a scope must be a subset', as
 
 test('bad or expired tokens are 401, never a silent downgrade to a default user', async () => {
   const clock = fakeClock();
-  const open = await startServer({ adminAuth: adminAuth({ default: { permissions: 'read' }, sessionExpiryTime: 1 }) }, undefined, { now: clock.now });
+  const open = await startServer({ adminAuth: adminAuth({ default: { permissions: 'read' }, sessionExpiryTime: 1 }) }, undefined, { clock });
   try {
     const t = await login(open);
     clock.advance(1000);
