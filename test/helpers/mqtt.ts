@@ -126,6 +126,23 @@ export async function startMosquitto(): Promise<Mosquitto> {
   });
 }
 
+/**
+ * A check (for `eventually`) that the aedes broker has registered subscriptions to (or
+ * unsubscriptions from) all `topics`. The mqtt in node's actions complete before the broker hears
+ * of them, as in Node-RED: a test publishes only after this, or a loaded machine loses the message.
+ * Call it before the action.
+ */
+export function brokerHeard(aedes: Aedes, event: 'subscribe' | 'unsubscribe', topics: string[]): () => boolean {
+  const left = new Set(topics);
+  const emitter = aedes as unknown as { on(e: string, f: (subs: Array<string | { topic: string }>) => void): void; off(e: string, f: unknown): void };
+  const heard = (subs: Array<string | { topic: string }>) => {
+    for (const s of subs) left.delete(typeof s === 'string' ? s : s.topic);
+    if (left.size === 0) emitter.off(event, heard);
+  };
+  emitter.on(event, heard);
+  return () => left.size === 0;
+}
+
 const peers = new Set<MqttClient>();
 
 /** Ends every peer still open: a test that failed before its own `endAsync` must not hold the file open. */
