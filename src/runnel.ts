@@ -16,6 +16,7 @@ import { startMetricsListener } from './server/metrics/routes.js';
 import { refreshTls, resolveTls } from './server/http-security/tls.js';
 import type { Server as HttpsServer } from 'node:https';
 import { MemoryTrimmer } from './base/memory-trim.js';
+import type { Clock } from './base/clock.js';
 
 export interface RunnelOptions {
   /** Log destination (tests capture logs to scan them). Defaults to stdout. */
@@ -26,6 +27,8 @@ export interface RunnelOptions {
   onListening?: (url: string) => void;
   /** Called once, before the first code of an installed module or of a flow's nodes runs. */
   beforeForeignCode?: () => void;
+  /** The clock of session expiry and login throttling (the system's by default); tests move a fake one. */
+  clock?: Clock;
 }
 
 export interface RunnelInstance {
@@ -50,7 +53,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const tls = await resolveTls(settings);
   const storage = options.storage ?? (await createStorage(settings, log));
   await storage.init();
-  const auth = await createAuthService({ settings, storage, log });
+  const auth = await createAuthService({ settings, storage, log, clock: options.clock });
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
   const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES, beforeForeignCode: options.beforeForeignCode });

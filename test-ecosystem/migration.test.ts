@@ -18,7 +18,7 @@ import { login } from '../bench/admin-client.js';
 import { ensurePeer } from '../bench/peer.js';
 import { decryptNodeRedBlob } from '../src/credentials/nodered-cipher.js';
 import { removeDir, tempDir } from '../test/helpers/dirs.js';
-import { freePort } from '../test/helpers/ports.js';
+import { withFreePort } from '../test/helpers/ports.js';
 import { killRunnels, runCli, spawnRunnelWith } from '../test/helpers/process.js';
 import { ADMIN_PASSWORD, adminAuth } from '../test/helpers/users.js';
 
@@ -84,19 +84,23 @@ function stopChild(child: ChildProcess): Promise<void> {
   return exited;
 }
 
-/** `node-red -u DIR` with the port from the env, as a user starts it: it reads DIR/settings.js. */
-async function startNodeRed(userDir: string): Promise<Running> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.join(peerDir, 'node_modules', 'node-red', 'red.js'), '-u', userDir], {
-    cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PORT: String(port) },
+/**
+ * `node-red -u DIR` with the port from the env, as a user starts it: it reads DIR/settings.js. A port
+ * taken since the probe makes Node-RED exit "port in use", and it starts again on another.
+ */
+function startNodeRed(userDir: string): Promise<Running> {
+  return withFreePort(async (port) => {
+    const child = spawn(process.execPath, [path.join(peerDir, 'node_modules', 'node-red', 'red.js'), '-u', userDir], {
+      cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PORT: String(port) },
+    });
+    children.add(child);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    const base = `http://127.0.0.1:${port}/`;
+    await answering(`${base}auth/login`, child, () => out);
+    return { base, stop: () => stopChild(child) };
   });
-  children.add(child);
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const base = `http://127.0.0.1:${port}/`;
-  await answering(`${base}auth/login`, child, () => out);
-  return { base, stop: () => stopChild(child) };
 }
 
 async function get(base: string, route: string, token?: string): Promise<{ status: number; body: string }> {

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { OAuthError } from './oauth-error.js';
 
 /** Thrown to a waiting login whose client went away: it never checks its password, and nobody reads the answer. */
@@ -28,7 +27,11 @@ export class LoginGate {
   private readonly lines = new Map<string, Waiter[]>();
   private seq = 0;
 
-  constructor(private readonly delayOf: (username: string) => Promise<number>) {}
+  /** `sleep` waits out a delay (a test's clock passes it at once). */
+  constructor(
+    private readonly delayOf: (username: string) => Promise<number>,
+    private readonly sleep: (ms: number) => Promise<void>,
+  ) {}
 
   /**
    * Resolves when this login may check its password; rejects with LoginAbandoned when `signal`
@@ -76,7 +79,7 @@ export class LoginGate {
       // The first slot too waits a delay: the line exists because one is due.
       while (line.length > 0) {
         const pause = await this.delayOf(username);
-        if (pause > 0) await sleep(pause);
+        if (pause > 0) await this.sleep(pause);
         if (line.length === 0) break;
         let best = 0;
         for (let i = 1; i < line.length; i++) if (line[i].rank < line[best].rank || (line[i].rank === line[best].rank && line[i].seq < line[best].seq)) best = i;

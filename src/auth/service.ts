@@ -10,6 +10,7 @@ import { createPasswordChecker, type PasswordChecker } from './passwords.js';
 import { hasPermission, permissionList, resolveScope } from './permissions.js';
 import { randomUUID } from 'node:crypto';
 import { RunnelError } from '../base/errors.js';
+import { systemClock, type Clock } from '../base/clock.js';
 import type { SessionRecord } from '../storage/contract.js';
 import { LoginThrottle, normaliseAddress } from './throttle.js';
 import { hashToken, TokenStore } from './tokens.js';
@@ -28,6 +29,8 @@ export interface AuthDeps {
   settings: Settings;
   storage: Storage;
   log: Logger;
+  /** Session expiry, login throttling and its delays read and wait on it; tests move a fake one instead of sleeping. */
+  clock?: Clock;
 }
 
 /** Builds the auth service; with `adminAuth` unset the admin API is open and `enabled` is false. */
@@ -35,9 +38,11 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   const config = deps.settings.adminAuth;
   if (!config) return disabledAuth;
   const log = deps.log;
+  const clock = deps.clock ?? systemClock;
   const tokens = await TokenStore.open(deps.storage, log, {
     lifetime: config.sessionExpiryTime,
     maxSessions: config.maxSessions,
+    now: clock.now,
     onEvict: (s) => log.audit({ event: 'auth.session.evicted', username: s.username, client: s.client, maxSessions: config.maxSessions }, 'oldest session expired: adminAuth.maxSessions reached'),
   });
   let directory: UserDirectory;
@@ -60,7 +65,7 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   // Waiting logins hold their connections: they may take a quarter of the connection cap, so a
   // login storm leaves room for the admin's authenticated requests and the flows' routes.
   const loginCapacity = Math.max(1, Math.floor(deps.settings.httpServerLimits.maxConnections / 4));
-  const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, deps.settings.loginThrottle), log, directory, checker, tokens, loginCapacity);
+  const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, { ...deps.settings.loginThrottle, now: clock.now }), log, directory, checker, tokens, loginCapacity, clock);
   if (config.type === 'strategy') {
     const find = (directory as ReturnType<typeof strategyUsers>).find;
     auth.strategy = createStrategyLogin({ config, cookie: deps.settings.httpAdminCookieOptions, adminRoot: deps.settings.httpAdminRoot, log, findUser: find, startSession: (user, who) => auth.startSession(user, 'node-red-editor', who) });
@@ -131,9 +136,10 @@ class CredentialsAuth implements AuthService {
     private readonly checker: PasswordChecker | undefined,
     private readonly tokens: TokenStore,
     private readonly loginCapacity: number,
+    private readonly clock: Clock,
   ) {
     this.bcryptQueue = new WorkQueue(Math.max(1, Math.min((Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1, availableParallelism() - 1)), loginCapacity);
-    this.gate = new LoginGate((username) => throttle.userDelay(username));
+    this.gate = new LoginGate((username) => throttle.userDelay(username), clock.sleep);
     this.anonymousScope = config.default && permissionList(config.default.permissions);
     this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS);
     this.timer.unref();
@@ -176,7 +182,7 @@ class CredentialsAuth implements AuthService {
     if (!maker || !user) throw new RunnelError('forbidden', 'Automation tokens are made by a user of adminAuth.users, or with their tokens');
     const beyond = req.scope.filter((s) => !hasPermission(creator.scope, s));
     if (beyond.length > 0) throw new RunnelError('forbidden', `A token cannot have permissions its creator lacks: ${beyond.join(' ')}`);
-    const now = Date.now();
+    const now = this.clock.now();
     const wanted = req.expiresIn === undefined ? undefined : now + req.expiresIn * 1000;
     // A login session makes tokens that outlive it (that is their use); a token's tokens do not outlive it.
     const limit = maker.automation && maker.expires !== Number.MAX_SAFE_INTEGER ? maker.expires : undefined;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { hashToken } from '../../src/auth/tokens.js';
 import { login, request, startServer, type TestServer } from '../helpers/server.js';
 import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
+import { fakeClock } from '../helpers/clock.js';
 
 interface Reply {
   status: number;
@@ -264,13 +265,14 @@ describe('sessions across restarts and expiry', () => {
   });
 
   test('an expired token is invalid_token', async () => {
-    const server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) });
+    const clock = fakeClock();
+    const server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) }, undefined, { clock });
     try {
       const res = await token(server, good);
       assert.equal((res.body as { expires_in: number }).expires_in, 1);
       const t = (res.body as { access_token: string }).access_token;
       assert.equal((await request(server.at('settings'), { token: t })).status, 200);
-      await new Promise((r) => setTimeout(r, 1200));
+      clock.advance(1000);
       const expired = await request(server.at('settings'), { token: t });
       assert.equal(expired.status, 401);
       assert.equal((expired.body as { code: string }).code, 'invalid_token');

@@ -10,13 +10,15 @@ import type { AuthService } from '../../src/auth/types.js';
 import { authSettings, MemorySessions } from './support.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { captureLog } from '../helpers/log.js';
+import { fakeClock } from '../helpers/clock.js';
+import type { Clock } from '../../src/base/clock.js';
 import { ADMIN_PASSWORD, READER_PASSWORD } from '../helpers/users.js';
 
 const IP = '127.0.0.1';
 
-async function make(settings = authSettings(), storage = new MemorySessions()) {
+async function make(settings = authSettings(), storage = new MemorySessions(), clock?: Clock) {
   const { log, raw: lines } = captureLog('info');
-  const auth = await createAuthService({ settings, storage, log });
+  const auth = await createAuthService({ settings, storage, log, clock });
   return { auth, storage, lines, log };
 }
 
@@ -110,11 +112,13 @@ test('sessions survive a restart; expired ones do not authenticate', async () =>
   await second.auth.close();
   assert.ok(!JSON.stringify(storage.sessions).includes(grant.accessToken));
 
-  const short = await make(authSettings({}, { sessionExpiryTime: 1 }));
+  const clock = fakeClock();
+  const short = await make(authSettings({}, { sessionExpiryTime: 1 }), new MemorySessions(), clock);
   const g = await login(short.auth, 'admin', ADMIN_PASSWORD, '*');
   assert.equal(g.expiresIn, 1);
+  clock.advance(999);
   assert.ok(await short.auth.authenticate(g.accessToken));
-  await new Promise((r) => setTimeout(r, 1100));
+  clock.advance(1);
   assert.equal(await short.auth.authenticate(g.accessToken), null);
   await short.auth.close();
 });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { loadSettingsFile } from '../../src/settings/file.js';
 import { request, startServer, type TestServer } from '../helpers/server.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
-import { freePort } from '../helpers/ports.js';
+import { withFreePort } from '../helpers/ports.js';
 import { browse, CLIENT_ID, CLIENT_SECRET, CookieJar, signInAtProvider, startProvider, type TestProvider } from './oidc-provider.js';
 
 /**
@@ -59,15 +59,18 @@ describe("adminAuth.type \"strategy\" with Node-RED's passport-openidconnect rec
 
   before(async () => {
     dir = await tempDir();
-    const port = await freePort();
-    callbackURL = `http://127.0.0.1:${port}/auth/strategy/callback`;
-    provider = await startProvider(callbackURL);
     // As `npm install passport-openidconnect` in the user dir would.
     await symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'), 'dir');
     await writeFile(path.join(dir, 'allowed.json'), JSON.stringify(['alice']));
-    await writeFile(path.join(dir, 'settings.js'), recipe(provider.issuer, callbackURL, port));
-    const { raw } = await loadSettingsFile(path.join(dir, 'settings.js'));
-    server = await startServer(raw, dir);
+    // The callback URL names the server's port, so the port is chosen first (retried if taken meanwhile).
+    server = await withFreePort(async (port) => {
+      callbackURL = `http://127.0.0.1:${port}/auth/strategy/callback`;
+      await provider?.close();
+      provider = await startProvider(callbackURL);
+      await writeFile(path.join(dir, 'settings.js'), recipe(provider.issuer, callbackURL, port));
+      const { raw } = await loadSettingsFile(path.join(dir, 'settings.js'));
+      return startServer(raw, dir);
+    });
   });
   after(async () => {
     await server?.stop();
@@ -166,19 +169,22 @@ describe("adminAuth.type \"strategy\" with Node-RED's passport-openidconnect rec
 describe('adminAuth.type "strategy" when the provider goes down during a login', () => {
   test('the callback answers at once with a clear session_message', async () => {
     const dir = await tempDir();
-    const port = await freePort();
-    const callbackURL = `http://127.0.0.1:${port}/auth/strategy/callback`;
-    const provider = await startProvider(callbackURL);
+    let provider: TestProvider | undefined;
     let server: TestServer | undefined;
     try {
       await symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'), 'dir');
       await writeFile(path.join(dir, 'allowed.json'), JSON.stringify(['alice']));
-      await writeFile(path.join(dir, 'settings.js'), recipe(provider.issuer, callbackURL, port));
-      server = await startServer((await loadSettingsFile(path.join(dir, 'settings.js'))).raw, dir);
+      server = await withFreePort(async (port) => {
+        const callbackURL = `http://127.0.0.1:${port}/auth/strategy/callback`;
+        await provider?.close();
+        provider = await startProvider(callbackURL);
+        await writeFile(path.join(dir, 'settings.js'), recipe(provider.issuer, callbackURL, port));
+        return startServer((await loadSettingsFile(path.join(dir, 'settings.js'))).raw, dir);
+      });
       const jar = new CookieJar();
       const start = await browse(jar, server.at('auth/strategy'));
       const back = await signInAtProvider(jar, start.headers.get('location')!, 'alice');
-      await provider.close();
+      await provider!.close();
       const began = Date.now();
       const res = await browse(jar, back);
       assert.ok(Date.now() - began < 5000);
@@ -187,7 +193,7 @@ describe('adminAuth.type "strategy" when the provider goes down during a login',
       assert.equal(message, 'InternalOAuthError: Failed to obtain access token');
     } finally {
       await server?.stop();
-      await provider.close().catch(() => undefined);
+      await provider?.close().catch(() => undefined);
       await removeDir(dir);
     }
   });

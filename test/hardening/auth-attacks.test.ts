@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { hashSync } from '../../src/auth/bcrypt.js';
 import { login, request, startServer, type TestServer } from '../helpers/server.js';
 import { installCapture } from '../helpers/capture.js';
+import { fakeClock } from '../helpers/clock.js';
 import { filesHolding, median, send, tokenRequest } from './support.js';
 import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
 import { deploy } from '../helpers/deploy.js';
@@ -88,8 +89,9 @@ describe('unknown user and wrong password are indistinguishable', () => {
 
 describe('tokens that must not work', () => {
   let server: TestServer;
+  const clock = fakeClock();
   before(async () => {
-    server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) });
+    server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) }, undefined, { clock });
   });
   after(() => server.dispose());
 
@@ -107,7 +109,7 @@ describe('tokens that must not work', () => {
       assert.equal(res.status, 401, bad);
       assert.deepEqual(res.body, INVALID_TOKEN);
     }
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1000);
     const expired = await settingsWith(live);
     assert.equal(expired.status, 401);
     assert.deepEqual(expired.body, INVALID_TOKEN);

@@ -28,7 +28,7 @@ function submission(round: number, client: number) {
 
 const hash = (flows: unknown) => createHash('sha256').update(JSON.stringify(flows)).digest('hex');
 
-test(`concurrent deploys with one rev: exactly one wins, ${ROUNDS} rounds`, { timeout: 120_000 }, async () => {
+test(`concurrent deploys with one rev: exactly one wins, ${ROUNDS} rounds`, { timeout: 600_000 }, async () => {
   const v2 = { 'runtime-api-version': 'v2' };
   let rev = (await request(server.at('flows'), { headers: v2 })).body.rev as string;
   for (let round = 0; round < ROUNDS; round++) {

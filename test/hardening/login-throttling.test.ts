@@ -7,6 +7,7 @@ import { LoginThrottle, normaliseAddress } from '../../src/auth/throttle.js';
 import { MemoryLoginFailures } from '../../src/storage/memory-login-failures.js';
 import { ADMIN_PASSWORD, adminAuth, startServer, type TestServer } from '../helpers/server.js';
 import { median, send } from './support.js';
+import { fakeClock } from '../helpers/clock.js';
 
 /**
  * Findings 8 and 9 of issue 12: behind a reverse proxy 20 failures locked every admin out; many
@@ -23,8 +24,10 @@ const login = (server: TestServer, password: string, forwarded?: string, usernam
 
 describe('behind a trusted proxy', () => {
   let server: TestServer;
+  // The per-user delays (500 ms, doubling) pass on this clock instead of in real time.
+  const clock = fakeClock();
   before(async () => {
-    server = await startServer({ adminAuth: adminAuth(), httpServerOptions: { 'trust proxy': 'loopback' }, loginThrottle: { maxFailures: 3, windowMs: 60_000 } });
+    server = await startServer({ adminAuth: adminAuth(), httpServerOptions: { 'trust proxy': 'loopback' }, loginThrottle: { maxFailures: 3, windowMs: 60_000 } }, undefined, { clock });
   });
   after(() => server.dispose());
 
@@ -37,8 +40,10 @@ describe('behind a trusted proxy', () => {
 
   test('guesses spread over many addresses are slowed for that user, never refused to its owner', async () => {
     for (let i = 0; i < 6; i++) assert.equal((await login(server, 'wrong', `192.0.2.${i}`, 'reader')).status, 400);
+    const before = clock.now();
     const owner = await login(server, 'reader-password-1', '192.0.2.200', 'reader');
     assert.equal(owner.status, 200, owner.text);
+    assert.ok(clock.now() - before >= 500, 'the owner waited its turn');
   });
 });
 

@@ -9,6 +9,7 @@ import { hashToken } from '../../src/auth/tokens.js';
 import { send, tokenRequest } from './support.js';
 import { ADMIN_PASSWORD, adminAuth, READER_PASSWORD } from '../helpers/users.js';
 import { deploy } from '../helpers/deploy.js';
+import { fakeClock } from '../helpers/clock.js';
 
 /**
  * Every flaw of Node-RED listed in node-red-behaviour.md §8, shown absent in Runnel. Each test is
@@ -96,10 +97,11 @@ test('a missing scope grants the user permissions; a scope must be a subset', as
 });
 
 test('bad or expired tokens are 401, never a silent downgrade to a default user', async () => {
-  const open = await startServer({ adminAuth: adminAuth({ default: { permissions: 'read' }, sessionExpiryTime: 1 }) });
+  const clock = fakeClock();
+  const open = await startServer({ adminAuth: adminAuth({ default: { permissions: 'read' }, sessionExpiryTime: 1 }) }, undefined, { clock });
   try {
     const t = await login(open);
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1000);
     for (const token of [t, 'garbage', `${t.slice(0, 20)}`]) {
       const res = await request(open.at('flows'), { token });
       assert.deepEqual([res.status, res.body.code], [401, 'invalid_token']);

@@ -13,7 +13,7 @@ export interface Capture {
   of(name: string): Msg[];
   /** Ids of `test-capture` nodes constructed since the previous call (or since installCapture), sorted. */
   restartedSince(): string[];
-  /** Waits until `name` has received at least `count` messages. */
+  /** Waits until `name` has received at least `count` messages (bounded generously, as `eventually`). */
   waitFor(name: string, count?: number, ms?: number): Promise<Msg[]>;
 }
 
@@ -66,7 +66,7 @@ export function installCapture(server: TestServer): Capture {
       seen = now;
       return changed;
     },
-    async waitFor(name, count = 1, ms = 5000) {
+    async waitFor(name, count = 1, ms = 30_000) {
       const end = Date.now() + ms;
       while (of(name).length < count) {
         if (Date.now() > end) throw new Error(`capture ${name}: ${of(name).length} of ${count} messages after ${ms} ms`);

@@ -19,7 +19,7 @@ export const EXPECTED_PALETTE = ['inject', 'debug', 'complete', 'catch', 'status
 export const expectedFailure = (status: number) => (e: string) => e.includes(`the server responded with a status of ${status}`);
 
 export async function paletteTypes(page: Page): Promise<string[]> {
-  await page.waitForSelector('.red-ui-palette-node[data-palette-type="inject"]', { timeout: 30_000 });
+  await page.waitForSelector('.red-ui-palette-node[data-palette-type="inject"]');
   return page.$$eval('.red-ui-palette-node', (els) => els.map((e) => (e as any).dataset.paletteType ?? ''));
 }
 
@@ -34,7 +34,7 @@ export async function importFlow(w: WatchedPage, flow: unknown[]): Promise<void>
   await page.waitForSelector('#red-ui-clipboard-dialog-import-text', { state: 'hidden' });
   // The flow arrives on a tab of its own.
   await page.click('#red-ui-tab-tab1');
-  await page.waitForSelector('#inj1', { timeout: 10_000 });
+  await page.waitForSelector('#inj1');
 }
 
 export async function deploy(page: Page, type?: 'full' | 'nodes' | 'flows'): Promise<void> {
@@ -54,6 +54,6 @@ export async function pressInjectAndReadDebug(w: WatchedPage): Promise<void> {
   const { page } = w;
   await page.evaluate(() => (globalThis as any).RED.sidebar.show('debug'));
   await page.click('#inj1 .red-ui-flow-node-button-button');
-  await page.waitForSelector('.red-ui-debug-msg:has-text("hello from the editor")', { timeout: 10_000 });
-  await page.waitForSelector('#fn1 .red-ui-flow-node-status-label:has-text("got 21")', { timeout: 10_000 });
+  await page.waitForSelector('.red-ui-debug-msg:has-text("hello from the editor")');
+  await page.waitForSelector('#fn1 .red-ui-flow-node-status-label:has-text("got 21")');
 }

@@ -9,7 +9,7 @@ import { Aedes } from 'aedes';
 import mqtt, { type MqttClient, type IClientOptions } from 'mqtt';
 import { ROOT } from './process.js';
 import { tempDir } from './server.js';
-import { freePort } from './ports.js';
+import { withFreePort } from './ports.js';
 
 export const TLS_DIR = path.join(ROOT, 'test', 'fixtures', 'tls');
 
@@ -82,36 +82,65 @@ export interface Mosquitto {
   close(): Promise<void>;
 }
 
-/** A mosquitto process listening on 127.0.0.1 only, anonymous access, no persistence. */
+/**
+ * A mosquitto process listening on 127.0.0.1 only, anonymous access, no persistence. Mosquitto must
+ * be told its port: one taken since the probe makes it exit "Address already in use", and it
+ * starts again on another (withFreePort).
+ */
 export async function startMosquitto(): Promise<Mosquitto> {
   const dir = await tempDir('runnel-mosquitto-');
-  const port = await freePort();
-  const conf = path.join(dir, 'mosquitto.conf');
-  await writeFile(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n`);
-  const child: ChildProcess = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr!.on('data', (d) => (log += d));
-  for (let i = 0; ; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => {
-        s.destroy();
-        resolve(true);
+  return withFreePort(async (port) => {
+    const conf = path.join(dir, 'mosquitto.conf');
+    await writeFile(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n`);
+    const child: ChildProcess = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let log = '';
+    child.stderr!.on('data', (d) => (log += d));
+    const exited = once(child, 'exit');
+    // Generous: a loaded machine starts a process slowly.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => {
+          s.destroy();
+          resolve(true);
+        });
+        s.on('error', () => resolve(false));
       });
-      s.on('error', () => resolve(false));
-    });
-    if (ok) break;
-    if (i > 100 || child.exitCode !== null) throw new Error(`mosquitto did not start: ${log}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    port,
-    close: async () => {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
+      if (ok) break;
+      if (child.exitCode !== null || Date.now() > deadline) {
+        if (child.exitCode === null) child.kill('SIGKILL');
+        await exited;
+        throw new Error(`mosquitto did not start: ${log}`);
       }
-    },
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return {
+      port,
+      close: async () => {
+        if (child.exitCode === null) {
+          child.kill('SIGTERM');
+          await exited;
+        }
+      },
+    };
+  });
+}
+
+/**
+ * A check (for `eventually`) that the aedes broker has registered subscriptions to (or
+ * unsubscriptions from) all `topics`. The mqtt in node's actions complete before the broker hears
+ * of them, as in Node-RED: a test publishes only after this, or a loaded machine loses the message.
+ * Call it before the action.
+ */
+export function brokerHeard(aedes: Aedes, event: 'subscribe' | 'unsubscribe', topics: string[]): () => boolean {
+  const left = new Set(topics);
+  const emitter = aedes as unknown as { on(e: string, f: (subs: Array<string | { topic: string }>) => void): void; off(e: string, f: unknown): void };
+  const heard = (subs: Array<string | { topic: string }>) => {
+    for (const s of subs) left.delete(typeof s === 'string' ? s : s.topic);
+    if (left.size === 0) emitter.off(event, heard);
   };
+  emitter.on(event, heard);
+  return () => left.size === 0;
 }
 
 const peers = new Set<MqttClient>();

@@ -1,9 +1,9 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { chown, readdir, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { chown, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { removeDir, tempDir } from './dirs.js';
+import { withFreePort } from './ports.js';
 
 /**
  * A throwaway PostgreSQL server for tests: Debian's `postgresql` package binaries (installed by
@@ -40,17 +40,6 @@ async function binDir(): Promise<string> {
   return path.join(PG_ROOT, String(Math.max(...usable)), 'bin');
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The unprivileged account that owns the cluster when we are root. */
 function serverUser(): { name: string; uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
@@ -81,13 +70,16 @@ export async function startPostgres(): Promise<TestPostgres> {
     }
   };
   await exec('initdb', ['-D', data, '-U', 'runnel', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
-  const port = await freePort();
+  let port = 0;
   // Tests need no durability: fsync off makes each commit cheap on a busy machine.
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+  const options = () => `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
   const pgCtl = (action: string, extra: string[] = []) => exec('pg_ctl', ['-D', data, '-l', logFile, '-w', '-t', '60', ...extra, action]);
   let running = false;
   const start = async () => {
-    await pgCtl('start', ['-o', options]);
+    // pg_ctl only says "could not start server"; why (a taken port, say) is in the server's log.
+    await pgCtl('start', ['-o', options()]).catch(async (e: Error) => {
+      throw new Error(`${e.message}\n${await readFile(logFile, 'utf8').catch(() => '')}`);
+    });
     running = true;
   };
   const stop = async () => {
@@ -102,7 +94,13 @@ export async function startPostgres(): Promise<TestPostgres> {
     spawnSync(file, argv, { stdio: 'ignore' });
   };
   process.once('exit', onExit);
-  await start();
+  // PostgreSQL must be told its port: one taken since the probe fails the start with "Address
+  // already in use" in the log, and it starts again on another (withFreePort). A restart (`start()`)
+  // keeps the port, as clients hold the URL.
+  await withFreePort(async (free) => {
+    port = free;
+    await start();
+  });
   return {
     url: `postgresql://runnel@127.0.0.1:${port}/postgres`,
     port,

@@ -25,7 +25,7 @@ export interface TestServer {
  * Starts Runnel in-process on an ephemeral loopback port with a fresh (or given) user dir; resolves
  * once its flows started (`onListening` hears of the URL before that).
  */
-export async function startServer(raw: Record<string, unknown> = {}, userDir?: string, options: Pick<RunnelOptions, 'onListening'> = {}): Promise<TestServer> {
+export async function startServer(raw: Record<string, unknown> = {}, userDir?: string, options: Pick<RunnelOptions, 'onListening' | 'clock'> = {}): Promise<TestServer> {
   const dir = userDir ?? (await tempDir());
   const settings = resolveSettings({ uiPort: 0, uiHost: '127.0.0.1', userDir: dir, logging: { level: 'info' }, ...raw });
   const captured = captureLog();
@@ -90,8 +90,11 @@ export async function request<T = any>(url: string, init: RequestInit & { json?:
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 
-/** Polls `check` until it returns a truthy value or `ms` passes. */
-export async function eventually<T>(check: () => Promise<T> | T, ms = 5000, every = 20): Promise<T> {
+/**
+ * Polls `check` until it returns a truthy value or `ms` passes. The default bound is generous: it
+ * only matters when the condition never holds, and a loaded machine needs many times the usual.
+ */
+export async function eventually<T>(check: () => Promise<T> | T, ms = 30_000, every = 20): Promise<T> {
   const end = Date.now() + ms;
   let last: unknown;
   for (;;) {

@@ -4,6 +4,7 @@ import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '../helpers/server.js';
+import { refusedPort } from '../helpers/ports.js';
 import type { Msg } from '../../src/runtime/flows/node.js';
 import { type Conf, flowSuite } from './flow.js';
 
@@ -70,14 +71,6 @@ function startTarget(): Promise<http.Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-async function closedPort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 describe('http request', () => {
   let target: http.Server;
   let base: string;
@@ -93,7 +86,7 @@ describe('http request', () => {
   before(async () => {
     target = await startTarget();
     base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-    refused = await closedPort();
+    refused = await refusedPort();
   });
   const t = flowSuite(() => {
     const req = (id: string, extra: Conf): Conf[] => [

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
+import { refusedPort } from '../helpers/ports.js';
 import { copyFixture, npmPack } from './support.js';
 
 const SHOUT = 'node-red-contrib-shout';
@@ -85,10 +86,7 @@ describe('POST /nodes with a catalogue pkg_url', { timeout: 180_000 }, () => {
     assert.equal(missing.status, 502);
     assert.equal(missing.body.code, 'module_download_failed');
     assert.match(missing.body.message, /answered 404/);
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
+    const port = await refusedPort();
     const unreachable = await install({ module: SHOUT, url: `http://127.0.0.1:${port}/shout.tgz` });
     assert.equal(unreachable.status, 502);
     assert.equal(unreachable.body.code, 'module_download_failed');

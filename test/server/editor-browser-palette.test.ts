@@ -51,10 +51,10 @@ async function catalogueServer(modules: unknown[]): Promise<{ server: Server; ur
 async function pressAndRead(w: WatchedPage, text: string): Promise<void> {
   await w.page.evaluate(() => (globalThis as any).RED.sidebar.show('debug'));
   await w.page.click('#inj1 .red-ui-flow-node-button-button');
-  await w.page.waitForSelector(`.red-ui-debug-msg:has-text("${text}")`, { timeout: 30_000 });
+  await w.page.waitForSelector(`.red-ui-debug-msg:has-text("${text}")`);
 }
 
-describe('the editor in Chromium: missing node types, and updating a module from a palette catalogue', { timeout: 400_000 }, () => {
+describe('the editor in Chromium: missing node types, and updating a module from a palette catalogue', { timeout: 900_000 }, () => {
   let server: TestServer;
   let browser: Browser;
   let w: WatchedPage;
@@ -97,14 +97,14 @@ describe('the editor in Chromium: missing node types, and updating a module from
     await page.goto(server.url);
     await paletteTypes(page);
     const notice = page.locator('.red-ui-notification').filter({ hasText: 'node-red-contrib-ghost' });
-    await notice.waitFor({ timeout: 30_000 });
+    await notice.waitFor();
     assert.match(await notice.innerText(), /missing node types/i);
     await w.shot('01-missing-types');
     assert.deepEqual((await request(server.at('flows/state'))).body.missingTypes, ['node-red-contrib-ghost']);
     // The page keeps the flows' state: the notice goes once a deploy without the type starts them.
     const res = await request(server.at('flows'), { method: 'POST', json: FLOW });
     assert.equal(res.status, 204, res.text);
-    await notice.waitFor({ state: 'detached', timeout: 30_000 });
+    await notice.waitFor({ state: 'detached' });
     assert.equal((await request(server.at('flows/state'))).body.state, 'start');
   });
 
@@ -114,21 +114,21 @@ describe('the editor in Chromium: missing node types, and updating a module from
     await page.reload();
     await paletteTypes(page);
     await page.click('#red-ui-tab-tab1');
-    await page.waitForSelector('#inj1', { timeout: 30_000 });
+    await page.waitForSelector('#inj1');
     await pressAndRead(w, 'QUIET!');
     await page.evaluate(() => (globalThis as any).RED.actions.invoke('core:manage-palette', { view: 'nodes' }));
     const entry = page.locator('.red-ui-palette-module-header').filter({ hasText: SHOUT });
-    await entry.locator('.red-ui-palette-module-meta.red-ui-palette-module-version:has-text("1.0.0")').waitFor({ timeout: 30_000 });
+    await entry.locator('.red-ui-palette-module-meta.red-ui-palette-module-version:has-text("1.0.0")').waitFor();
     const update = entry.locator('a.red-ui-button:has-text("update to 2.0.0")');
-    await update.waitFor({ timeout: 30_000 });
+    await update.waitFor();
     await w.shot('02-update-offered');
     await update.click();
     const confirm = page.locator('.red-ui-palette-module-install-confirm-button-update');
-    await confirm.waitFor({ timeout: 10_000 });
+    await confirm.waitFor();
     await w.shot('03-update-confirm');
     await confirm.click();
     await eventually(async () => (await request(server.at(`nodes/${SHOUT}`))).body.version === '2.0.0', 120_000, 200);
-    await entry.locator('.red-ui-palette-module-meta.red-ui-palette-module-version:has-text("2.0.0")').waitFor({ timeout: 30_000 });
+    await entry.locator('.red-ui-palette-module-meta.red-ui-palette-module-version:has-text("2.0.0")').waitFor();
     await w.shot('04-updated');
     assert.ok(registry.requests.some((r) => r.endsWith(`${SHOUT}-2.0.0.tgz`)), registry.requests.join(', '));
     await page.getByRole('button', { name: 'Close' }).click();

@@ -41,10 +41,10 @@ async function upload(w: WatchedPage, tgz: string): Promise<void> {
 async function pressAndRead(w: WatchedPage, inject: string, text: string): Promise<void> {
   await w.page.evaluate(() => (globalThis as any).RED.sidebar.show('debug'));
   await w.page.click(`#${inject} .red-ui-flow-node-button-button`);
-  await w.page.waitForSelector(`.red-ui-debug-msg:has-text("${text}")`, { timeout: 30_000 });
+  await w.page.waitForSelector(`.red-ui-debug-msg:has-text("${text}")`);
 }
 
-describe('the editor in Chromium: palette upgrade, debug copy tools, runtime notifications', { timeout: 300_000 }, () => {
+describe('the editor in Chromium: palette upgrade, debug copy tools, runtime notifications', { timeout: 900_000 }, () => {
   let server: TestServer;
   let browser: Browser;
   let w: WatchedPage;
@@ -71,7 +71,7 @@ describe('the editor in Chromium: palette upgrade, debug copy tools, runtime not
     await w.page.goto(server.url);
     await paletteTypes(w.page);
     await w.page.click('#red-ui-tab-tab1');
-    await w.page.waitForSelector('#inj1', { timeout: 30_000 });
+    await w.page.waitForSelector('#inj1');
   });
   after(async () => {
     await browser?.close();
@@ -88,14 +88,14 @@ describe('the editor in Chromium: palette upgrade, debug copy tools, runtime not
     await msg.locator('.red-ui-debug-msg-top-level > .red-ui-debug-msg-row').click();
     await row('reading').click();
     const temp = row('temp');
-    await temp.waitFor({ state: 'visible', timeout: 10_000 });
+    await temp.waitFor({ state: 'visible' });
     await temp.hover();
     await w.shot('01-debug-tools');
     await temp.locator('button:has(.fa-terminal)').click();
-    await page.waitForSelector('.red-ui-popover:has-text("Path copied")', { timeout: 10_000 });
+    await page.waitForSelector('.red-ui-popover:has-text("Path copied")');
     await temp.hover();
     await temp.locator('button:has(.fa-clipboard)').click();
-    await page.waitForSelector('.red-ui-popover:has-text("Value copied")', { timeout: 10_000 });
+    await page.waitForSelector('.red-ui-popover:has-text("Value copied")');
     await w.shot('02-value-copied');
     const copied = await page.evaluate(() => (globalThis as any).__copied as string[]);
     assert.deepEqual(copied, ['payload.reading.temp', '21.5']);
@@ -106,14 +106,14 @@ describe('the editor in Chromium: palette upgrade, debug copy tools, runtime not
     await pressAndRead(w, 'inj2', 'QUIET!');
     await page.evaluate(() => (globalThis as any).RED.actions.invoke('core:manage-palette', { view: 'nodes' }));
     const entry = page.locator('.red-ui-palette-module-header:has-text("node-red-contrib-shout")');
-    await entry.locator('.red-ui-palette-module-version:has-text("1.0.0")').waitFor({ timeout: 30_000 });
+    await entry.locator('.red-ui-palette-module-version:has-text("1.0.0")').waitFor();
     await w.shot('03-installed-1.0.0');
     const packed = path.join(work, 'packed');
     await mkdir(packed);
     await upload(w, await npmPack(await shoutModule(work, '2.0.0'), packed));
     await page.waitForSelector('.red-ui-notification:has-text("upgraded to version 2.0.0")', { timeout: 120_000 });
     await page.evaluate(() => (globalThis as any).RED.actions.invoke('core:manage-palette', { view: 'nodes' }));
-    await entry.locator('.red-ui-palette-module-version:has-text("2.0.0")').waitFor({ timeout: 30_000 });
+    await entry.locator('.red-ui-palette-module-version:has-text("2.0.0")').waitFor();
     await w.shot('04-upgraded-2.0.0');
     assert.equal((await request(server.at('nodes/node-red-contrib-shout'))).body.version, '2.0.0');
     await page.getByRole('button', { name: 'Close' }).click();
@@ -125,8 +125,8 @@ describe('the editor in Chromium: palette upgrade, debug copy tools, runtime not
     const { page } = w;
     await page.click('#red-ui-header-button-deploy-options');
     await page.click('#deploymenu-item-runtime-stop');
-    await page.waitForSelector('.red-ui-notification:has-text("Flows stopped")', { timeout: 30_000 });
-    await page.waitForSelector('#inj1 .red-ui-flow-node-button-stopped', { state: 'attached', timeout: 10_000 });
+    await page.waitForSelector('.red-ui-notification:has-text("Flows stopped")');
+    await page.waitForSelector('#inj1 .red-ui-flow-node-button-stopped', { state: 'attached' });
     await page.waitForSelector('.red-ui-deploy-button-spinner', { state: 'hidden' });
     await w.shot('05-flows-stopped');
     assert.equal((await request(server.at('flows/state'))).body.state, 'stop');
@@ -137,11 +137,11 @@ describe('the editor in Chromium: palette upgrade, debug copy tools, runtime not
     await page.click('#node-dialog-ok');
     await page.waitForSelector('#node-input-name', { state: 'detached' });
     await deploy(page);
-    await eventually(async () => (await storedFlows(server)).find((n) => n.id === 'dbg1')?.name === 'renamed while stopped', 30_000);
+    await eventually(async () => (await storedFlows(server)).find((n) => n.id === 'dbg1')?.name === 'renamed while stopped');
     assert.equal((await request(server.at('flows/state'))).body.state, 'stop');
     await page.click('#red-ui-header-button-deploy-options');
     await page.click('#deploymenu-item-runtime-start');
-    await page.waitForSelector('.red-ui-notification:has-text("Flows started")', { timeout: 30_000 });
+    await page.waitForSelector('.red-ui-notification:has-text("Flows started")');
     await page.waitForSelector('.red-ui-deploy-button-spinner', { state: 'hidden' });
     await w.shot('06-flows-started');
     assert.equal((await request(server.at('flows/state'))).body.state, 'start');

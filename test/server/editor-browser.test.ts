@@ -7,7 +7,7 @@ import { EXPECTED_PALETTE, FLOW, deploy, expectedFailure, importFlow, paletteTyp
 import { copyFixture, npmPack } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 
-describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
+describe('the editor in Chromium, with adminAuth', { timeout: 900_000 }, () => {
   let server: TestServer;
   let browser: Browser;
   let w: WatchedPage;
@@ -28,7 +28,7 @@ describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
   it('asks for a login, then loads the editor with the full core palette and no console errors', async () => {
     const { page } = w;
     await page.goto(server.url);
-    await page.waitForSelector('#node-dialog-login-username', { state: 'visible', timeout: 30_000 });
+    await page.waitForSelector('#node-dialog-login-username', { state: 'visible' });
     await w.shot('01-login');
     await page.fill('#node-dialog-login-username', 'admin');
     await page.fill('#node-dialog-login-password', ADMIN_PASSWORD);
@@ -45,7 +45,7 @@ describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
     await importFlow(w, FLOW);
     await w.shot('03-imported');
     await deploy(w.page);
-    await eventually(async () => (await storedFlows(server, await login(server))).some((n) => n.id === 'dbg1'), 10_000);
+    await eventually(async () => (await storedFlows(server, await login(server))).some((n) => n.id === 'dbg1'));
     await pressInjectAndReadDebug(w);
     await w.shot('04-debug-and-status');
   });
@@ -62,13 +62,13 @@ describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
       await page.waitForSelector('#node-input-name', { state: 'detached' });
       await deploy(page, type);
       await w.shot(`05-deployed-${type}`);
-      await eventually(async () => (await storedFlows(server, token)).find((n) => n.id === 'dbg1')?.name === name, 20_000);
+      await eventually(async () => (await storedFlows(server, token)).find((n) => n.id === 'dbg1')?.name === name);
     }
     await w.shot('05-edited');
     const before = server.instance.runtime.rev;
     await page.click('#red-ui-header-button-deploy-options');
     await page.click('#deploymenu-item-reload');
-    await page.waitForSelector('.red-ui-notification:has-text("restarted")', { timeout: 10_000 });
+    await page.waitForSelector('.red-ui-notification:has-text("restarted")');
     assert.equal(server.instance.runtime.rev, before);
     await pressInjectAndReadDebug(w);
   });
@@ -82,14 +82,14 @@ describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
     await page.waitForSelector('.red-ui-deploy-button-spinner', { state: 'hidden' });
     assert.equal((await request(server.at('flows'), { method: 'POST', json: changed, token })).status, 204);
     // The editor learns of the deploy over /comms; its merge button expects that notice to exist.
-    await page.waitForSelector('.red-ui-notification:has-text("updated")', { timeout: 10_000 });
+    await page.waitForSelector('.red-ui-notification:has-text("updated")');
     await w.shot('05b-background-update');
     await page.dblclick('#inj1 .red-ui-flow-node');
     await page.waitForSelector('#node-input-name', { state: 'visible' });
     await page.fill('#node-input-name', 'pressed again');
     await page.click('#node-dialog-ok');
     await deploy(page, 'full');
-    await page.waitForSelector('#red-ui-deploy-dialog-confirm-deploy-merge', { state: 'visible', timeout: 10_000 });
+    await page.waitForSelector('#red-ui-deploy-dialog-confirm-deploy-merge', { state: 'visible' });
     await w.shot('06-conflict');
     // Merging takes the server's change into the workspace; the next deploy sends both.
     await page.click('#red-ui-deploy-dialog-confirm-deploy-merge');
@@ -119,14 +119,14 @@ describe('the editor in Chromium, with adminAuth', { timeout: 240_000 }, () => {
     await page.evaluate(() => (globalThis as any).RED.settings.set('x', 1));
     await page.click('#red-ui-header-button-user');
     await page.click('#usermenu-item-logout');
-    await page.waitForSelector('#node-dialog-login-username', { state: 'visible', timeout: 30_000 });
+    await page.waitForSelector('#node-dialog-login-username', { state: 'visible' });
     await w.shot('08-logged-out');
     assert.ok(w.requests.some((r) => r === 'POST /auth/revoke 200'));
     assert.deepEqual(w.errors.filter((e) => !expectedFailure(401)(e) && !expectedFailure(409)(e)), []);
   });
 });
 
-describe('the editor in Chromium, without adminAuth', { timeout: 120_000 }, () => {
+describe('the editor in Chromium, without adminAuth', { timeout: 900_000 }, () => {
   let server: TestServer;
   let browser: Browser;
 
@@ -146,7 +146,7 @@ describe('the editor in Chromium, without adminAuth', { timeout: 120_000 }, () =
     for (const t of EXPECTED_PALETTE) assert.ok(types.includes(t), `palette lacks ${t}`);
     await importFlow(w, FLOW);
     await deploy(w.page);
-    await eventually(async () => (await storedFlows(server)).some((n) => n.id === 'dbg1'), 10_000);
+    await eventually(async () => (await storedFlows(server)).some((n) => n.id === 'dbg1'));
     await pressInjectAndReadDebug(w);
     await w.shot('01-debug');
     assert.deepEqual(w.errors, []);

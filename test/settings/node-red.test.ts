@@ -13,7 +13,7 @@ import path from 'node:path';
 import { HONOURED, PARTLY, UNSUPPORTED, unsupportedSettings } from '../../src/settings/unsupported.js';
 import { resolveSettings, SettingsError } from '../../src/settings/settings.js';
 import { killRunnels, ROOT, spawnRunnelWith } from '../helpers/process.js';
-import { freePort } from '../helpers/ports.js';
+import { withFreePort } from '../helpers/ports.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { request, startServer } from '../helpers/server.js';
 
@@ -94,8 +94,11 @@ describe("Node-RED's stock settings.js", () => {
     try {
       const settingsFile = path.join(dir, 'settings.js');
       await copyFile(STOCK, settingsFile);
-      const port = String(await freePort());
-      const runnel = await spawnRunnelWith(['start', '--settings', settingsFile, '--user-dir', path.join(dir, 'user')], dir, { PORT: port });
+      // PORT is the test: a port taken since the probe makes Runnel exit "address already in use", and it starts again on another.
+      const { runnel, port } = await withFreePort(async (free) => ({
+        runnel: await spawnRunnelWith(['start', '--settings', settingsFile, '--user-dir', path.join(dir, 'user')], dir, { PORT: String(free) }),
+        port: String(free),
+      }));
       assert.equal(new URL(runnel.url).port, port);
       const settings = await request(`${runnel.url}settings`);
       assert.equal(settings.status, 200, settings.text);

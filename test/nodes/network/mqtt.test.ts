@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
-import { startAedes, closePeers, peer, collect, TLS_DIR, type TestBroker } from '../../helpers/mqtt.js';
+import { startAedes, brokerHeard, closePeers, peer, collect, TLS_DIR, type TestBroker } from '../../helpers/mqtt.js';
 import { node, receiver, type Conf } from '../flow.js';
 import { deploy } from '../../helpers/deploy.js';
 
@@ -112,8 +112,10 @@ describe('mqtt nodes against an aedes broker', () => {
       tab, brokerNode(broker.port), mqttIn('dyn', '', { inputs: 1 }), cap('dyn-got'),
       node('done', 'complete', { scope: ['dyn'], uncaught: false }, [['completed']]), cap('completed'), ...errors,
     ]);
+    const subscribed = brokerHeard(broker.aedes, 'subscribe', ['dyn/a', 'dyn/b/+']);
     receive('dyn', { action: 'subscribe', topic: [{ topic: 'dyn/a', qos: 1 }, 'dyn/b/+'] });
     const [completed] = await capture.waitFor('completed');
+    await eventually(subscribed);
     assert.deepEqual(completed.subscriptions, [{ topic: 'dyn/a', qos: 1 }, { topic: 'dyn/b/+', qos: 2 }]);
     await outside.publishAsync('dyn/a', '1', { qos: 1 });
     await outside.publishAsync('dyn/b/c', '2', { qos: 1 });
@@ -122,8 +124,10 @@ describe('mqtt nodes against an aedes broker', () => {
     const list = (await capture.waitFor('dyn-got', 3))[2];
     assert.equal(list.topic, 'subscriptions');
     assert.deepEqual(list.payload.map((s: any) => s.topic), ['dyn/a', 'dyn/b/+']);
+    const unsubscribed = brokerHeard(broker.aedes, 'unsubscribe', ['dyn/a']);
     receive('dyn', { action: 'unsubscribe', topic: 'dyn/a' });
     await capture.waitFor('completed', 3);
+    await eventually(unsubscribed);
     await outside.publishAsync('dyn/a', 'not delivered', { qos: 1 });
     await outside.publishAsync('dyn/b/d', '3', { qos: 1 });
     const got = await capture.waitFor('dyn-got', 4);
@@ -132,8 +136,10 @@ describe('mqtt nodes against an aedes broker', () => {
     receive('dyn', { action: 'disconnect' });
     await capture.waitFor('completed', 4);
     assert.equal((server.instance.runtime.services.nodes.get('b1') as any).connected, false);
+    const resubscribed = brokerHeard(broker.aedes, 'subscribe', ['dyn/b/+']);
     receive('dyn', { action: 'connect' });
     await capture.waitFor('completed', 5);
+    await eventually(resubscribed);
     await outside.publishAsync('dyn/b/e', '4', { qos: 1 });
     assert.equal((await capture.waitFor('dyn-got', 5))[4].payload, 4, 'subscriptions survive a disconnect/connect');
 
@@ -143,8 +149,10 @@ describe('mqtt nodes against an aedes broker', () => {
     receive('dyn', { action: 'subscribe', topic: 5 });
     const errs = await capture.waitFor('errors', 4);
     assert.deepEqual(errs.map((e) => e.error.message).sort(), ['Error: Disconnect from broker before connecting', 'Error: Invalid action specified', 'Error: Invalid topic specified', 'Error: msg.topic is missing or invalid']);
+    const forced = brokerHeard(broker.aedes, 'subscribe', ['dyn/b/+']);
     receive('dyn', { action: 'connect', broker: { port: broker.port, force: true } });
     await capture.waitFor('completed', 6);
+    await eventually(forced);
     await outside.publishAsync('dyn/b/f', '5', { qos: 1 });
     assert.equal((await capture.waitFor('dyn-got', 6))[5].payload, 5);
     await outside.endAsync();

@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { startServer, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
-import { freePort } from '../../helpers/ports.js';
+import { refusedPort } from '../../helpers/ports.js';
+import { deployListening } from './listening.js';
 import { node, receiver, type Conf } from '../flow.js';
 import { deploy } from '../../helpers/deploy.js';
 
@@ -52,8 +53,7 @@ describe('tcp nodes', () => {
   after(() => server.dispose());
 
   test('tcp in server: delimiter, single and stream modes; tcp out replies to the session', async () => {
-    const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
-    await deploy(server, [
+    const [p1, p2, p3] = await deployListening(server, 3, ([p1, p2, p3]) => [
       tab,
       node('lines', 'tcp in', { server: 'server', host: '', port: String(p1), datamode: 'stream', datatype: 'utf8', newline: '\\n', topic: 'tcp', trim: false, base64: false, tls: '' }, [['lines-got', 'upper']]),
       cap('lines-got'),
@@ -61,7 +61,7 @@ describe('tcp nodes', () => {
       node('reply', 'tcp out', { host: '', port: '', beserver: 'reply', base64: false, end: false, tls: '' }, []),
       node('single', 'tcp in', { server: 'server', host: '', port: String(p2), datamode: 'single', datatype: 'utf8', newline: '', topic: '' }, [['single-got']]), cap('single-got'),
       node('raw', 'tcp in', { server: 'server', host: '', port: String(p3), datamode: 'stream', datatype: 'buffer', newline: '' }, [['raw-got']]), cap('raw-got'),
-    ]);
+    ]) as [number, number, number];
     const a = await dial(p1);
     a.socket.write('one\ntwo\nthr');
     a.socket.write('ee\nrest');
@@ -90,20 +90,19 @@ describe('tcp nodes', () => {
   });
 
   test('tcp in client reconnects; tcp out client writes and tcp out server broadcasts', async () => {
-    const outPort = await freePort();
     const fromRunnel: string[] = [];
     const feed = await peerServer((s) => {
       s.write('hi from peer');
       s.on('data', (d) => fromRunnel.push(d.toString()));
     });
     const sink = await peerServer((s) => s.on('data', (d) => fromRunnel.push(`sink:${d}`)));
-    await deploy(server, [
+    const [outPort] = await deployListening(server, 1, ([outPort]) => [
       tab,
       node('cin', 'tcp in', { server: 'client', host: '127.0.0.1', port: String(feed.port), datamode: 'stream', datatype: 'utf8', newline: '' }, [['cin-got', 'back']]), cap('cin-got'),
       node('back', 'tcp out', { beserver: 'reply' }, []),
       node('cout', 'tcp out', { beserver: 'client', host: '127.0.0.1', port: String(sink.port), end: false }, []),
       node('sout', 'tcp out', { beserver: 'server', host: '', port: String(outPort), end: false, base64: true }, []),
-    ]);
+    ]) as [number];
     const [first] = await capture.waitFor('cin-got');
     assert.equal(first.payload, 'hi from peer');
     await eventually(() => fromRunnel.includes('hi from peer'), 5000);
@@ -133,7 +132,7 @@ describe('tcp nodes', () => {
       heard.push(d.toString());
       s.write(`echo:${d}\nsecond\n`);
     }));
-    const closed = await freePort();
+    const closed = await refusedPort();
     const req = (id: string, extra: Conf) => node(id, 'tcp request', { server: '127.0.0.1', port: String(echo.port), out: 'time', ret: 'string', splitc: '0', newline: '', trim: false, tls: '', ...extra }, [[`${id}-got`]]);
     await deploy(server, [
       tab,

@@ -4,7 +4,7 @@ import dgram from 'node:dgram';
 import { once } from 'node:events';
 import { startServer, request, login, adminAuth, eventually, type TestServer } from '../../helpers/server.js';
 import { installCapture, type Capture } from '../../helpers/capture.js';
-import { freePort } from '../../helpers/ports.js';
+import { deployListening } from './listening.js';
 import { node, receiver } from '../flow.js';
 import { deploy } from '../../helpers/deploy.js';
 
@@ -41,13 +41,12 @@ describe('udp nodes', () => {
   after(() => server.dispose());
 
   test('udp in receives unicast over IPv4 and IPv6 in each data type; GET /udp-ports/:id lists the ports', async () => {
-    const [p4, p6, pb] = [await freePort(), await freePort(), await freePort()];
-    await deploy(server, [
+    const [p4, p6, pb] = await deployListening(server, 3, ([p4, p6, pb]) => [
       tab,
       node('in4', 'udp in', { iface: '', port: String(p4), ipv: 'udp4', multicast: 'false', group: '', datatype: 'utf8' }, [['in4-got']]), cap('in4-got'),
       node('in6', 'udp in', { iface: '', port: String(p6), ipv: 'udp6', multicast: 'false', group: '', datatype: 'buffer' }, [['in6-got']]), cap('in6-got'),
       node('inb', 'udp in', { iface: '', port: String(pb), ipv: 'udp4', multicast: 'false', group: '', datatype: 'base64' }, [['inb-got']]), cap('inb-got'),
-    ], { token });
+    ], { token }, 'udp4') as [number, number, number];
     await eventually(async () => {
       await sendDatagram('four', p4);
       return capture.of('in4-got').length > 0;
@@ -94,14 +93,13 @@ describe('udp nodes', () => {
   });
 
   test('broadcast and multicast between udp out and udp in on the loopback interface', async () => {
-    const [bport, mport] = [await freePort(), await freePort()];
-    await deploy(server, [
+    await deployListening(server, 2, ([bport, mport]) => [
       tab,
       node('bin', 'udp in', { iface: '', port: String(bport), ipv: 'udp4', multicast: 'false', group: '', datatype: 'utf8' }, [['bin-got']]), cap('bin-got'),
       node('bout', 'udp out', { addr: '127.255.255.255', iface: '', port: String(bport), ipv: 'udp4', outport: '', base64: false, multicast: 'board' }, []),
       node('min', 'udp in', { iface: '127.0.0.1', port: String(mport), ipv: 'udp4', multicast: 'true', group: '239.7.7.7', datatype: 'utf8' }, [['min-got']]), cap('min-got'),
       node('mout', 'udp out', { addr: '239.7.7.7', iface: '127.0.0.1', port: String(mport), ipv: 'udp4', outport: '', base64: false, multicast: 'multi' }, []),
-    ], { token });
+    ], { token }, 'udp4');
     await eventually(async () => {
       receive('bout', { payload: 'to all' });
       receive('mout', { payload: 'to group' });

@@ -1,0 +1,28 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../helpers/process.js';
+import { E2E, suiteFiles, testFiles } from '../suites.js';
+
+/** `npm test` and `npm run test:e2e` split the test files between them by test/suites.ts alone. */
+describe('test suites', () => {
+  const files = testFiles(path.join(ROOT, 'test'), '.ts');
+
+  it('each e2e entry still names a test file (a moved file must not slip back into npm test unnoticed)', () => {
+    assert.ok(files.length > 100, `found ${files.length} test files`);
+    assert.deepEqual(E2E.filter((prefix) => !files.some((f) => f.startsWith(prefix))), []);
+    const e2e = suiteFiles('e2e', files);
+    assert.ok(e2e.some((f) => f.startsWith('server/editor-browser')) && e2e.some((f) => f.startsWith('cluster/')));
+    assert.equal(e2e.length + suiteFiles('unit', files).length, files.length);
+  });
+
+  it('npm test, test:e2e and CI run them', () => {
+    const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    assert.match(scripts.test!, /node dist\/test\/run\.js$/);
+    assert.match(scripts['test:e2e']!, /node dist\/test\/run\.js e2e$/);
+    const ci = readFileSync(path.join(ROOT, '.ci', 'run'), 'utf8');
+    const order = ['npm test', 'npm run test:e2e', 'npm run test:ecosystem'].map((line) => ci.indexOf(`\n${line}\n`));
+    assert.ok(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!)), `.ci/run runs npm test, test:e2e, test:ecosystem in this order: ${order.join(', ')}`);
+  });
+});
