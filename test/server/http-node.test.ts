@@ -146,10 +146,11 @@ describe('http-node plugin: outcomes', () => {
     }
   });
 
-  test('an async handler that rejects is a 500 JSON answer without internals, and is logged', async () => {
+  test('an async handler that rejects is a 500 with Express\'s error page without internals, and is logged', async () => {
     const r = await request(`${s.base}/boom`);
     assert.equal(r.status, 500);
-    assert.deepEqual(r.body, { code: 'internal_error', message: 'Internal error' });
+    assert.equal(r.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.match(r.text, /<pre>Internal Server Error<\/pre>/);
     assert.ok(!r.text.includes('secret detail'));
     assert.ok(s.logs.some((l) => l.includes('secret detail') && l.includes('"level":50')));
   });
@@ -157,7 +158,21 @@ describe('http-node plugin: outcomes', () => {
   test('an error with a 4xx status keeps its status and message', async () => {
     const r = await request(`${s.base}/forbidden`);
     assert.equal(r.status, 403);
-    assert.deepEqual(r.body, { code: 'forbidden', message: 'Not allowed here' });
+    assert.match(r.text, /<pre>Error: Not allowed here<\/pre>/);
+  });
+
+  test('httpNodeNotFound: "json" answers route errors with {code, message}', async () => {
+    const j = await startHttpNode({ httpNodeNotFound: 'json' });
+    try {
+      j.app.get('/boom', () => {
+        throw new Error('secret detail');
+      });
+      j.app.get('/forbidden', (_req, _res, next) => next(Object.assign(new Error('Not allowed here'), { status: 403 })));
+      assert.deepEqual((await request(`${j.base}/boom`)).body, { code: 'internal_error', message: 'Internal error' });
+      assert.deepEqual((await request(`${j.base}/forbidden`)).body, { code: 'forbidden', message: 'Not allowed here' });
+    } finally {
+      await j.close();
+    }
   });
 
   test("a file's unsatisfiable Range or failed If-Match is answered 416 or 412 with its catalogued code", async () => {
