@@ -21,7 +21,7 @@ export function setInfo(set: NodeSetInfo, mod?: ModuleInfo) {
   return info;
 }
 
-/** The Node Module object of spec §2.5. */
+/** The Node Module object of spec §2.5, with Node-RED's `plugins` (its plugin sets, as GET /plugins lists them). */
 export function moduleInfo(mod: ModuleInfo) {
   const info: Record<string, unknown> = { name: mod.name, version: mod.version };
   if (!mod.builtin) {
@@ -30,6 +30,7 @@ export function moduleInfo(mod: ModuleInfo) {
     if (mod.path) info.path = mod.path;
   }
   info.nodes = [...mod.sets.values()].map((set) => setInfo(set, mod));
+  info.plugins = [...mod.plugins.values()].map(pluginSetInfo);
   return info;
 }
 

@@ -46,10 +46,9 @@ export async function loadModule(host: LoaderHost, dir: string, flags: SetFlags 
     // Node-RED's rule: the entry names the plugin; its .js (or .cjs) is the runtime part, its .html the editor's.
     const base = path.resolve(real, rel).replace(/\.[^./]+$/, '');
     const code = (await exists(`${base}.js`)) ? `${base}.js` : (await exists(`${base}.cjs`)) ? `${base}.cjs` : undefined;
-    const set = registry.addPluginSet(pkg.name, setName, {
-      template: (await exists(`${base}.html`)) ? `${base}.html` : undefined,
-      runtime: code !== undefined,
-    });
+    const template = (await exists(`${base}.html`)) ? `${base}.html` : undefined;
+    const catalog = code || template ? { dir: path.join(path.dirname(base), 'locales'), base: path.basename(base) } : undefined;
+    const set = registry.addPluginSet(pkg.name, setName, { template, runtime: code !== undefined, catalog });
     if (code) await runSet(host, set, { file: code, pkg, real, conflicts });
     else set.loaded = true;
   }

@@ -2,7 +2,7 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promi
 import os from 'node:os';
 import path from 'node:path';
 import type { ModuleHost } from './host.js';
-import { setInfo } from './info.js';
+import { pluginSetInfo, setInfo } from './info.js';
 import { RunnelError, errorMessage } from '../base/errors.js';
 import { SerialQueue } from '../base/serial-queue.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
@@ -304,6 +304,12 @@ export class ModuleManager implements LocalModules {
   }
 
   /** Node-RED's runtime events for the editor's palette (`notification/node/...` on /comms). */
+  /** Node-RED's events for a new module: its plugin sets (the editor then loads their templates), then its node sets, each only when there are any. */
+  private announceAdded(mod: ModuleInfo): void {
+    if (mod.plugins.size > 0) this.notify('plugin/added', [...mod.plugins.values()].map(pluginSetInfo));
+    if (mod.sets.size > 0) this.notify('node/added', [...mod.sets.values()].map((set) => setInfo(set, mod)));
+  }
+
   private notify(id: string, payload: unknown): void {
     this.host.events.emit('runtime-event', { id, payload, retain: false });
   }
@@ -391,7 +397,7 @@ export class ModuleManager implements LocalModules {
     await this.persist();
     if (previous) await this.host.restartNodesOfTypes(new Set([...loaded.sets.values()].flatMap((s) => s.types)));
     if (previous) this.notify('node/upgraded', { module: name, version: loaded.version });
-    else this.notify('node/added', [...loaded.sets.values()].map((set) => setInfo(set, loaded)));
+    else this.announceAdded(loaded);
     return loaded;
   }
 

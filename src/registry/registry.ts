@@ -28,6 +28,8 @@ export interface PluginSetInfo extends NodeSetInfo {
   template?: string;
   /** Whether the set has runtime code (Node-RED's `runtime` flag). */
   runtime: boolean;
+  /** Where its message catalogs are, `<dir>/<lang>/<base>.json`, beside its code or template (Node-RED's rule). */
+  catalog?: { dir: string; base: string };
 }
 
 export interface ModuleInfo {
@@ -106,7 +108,7 @@ export class Registry extends EventEmitter {
     return set;
   }
 
-  addPluginSet(moduleName: string, setName: string, file: { template?: string; runtime: boolean }): PluginSetInfo {
+  addPluginSet(moduleName: string, setName: string, file: Pick<PluginSetInfo, 'template' | 'runtime' | 'catalog'>): PluginSetInfo {
     const mod = this.modules.get(moduleName);
     if (!mod) throw new Error(`unknown module ${moduleName}`);
     const set: PluginSetInfo = {

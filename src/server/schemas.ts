@@ -76,6 +76,7 @@ export const nodeModule = {
     user: { type: 'boolean' },
     path: { type: 'string' },
     nodes: { type: 'array', items: nodeSet },
+    plugins: { type: 'array', items: { type: 'object', additionalProperties: true }, description: 'its plugin sets (node-red.plugins), as GET /plugins lists them' },
   },
   additionalProperties: true,
 } as const;

@@ -95,25 +95,33 @@ describe('http-node plugin: bodies', () => {
 
 describe('http-node plugin: outcomes', () => {
   let s: HttpNodeServer;
+  /** The same routes with `httpNodeNotFound: "json"`: Runnel's {code, message} answers instead of Express's pages. */
+  let json: HttpNodeServer;
   let dir: string;
-  before(async () => {
-    s = await startHttpNode();
-    s.app.get('/boom', async () => {
+  const routes = (app: HttpNodeServer['app']) => {
+    app.get('/boom', async () => {
       throw new Error('secret detail');
     });
-    s.app.get('/forbidden', (_req, _res, next) => {
+    app.get('/forbidden', (_req, _res, next) => {
       next(Object.assign(new Error('Not allowed here'), { status: 403 }));
     });
-    s.app.get('/ok', (_req, res) => res.send('ok'));
-    s.app.get('/unprocessable', (_req, _res, next) => {
+    app.get('/ok', (_req, res) => res.send('ok'));
+    app.get('/unprocessable', (_req, _res, next) => {
       next(Object.assign(new Error('Cannot use that'), { status: 422 }));
     });
+    app.get('/five', (_req, res) => res.sendFile('five.txt', { root: dir }));
+  };
+  before(async () => {
     dir = await tempDir();
     await writeFile(path.join(dir, 'five.txt'), 'hello');
-    s.app.get('/five', (_req, res) => res.sendFile('five.txt', { root: dir }));
+    s = await startHttpNode();
+    json = await startHttpNode({ httpNodeNotFound: 'json' });
+    routes(s.app);
+    routes(json.app);
   });
   after(async () => {
     await s.close();
+    await json.close();
     await removeDir(dir);
   });
 
@@ -146,10 +154,11 @@ describe('http-node plugin: outcomes', () => {
     }
   });
 
-  test('an async handler that rejects is a 500 JSON answer without internals, and is logged', async () => {
+  test('an async handler that rejects is a 500 with Express\'s error page without internals, and is logged', async () => {
     const r = await request(`${s.base}/boom`);
     assert.equal(r.status, 500);
-    assert.deepEqual(r.body, { code: 'internal_error', message: 'Internal error' });
+    assert.equal(r.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.match(r.text, /<pre>Internal Server Error<\/pre>/);
     assert.ok(!r.text.includes('secret detail'));
     assert.ok(s.logs.some((l) => l.includes('secret detail') && l.includes('"level":50')));
   });
@@ -157,20 +166,34 @@ describe('http-node plugin: outcomes', () => {
   test('an error with a 4xx status keeps its status and message', async () => {
     const r = await request(`${s.base}/forbidden`);
     assert.equal(r.status, 403);
-    assert.deepEqual(r.body, { code: 'forbidden', message: 'Not allowed here' });
+    assert.match(r.text, /<pre>Error: Not allowed here<\/pre>/);
+  });
+
+  test('httpNodeNotFound: "json" answers route errors with {code, message}', async () => {
+    assert.deepEqual((await request(`${json.base}/boom`)).body, { code: 'internal_error', message: 'Internal error' });
+    assert.deepEqual((await request(`${json.base}/forbidden`)).body, { code: 'forbidden', message: 'Not allowed here' });
+  });
+
+  test("a file's unsatisfiable Range or failed If-Match, and another 4xx, keep their status on Express's page", async () => {
+    const range = await request(`${s.base}/five`, { headers: { range: 'bytes=100-200' } });
+    assert.equal(range.status, 416);
+    assert.match(range.text, /<pre>Error: Range Not Satisfiable<\/pre>/);
+    const other = await request(`${s.base}/unprocessable`);
+    assert.equal(other.status, 422);
+    assert.match(other.text, /<pre>Error: Cannot use that<\/pre>/);
   });
 
   test("a file's unsatisfiable Range or failed If-Match is answered 416 or 412 with its catalogued code", async () => {
-    const range = await request(`${s.base}/five`, { headers: { range: 'bytes=100-200' } });
+    const range = await request(`${json.base}/five`, { headers: { range: 'bytes=100-200' } });
     assert.equal(range.status, 416);
     assert.deepEqual(range.body, { code: 'range_not_satisfiable', message: 'Range Not Satisfiable' });
-    const precondition = await request(`${s.base}/five`, { headers: { 'if-match': '"not-its-etag"' } });
+    const precondition = await request(`${json.base}/five`, { headers: { 'if-match': '"not-its-etag"' } });
     assert.equal(precondition.status, 412);
     assert.deepEqual(precondition.body, { code: 'precondition_failed', message: 'Precondition Failed' });
   });
 
   test('another 4xx a handler raises is a 400 invalid_request that keeps its message', async () => {
-    const r = await request(`${s.base}/unprocessable`);
+    const r = await request(`${json.base}/unprocessable`);
     assert.equal(r.status, 400);
     assert.deepEqual(r.body, { code: 'invalid_request', message: 'Cannot use that' });
     assert.ok(isErrorCode(r.body.code));

@@ -32,6 +32,10 @@ export interface NodesApi {
   getModuleInfo(name: string): Info;
   /** GET /plugins (JSON): every plugin set. */
   getPluginList(): Info[];
+  /** One plugin set of a module; undefined when there is no such set. */
+  getPluginSet(module: string, set: string): PluginSetInfo | undefined;
+  /** GET /plugins/:module/:set (JSON); `not_found` when there is no such set. */
+  getPluginInfo(module: string, set: string): Info;
   /**
    * Installs (or upgrades) a module by name and version, from a path, or from a catalogue's tarball
    * URL; audited, whatever the outcome.
@@ -99,6 +103,12 @@ export function nodesApi(runtime: Runtime): NodesApi {
     },
     getModuleInfo: (name) => moduleInfo(findModule(name)),
     getPluginList: () => registry.allPluginSets().map(pluginSetInfo),
+    getPluginSet: (module, set) => registry.modules.get(module)?.plugins.get(set),
+    getPluginInfo: (module, name) => {
+      const set = registry.modules.get(module)?.plugins.get(name);
+      if (!set) throw new RunnelError('not_found', 'Plugin not found');
+      return pluginSetInfo(set);
+    },
     installModule: async ({ module, version, url }, caller) => {
       const requested = { requested: module.slice(0, 256), requestedVersion: version, ...(url ? { url: urlForLogs(url) } : {}) };
       const install = url ? () => modules.installFromUrl(module, url) : () => modules.install(module, version);

@@ -312,7 +312,7 @@ export class Node extends EventEmitter implements LiveNode {
   _log(level: 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown): void {
     const text = logText(message);
     const services = this._flow.services;
-    services.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, text);
+    services.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, logLineText(message));
     if (level !== 'error' && level !== 'warn') return;
     // Node-RED's log entry of a node's warning or error, which its editor shows in the debug sidebar.
     // An Error stays one: the sidebar shows its name (a function's SyntaxError) as Node-RED's does.
@@ -337,6 +337,11 @@ export interface NodeLogEntry {
   z?: string;
   name?: string;
   [key: string]: unknown;
+}
+
+/** The log line's text: as Node-RED's console log writes it, an Error keeps its name (`Error: failed`). */
+function logLineText(message: unknown): string {
+  return types.isNativeError(message) ? String(message) : logText(message);
 }
 
 function logText(message: unknown): string {

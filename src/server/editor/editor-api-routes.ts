@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
@@ -8,10 +7,13 @@ import type { NodeResources } from './node-resources.js';
 import { StaticFiles } from './static-files.js';
 import { requestLang } from './lang.js';
 import { sendCompressed } from './compress.js';
-import { catalogAnswer, catalogsAnswer, fileAnswer, iconListAnswer, noContentAnswer, nodeSetAnswer, pluginsAnswer, userSettingsAnswer } from './schemas.js';
+import { catalogAnswer, catalogsAnswer, fileAnswer, iconListAnswer, noContentAnswer, nodeSetAnswer, pluginSetAnswer, pluginsAnswer, userSettingsAnswer } from './schemas.js';
+import { nodeModule } from '../schemas.js';
+import { allPluginHtml, pluginCatalogs, pluginHtml } from './plugin-resources.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 214 } as const;
 const setParams = { type: 'object', properties: { scope: name, module: name, set: name }, required: ['module', 'set'] } as const;
+const moduleParams = { type: 'object', properties: { scope: name, module: name }, required: ['module'] } as const;
 const iconParams = { type: 'object', properties: { scope: name, module: name, icon: name }, required: ['module', 'icon'] } as const;
 const wildcard = { type: 'object', properties: { '*': { type: 'string', maxLength: 1024 } }, required: ['*'] } as const;
 const userSettingsBody = { type: 'object', maxProperties: 200 } as const;
@@ -90,13 +92,22 @@ export const editorApiRoutes: FastifyPluginAsync<{ services: Services; resources
   // Node-RED's plugin list (JSON) or, for the editor, the templates of the loaded plugins, each after its marker.
   app.get('/plugins', { onRequest: plugins, schema: { response: pluginsAnswer } }, async (request, reply) => {
     if (!wantsHtml(request)) return nodes.getPluginList();
-    const sets = nodes.listPluginSets();
-    const parts = await Promise.all(
-      sets.filter((set) => set.enabled && !set.err && set.template).map(async (set) => `\n<!-- --- [red-plugin:${set.id}] --- -->\n${await readFile(set.template!, 'utf8')}`),
-    );
-    return reply.type('text/html; charset=utf-8').send(parts.join(''));
+    return reply.type('text/html; charset=utf-8').send(await allPluginHtml(nodes.listPluginSets()));
   });
-  app.get('/plugins/messages', { onRequest: plugins, schema: { response: catalogAnswer } }, async () => ({}));
+  app.get('/plugins/messages', { onRequest: plugins, schema: { response: catalogsAnswer } }, async (request) => pluginCatalogs(nodes.listPluginSets(), requestLang(request)));
+  // The module as GET /nodes/:module answers it; one plugin set, or its template for the editor
+  // (which asks for it when a plugin/added event announces an install).
+  const getModule = async (request: FastifyRequest<{ Params: { scope?: string; module: string } }>) => nodes.getModuleInfo(moduleOf(request.params));
+  const getPluginSet = async (request: FastifyRequest<{ Params: SetParams }>, reply: FastifyReply) => {
+    const module = moduleOf(request.params);
+    if (!wantsHtml(request)) return nodes.getPluginInfo(module, request.params.set);
+    const set = nodes.getPluginSet(module, request.params.set);
+    return reply.type('text/html; charset=utf-8').send(set ? await pluginHtml(set) : '');
+  };
+  for (const prefix of ['/plugins/:module', '/plugins/@:scope/:module']) {
+    app.get<{ Params: { scope?: string; module: string } }>(prefix, { onRequest: plugins, schema: { params: moduleParams, response: { 200: nodeModule } } }, getModule);
+    app.get<{ Params: SetParams }>(`${prefix}/:set`, { onRequest: plugins, schema: { params: setParams, response: pluginSetAnswer } }, getPluginSet);
+  }
 
   // Without adminAuth every editor shares the anonymous user `_`, as in Node-RED.
   const userName = (request: FastifyRequest) => request.user?.username ?? '_';

@@ -217,7 +217,7 @@ function splitHelp(content: string): { main: string; help: Map<string, string> }
   return { main: main + content.slice(index), help };
 }
 
-async function readCatalog(dir: string, base: string, lang: string): Promise<Record<string, unknown> | undefined> {
+export async function readCatalog(dir: string, base: string, lang: string): Promise<Record<string, unknown> | undefined> {
   for (const l of candidates(lang)) {
     const text = await readFile(path.join(dir, l, `${base}.json`), 'utf8').catch(() => undefined);
     if (text === undefined) continue;

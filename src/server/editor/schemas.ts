@@ -74,6 +74,8 @@ export const nodeSetAnswer = { 200: { description: 'JSON; HTML with Accept: text
 export const iconListAnswer = { 200: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } } as const;
 
 /** GET /plugins: the plugin sets as JSON, or their editor templates with Accept: text/html. */
+/** GET /plugins/:module/:set: the set as JSON, or its editor template with Accept: text/html. */
+export const pluginSetAnswer = { 200: { description: 'JSON; HTML with Accept: text/html', content: { ...json(pluginSet), ...html } } } as const;
 export const pluginsAnswer = { 200: { description: 'JSON; HTML with Accept: text/html', content: { ...json({ type: 'array', items: pluginSet }), ...html } } } as const;
 
 export const userSettingsAnswer = { 200: { type: 'object', additionalProperties: true, description: "the user's editor settings" } } as const;

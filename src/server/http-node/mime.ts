@@ -1,3 +1,9 @@
+import type { ServerResponse } from 'node:http';
+import type Mime from 'mime';
+import { lazy } from '../../base/lazy.js';
+
+const mime = lazy<typeof Mime>('mime');
+
 /**
  * The short type names `res.type('json')` and `req.is('html')` accept. Express looks them up in
  * the full mime database; these are the ones handlers use in practice.
@@ -42,4 +48,16 @@ export function mimeFor(name: string): string | undefined {
 /** Express adds `charset=utf-8` to these when a handler sets the Content-Type without one. */
 export function defaultCharset(type: string): boolean {
   return type.startsWith('text/') || type.startsWith('application/json') || type.startsWith('application/javascript');
+}
+
+/**
+ * The Content-Type Express 4 sends a file with (send 0.19 on mime 1.x): `.js` is
+ * `application/javascript; charset=UTF-8` where the newer table says `text/javascript`. Set on
+ * send's `headers` event, before send picks its own; a type already set stays.
+ */
+export function setFileType(res: ServerResponse, file: string): void {
+  if (res.getHeader('Content-Type')) return;
+  const type = mime().lookup(file);
+  const charset = mime().charsets.lookup(type);
+  res.setHeader('Content-Type', charset ? `${type}; charset=${charset}` : type);
 }

@@ -2,14 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Settings } from '../../settings/settings.js';
 import type { Logger } from '../../base/log.js';
 import type { RouteHandler } from '../../runtime/red-api/http-types.js';
-import { statusOf } from '../../base/errors.js';
+import { isRunnelError, statusOf } from '../../base/errors.js';
 import { describeRouteError } from '../errors.js';
 import { ExpressRouter, type Fallthrough } from './router.js';
 import { decorate, ExpressRequest } from './compat.js';
 import type { BodyMode } from './body.js';
 import { compilePath } from './path-pattern.js';
 import type { LinearRegExp } from './linear-regexp.js';
-import { sendExpressNotFound, sendJson } from './not-found.js';
+import { sendExpressError, sendExpressNotFound, sendJson } from './not-found.js';
 import { responseOptions, routingOptions, trustProxy, type ResponseOptions, type TrustFn } from './app-settings.js';
 import type { HttpNodeApp, UnservedHandler } from './types.js';
 
@@ -37,8 +37,17 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
   /**
    * @param expressNotFound - answer an unserved path with Express's `Cannot GET /x` page, except
    *   under `jsonRoot` (a distinct admin root, whose API answers JSON)
+   * @param expressErrors - answer an error a route handler raised with Express's error page (on the
+   *   same paths as expressNotFound, or everywhere for RED.httpAdmin); Runnel's own errors stay JSON
    */
-  constructor(root: string, log: Logger, serverOptions: Record<string, unknown>, private readonly expressNotFound = false, private readonly jsonRoot?: string) {
+  constructor(
+    root: string,
+    log: Logger,
+    serverOptions: Record<string, unknown>,
+    private readonly expressNotFound = false,
+    private readonly jsonRoot?: string,
+    private readonly expressErrors = expressNotFound,
+  ) {
     // Node-RED sets httpServerOptions on its node and admin apps before their first route.
     super(routingOptions(serverOptions));
     Object.assign(this.appSettings, serverOptions);
@@ -162,13 +171,15 @@ class MountedRouteApp extends ExpressRouter implements HttpNodeApp {
       return;
     }
     const { status, code, message } = describeRouteError(err);
+    const page = this.expressErrors && !isRunnelError(err) && (this.expressNotFound ? !this.isApiRequest(url) : true);
     if (status >= 500) this.log.error({ err, method: req.method, url }, 'unhandled error in http route');
     if (res.headersSent) {
       // Part of an answer is already on the wire; cutting the connection is the only honest signal.
       res.destroy();
       return;
     }
-    sendJson(res, status, { code, message });
+    if (page) sendExpressError(req, res, err);
+    else sendJson(res, status, { code, message });
   }
 }
 
@@ -197,5 +208,5 @@ export function createHttpNodeApp(settings: Settings, log: Logger): HttpNodeApp 
 
 /** The router behind RED.httpAdmin, consulted by the admin scope when no admin route matched. */
 export function createAdminRouteApp(settings: Settings, log: Logger): HttpNodeApp {
-  return new MountedRouteApp(settings.httpAdminRoot, log, settings.httpServerOptions);
+  return new MountedRouteApp(settings.httpAdminRoot, log, settings.httpServerOptions, false, undefined, true);
 }

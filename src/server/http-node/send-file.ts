@@ -3,6 +3,7 @@ import path from 'node:path';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type Send from 'send';
 import { lazy } from '../../base/lazy.js';
+import { setFileType } from './mime.js';
 
 const send = lazy<typeof Send>('send');
 
@@ -70,6 +71,7 @@ function pipeFile(res: ServerResponse, file: Send.SendStream, options: SendFileO
       else settle();
     });
   });
+  file.on('headers', setFileType);
   const headers = options.headers;
   if (headers) {
     file.on('headers', (r: ServerResponse) => {

@@ -8,6 +8,7 @@ import { decorate } from '../http-node/compat.js';
 import type { UnservedHandler } from '../http-node/types.js';
 import { basicAuthCheck, sendBasicAuthChallenge } from './basic-auth.js';
 import type { RouteHandler } from '../../runtime/red-api/http-types.js';
+import { setFileType } from '../http-node/mime.js';
 
 /** Loaded only when httpStatic is set (serve-static brings `send` and its dependencies). */
 const cors = lazy<typeof Cors>('cors');
@@ -40,10 +41,22 @@ export function staticFiles(settings: Settings): UnservedHandler | undefined {
     }
     if (auth) router.use(mount.root, auth);
     if (mount.middleware) router.use(mount.root, mount.middleware);
-    router.use(mount.root, serveStatic()(mount.path, mount.options));
+    router.use(mount.root, serveStatic()(mount.path, withExpressTypes(mount.options)));
   }
   return (req, res, next) => {
     const { req: request } = decorate(req, res, undefined);
     router.handle(request, res, (err) => next(err));
   };
+}
+
+type SetHeaders = (res: ServerResponse, file: string, stat: unknown) => void;
+
+/** Files get Express 4's types (mime 1.x), as Node-RED's express.static sends them; the settings' own setHeaders runs after. */
+function withExpressTypes(options: Record<string, unknown> | undefined): Record<string, unknown> {
+  const own = typeof options?.setHeaders === 'function' ? (options.setHeaders as SetHeaders) : undefined;
+  const setHeaders: SetHeaders = (res, file, stat) => {
+    setFileType(res, file);
+    own?.(res, file, stat);
+  };
+  return { ...options, setHeaders };
 }
