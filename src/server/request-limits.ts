@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../settings/settings.js';
 import { RunnelError } from '../base/errors.js';
 import type { ReceiveBudget } from '../base/receive-budget.js';
+import { reserveConnections } from './connection-reserve.js';
 
 /**
  * Bounds on what clients can make the server hold. Bodies are buffered before routes see them,
@@ -34,7 +35,7 @@ export function applyServerLimits(server: Server, settings: Settings): void {
   server.headersTimeout = limits.headersTimeout;
   server.requestTimeout = limits.requestTimeout;
   server.keepAliveTimeout = limits.keepAliveTimeout;
-  server.maxConnections = limits.maxConnections;
+  reserveConnections(server, limits.maxConnections);
 }
 
 /** How often the server checks for timed-out requests: a quarter of the shortest timeout, at most 30 s (Node's default). */
