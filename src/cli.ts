@@ -159,9 +159,10 @@ async function exportTo(values: Options): Promise<number> {
   const log = createLogger(settings.logging.level, undefined, settings.logging.format);
   const result = await exportNodeRed(settings, out, log);
   log.flush();
+  const install = result.modules.length > 0 ? `run npm install in ${result.dir} (its package.json lists ${count(result.modules.length, 'node module')}: ${result.modules.join(', ')}), then ` : '';
   process.stdout.write(
     `runnel: exported ${count(result.nodes, 'flow node')} and the credentials of ${count(result.credentials, 'node')} (${result.written.join(', ')}); `
-    + `start Node-RED with: node-red --userDir ${result.dir}\n`,
+    + `${install}start Node-RED with: node-red --userDir ${result.dir}\n`,
   );
   for (const note of result.notes) process.stdout.write(`runnel: note: ${note}\n`);
   return 0;
