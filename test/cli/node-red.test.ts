@@ -4,6 +4,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseNodeRedArgs } from '../../src/cli/node-red-args.js';
+import { RUNNEL_VERSION } from '../../src/base/version.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { killRunnels, NODE_RED_BIN, runCli, spawnRunnelWith, type RunnelProcess } from '../helpers/process.js';
 import { request } from '../helpers/server.js';
@@ -113,7 +114,7 @@ describe('node-red: Node-RED\'s command line over Runnel', { timeout: 180_000 },
     }
   });
 
-  it('without -u the user dir is ~/.node-red, as Node-RED\'s; --safe loads the flows stopped and GET /flows/state says safe', async () => {
+  it('without -u the user dir is ~/.node-red, as Node-RED\'s, and one line says where it listens; --safe loads the flows stopped and GET /flows/state says safe', async () => {
     const home = await dir();
     const userDir = path.join(home, '.node-red');
     await mkdir(userDir);
@@ -123,6 +124,8 @@ describe('node-red: Node-RED\'s command line over Runnel', { timeout: 180_000 },
       assert.deepEqual((await request(new URL('flows/state', run.url).href)).body, { state: 'safe' });
       assert.equal((await request(new URL('answer', run.url).href)).status, 404);
       assert.ok((await readdir(userDir)).includes('.config.runtime.json'));
+      // At the default log level: the start summary's line is the one that says where it listens.
+      assert.deepEqual(run.output().split('\n').filter((l) => /listening/i.test(l)).map((l) => /"msg":"([^"]*)"/.exec(l)?.[1]), [`Runnel ${RUNNEL_VERSION} listening on ${run.url}`]);
     } finally {
       await stop(run);
     }
