@@ -61,19 +61,24 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'export') return await exportTo(values);
     if (command !== 'start') throw new UsageError(`unknown command ${command}`);
     if (values.format !== undefined || values.out !== undefined) throw new UsageError('--format and --out are options of runnel export');
-    return await start(values);
+    return await serve(await settingsFrom(values));
   } catch (e) {
     if (e instanceof UsageError) return fail(`runnel: ${e.message}\n${USAGE}`);
     if (e instanceof ExportError) return fail(`runnel: export: ${e.message}`);
-    if (e instanceof SettingsError) return fail(`runnel: invalid settings: ${e.message}`);
-    const err = e as NodeJS.ErrnoException & { port?: number };
-    if (err.code === 'EADDRINUSE') return fail(`runnel: cannot listen: address already in use (${err.message.replace(/^listen EADDRINUSE: address already in use /, '')})`);
-    if (err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL') return fail(`runnel: cannot listen: ${err.message}`);
-    return fail(`runnel: ${err.message ?? String(e)}`);
+    return failToStart(e, false);
   }
 }
 
-function fail(message: string): number {
+/** One line on stderr for what stops a start (with the stack too when `verbose` and the cause is not the user's). */
+export function failToStart(e: unknown, verbose: boolean): number {
+  if (e instanceof SettingsError) return fail(`runnel: invalid settings: ${e.message}`);
+  const err = e as NodeJS.ErrnoException & { port?: number };
+  if (err.code === 'EADDRINUSE') return fail(`runnel: cannot listen: address already in use (${err.message.replace(/^listen EADDRINUSE: address already in use /, '')})`);
+  if (err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL') return fail(`runnel: cannot listen: ${err.message}`);
+  return fail(verbose && typeof err.stack === 'string' ? `runnel: ${err.stack}` : `runnel: ${err.message ?? String(e)}`);
+}
+
+export function fail(message: string): number {
   process.stderr.write(`${message}\n`);
   return 1;
 }
@@ -100,8 +105,8 @@ async function settingsFrom(values: Options): Promise<Settings> {
   return resolveSettings(raw, process.cwd(), absolute);
 }
 
-async function start(values: Options): Promise<number> {
-  const settings = await settingsFrom(values);
+/** Runs Runnel on `settings` until a stop signal; the exit status. `title` names the process once it listens. */
+export async function serve(settings: Settings, title?: string): Promise<number> {
   // Read once: the children flows and modules start (exec, npm and its install scripts) and code
   // with host access (process.env) must not inherit the database password either.
   for (const name of RUNTIME_SECRET_ENV) delete process.env[name];
@@ -140,6 +145,7 @@ async function start(values: Options): Promise<number> {
     };
     const format = settings.logging.format ?? (process.stdout.isTTY ? 'text' : 'json');
     process.stdout.write(formatStartSummary(instance.url, startSummary(settings, instance.runtime.credentialKey), format));
+    if (title !== undefined) process.title = title;
     if (signalled) onSignal(signalled);
   });
 }
@@ -153,9 +159,10 @@ async function exportTo(values: Options): Promise<number> {
   const log = createLogger(settings.logging.level, undefined, settings.logging.format);
   const result = await exportNodeRed(settings, out, log);
   log.flush();
+  const install = result.modules.length > 0 ? `run npm install in ${result.dir} (its package.json lists ${count(result.modules.length, 'node module')}: ${result.modules.join(', ')}), then ` : '';
   process.stdout.write(
     `runnel: exported ${count(result.nodes, 'flow node')} and the credentials of ${count(result.credentials, 'node')} (${result.written.join(', ')}); `
-    + `start Node-RED with: node-red --userDir ${result.dir}\n`,
+    + `${install}start Node-RED with: node-red --userDir ${result.dir}\n`,
   );
   for (const note of result.notes) process.stdout.write(`runnel: note: ${note}\n`);
   return 0;

@@ -8,6 +8,7 @@ import { writeFileAtomic } from '../storage/atomic-file.js';
 import { credentialsPathFor, flowsFileText } from '../storage/file/flow-pair.js';
 import { createStorage, storedCredentialsName } from '../storage/index.js';
 import type { CredentialMap, FlowsSnapshot, Storage } from '../storage/contract.js';
+import { exportNodeModules } from './node-modules.js';
 
 /**
  * `runnel export --format node-red`: the flows and credentials read through the Storage interface
@@ -29,6 +30,8 @@ export interface ExportSummary {
   written: string[];
   /** What the user has to do for Node-RED to read the credentials, when something is left. */
   notes: string[];
+  /** The node modules listed in the folder's package.json, for `npm install` there. */
+  modules: string[];
 }
 
 const SYSTEM_KEY = '_credentialSecret';
@@ -122,7 +125,10 @@ async function write(plan: Plan): Promise<ExportSummary> {
   written.push(path.relative(dir, credsPath));
   if (inPlace && (await resetRunnelSessions(dir))) written.push(SESSIONS_FILE);
   if (!inPlace) written.push(...(await copyFileContext(settings, dir, notes)));
-  return { dir, nodes: snapshot.flows.length, credentials: ids.length, written, notes };
+  // In place the modules are in the user dir's node_modules already, where Node-RED loads them.
+  const modules = inPlace ? [] : await exportNodeModules(settings.userDir, dir);
+  if (modules.length > 0) written.push('package.json');
+  return { dir, nodes: snapshot.flows.length, credentials: ids.length, written, notes, modules };
 }
 
 /**

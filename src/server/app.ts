@@ -83,6 +83,8 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     // static and test/server/openapi.test.ts checks each of them against the meta-schema instead.
     ajv: { customOptions: { validateSchema: false } },
   });
+  // Fastify logs "Server listening at <address>" once for each address; Runnel's start summary says where it listens.
+  app.log = withoutListeningLines(app.log);
 
   const originCheck = createOriginCheck(settings);
   const { metrics } = services;
@@ -200,4 +202,15 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     }
   }
   return app;
+}
+
+function withoutListeningLines<L extends { info: unknown }>(log: L): L {
+  return Object.create(log, {
+    info: {
+      value(this: L, ...args: unknown[]) {
+        if (typeof args[0] === 'string' && args[0].startsWith('Server listening at ')) return;
+        (log.info as (...a: unknown[]) => void).apply(this, args);
+      },
+    },
+  }) as L;
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { ownCommand } from '../base/own-command.js';
 
 /**
  * Node-RED's HTTP security settings, validated: TLS, basic auth on http-in and static routes,
@@ -70,7 +71,7 @@ function joinRoots(a: string, b: string): string {
 function basicAuthUser(v: unknown, key: string): BasicAuthUser {
   const bcrypt = /^\$2[aby]\$\d\d\$.{53}$/;
   if (!isObject(v) || typeof v.user !== 'string' || v.user === '' || typeof v.pass !== 'string' || !(bcrypt.test(v.pass) || /^[0-9a-f]{32}$/i.test(v.pass))) {
-    throw new HttpSettingsError(`${key} must be {user, pass} with pass a bcrypt hash (make one with "runnel hash-pw")`);
+    throw new HttpSettingsError(`${key} must be {user, pass} with pass a bcrypt hash (make one with "${ownCommand('hash-pw')}")`);
   }
   return { user: v.user, pass: v.pass };
 }

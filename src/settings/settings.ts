@@ -5,6 +5,8 @@ import { storageModuleProblem, type NodeRedStorageModule } from './storage-modul
 import { unsupportedSettings } from './unsupported.js';
 import { parseCookieOptions, parseStrategy, parseStrategyUsers, StrategySettingsError, type CookieOptions, type StrategySettings, type StrategyUser, type UsersFunction } from './admin-strategy.js';
 
+import { ownCommand } from '../base/own-command.js';
+
 /** A configured admin user. `password` is a bcrypt hash. */
 export interface UserConfig {
   username: string;
@@ -97,6 +99,8 @@ export interface Settings extends HttpSecuritySettings {
   nodeCloseTimeout: number;
   /** Node-RED's safe mode (`--safe`, `RUNNEL_SAFE=1`): the flows are loaded, not started, until a deploy or POST /flows/state starts them. */
   safeMode: boolean;
+  /** Node-RED's `--verbose`: a node's error is logged with its stack. */
+  verbose: boolean;
   functionGlobalContext: Record<string, unknown>;
   /** Node-RED's: seconds, the editor's default `timeout` for new function nodes (GET /settings exports it). */
   functionTimeout: number;
@@ -187,7 +191,7 @@ const KNOWN_KEYS = new Set([
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
-  'instanceId', 'instanceUrl', 'safeMode', 'webSocketNodeMaxPayload', ...HTTP_SECURITY_KEYS,
+  'instanceId', 'instanceUrl', 'safeMode', 'verbose', 'webSocketNodeMaxPayload', ...HTTP_SECURITY_KEYS,
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -248,7 +252,7 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
     if (!isObject(u)) throw new SettingsError(`${where} must be an object`);
     if (!isNonEmptyString(u.username)) throw new SettingsError(`${where}.username must be a non-empty string`);
     if (typeof u.password !== 'string' || !/^\$2[aby]\$\d\d\$.{53}$/.test(u.password)) {
-      throw new SettingsError(`${where}.password must be a bcrypt hash ($2a$/$2b$); make one with "runnel hash-pw"`);
+      throw new SettingsError(`${where}.password must be a bcrypt hash ($2a$/$2b$); make one with "${ownCommand('hash-pw')}"`);
     }
     const p = u.permissions ?? '*';
     if (!(typeof p === 'string' || isStringList(p))) {
@@ -551,6 +555,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     webSocketNodeMaxPayload: raw.webSocketNodeMaxPayload === undefined ? 1024 * 1024 : parseSize(raw.webSocketNodeMaxPayload, 'webSocketNodeMaxPayload'),
     nodeCloseTimeout: pick(raw, 'nodeCloseTimeout', isInt(1, 3_600_000), 'milliseconds', 15000),
     safeMode: pick(raw, 'safeMode', isBool, 'true or false', false) || /^(1|true|yes)$/i.test(env.RUNNEL_SAFE ?? ''),
+    verbose: pick(raw, 'verbose', isBool, 'true or false', false),
     functionGlobalContext: fgc,
     functionTimeout: pick(raw, 'functionTimeout', isSeconds, 'seconds (0 = none)', 0),
     // Node-RED's default is no limit; Runnel's is 10 s, so runaway code cannot hold the process unasked.

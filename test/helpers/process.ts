@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 /** The repository root (tests run from dist/test/...). */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const BIN = path.join(ROOT, 'bin', 'runnel.js');
+/** The `node-red` command: Node-RED's command line over Runnel. */
+export const NODE_RED_BIN = path.join(ROOT, 'bin', 'node-red.js');
 
 export interface RunnelProcess {
   child: ChildProcess;
@@ -30,9 +32,9 @@ export async function spawnRunnel(dir: string, settings: Record<string, unknown>
   return spawnRunnelWith(['start', '--settings', file, ...extraArgs], dir, env);
 }
 
-/** Starts `node bin/runnel.js <args>` in `cwd` (with the `node` executable given) and waits for its "listening on" line. */
-export async function spawnRunnelWith(args: string[], cwd: string, env: Record<string, string> = {}, node = process.execPath): Promise<RunnelProcess> {
-  const child = spawn(node, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+/** Starts `node bin/runnel.js <args>` (or another `bin`) in `cwd` (with the `node` executable given) and waits for its "listening on" line. */
+export async function spawnRunnelWith(args: string[], cwd: string, env: Record<string, string> = {}, node = process.execPath, bin = BIN): Promise<RunnelProcess> {
+  const child = spawn(node, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   live.add(child);
   child.on('exit', () => live.delete(child));
   let out = '';
@@ -62,10 +64,10 @@ export async function spawnRunnelWith(args: string[], cwd: string, env: Record<s
   return { child, url, output: () => out, exited };
 }
 
-/** Runs the CLI to completion with the given arguments and stdin. */
-export function runCli(args: string[], options: { cwd?: string; input?: string; timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the CLI (`bin/runnel.js`, or `bin`) to completion with the given arguments and stdin. */
+export function runCli(args: string[], options: { cwd?: string; input?: string; timeoutMs?: number; bin?: string; env?: Record<string, string> } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [options.bin ?? BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -30,6 +30,8 @@ const OUTSIDE = new Set([
   'context/index.js',
   // npm's entry script (npm/bin/npm-cli.js), found beside the node executable.
   'npm-cli.js',
+  // Node-RED's command-line entry (node-red/red.js), whose options bin/node-red.js takes.
+  'red.js',
 ]);
 const PROJECT_FOLDERS = ['src/', 'test/', 'bench/', 'test-ecosystem/', 'scripts/', 'docs/', 'deploy/', 'bin/'];
 

@@ -34,6 +34,7 @@ const LAYERS: [prefix: string, layer: number][] = [
   ['nodes/', 4],
   ['server/', 5],
   ['cli.ts', 6],
+  ['cli/', 6],
   ['runnel.ts', 6],
   ['start-summary.ts', 6],
   ['export/', 6],

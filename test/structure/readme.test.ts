@@ -16,7 +16,7 @@ const QUOTED = [
   'cannot listen: address already in use',
   'invalid settings: ',
   'an integer port between 0 and 65535',
-  'must be a bcrypt hash ($2a$/$2b$); make one with "runnel hash-pw"',
+  'must be a bcrypt hash ($2a$/$2b$); make one with "',
   'cannot read settings file',
   'Settings Runnel does not support (ignored): ',
   'the flows run without them, and the next deploy replaces them. ',

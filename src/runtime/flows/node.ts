@@ -312,7 +312,10 @@ export class Node extends EventEmitter implements LiveNode {
   _log(level: 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown): void {
     const text = logText(message);
     const services = this._flow.services;
-    services.log[level]({ node: { id: this.id, type: this.type, z: this.z, name: this.name } }, logLineText(message));
+    const node = { id: this.id, type: this.type, z: this.z, name: this.name };
+    // Node-RED's --verbose prints an error's stack in place of its message.
+    if (services.settings.verbose && types.isNativeError(message)) services.log[level]({ node, err: message }, logLineText(message));
+    else services.log[level]({ node }, logLineText(message));
     if (level !== 'error' && level !== 'warn') return;
     // Node-RED's log entry of a node's warning or error, which its editor shows in the debug sidebar.
     // An Error stays one: the sidebar shows its name (a function's SyntaxError) as Node-RED's does.

@@ -1,0 +1,140 @@
+/**
+ * Node-RED 4.1.15 (the bench's peer, installed once from npm) and Runnel, each started by the same
+ * `node-red` command line on copies of the same user dir, answer alike; and Node-RED runs every
+ * flow of a folder `runnel export --out` wrote, once `npm install` there brought the node module the
+ * flows use (from a local folder, so npm needs no registry).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { cp, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensurePeer } from '../bench/peer.js';
+import { deploy } from '../test/helpers/deploy.js';
+import { removeDir, tempDir } from '../test/helpers/dirs.js';
+import { withFreePort } from '../test/helpers/ports.js';
+import { NODE_RED_BIN, runCli } from '../test/helpers/process.js';
+import { startServer } from '../test/helpers/server.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const peerDir = path.join(root, 'bench', '.peer');
+const RED_JS = path.join(peerDir, 'node_modules', 'node-red', 'red.js');
+const START_TIMEOUT_MS = 60_000;
+
+const children = new Set<ChildProcess>();
+
+/**
+ * Runs `node <bin> <args>` with a free port given by -p; resolves once it says it is running (both
+ * say so once the flows have started, or been held back in safe mode) and `route` answers.
+ */
+async function start(bin: string, args: string[], cwd: string, route: string): Promise<{ base: string; output: () => string; stop: () => Promise<void> }> {
+  // A port taken between the choice and the child's listen shows in its output; withFreePort retries then.
+  return withFreePort(async (port) => {
+    const child = spawn(process.execPath, [bin, ...args, '-p', String(port), '-D', 'uiHost=127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    const base = `http://127.0.0.1:${port}/`;
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${bin} exited (${child.exitCode}) during start:\n${out}`);
+      if (/Server now running at|listening on/.test(out) && await fetch(base + route, { signal: AbortSignal.timeout(2000) }).then((r) => r.status !== 404, () => false)) break;
+      if (Date.now() > deadline) throw new Error(`${base}${route} did not answer within ${START_TIMEOUT_MS / 1000} s:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { base, output: () => out, stop: () => stopChild(child) };
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = once(child, 'exit').then(() => undefined);
+  child.kill('SIGTERM');
+  return exited;
+}
+
+async function get(url: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
+  return { status: res.status, body: await res.text() };
+}
+
+describe('the node-red command line and the way back, against Node-RED 4.1.15', { timeout: 900_000 }, () => {
+  let dir: string;
+  before(async () => {
+    await ensurePeer(peerDir, (line) => console.log(line));
+    dir = await tempDir('runnel-node-red-command-');
+  }, { timeout: 600_000 });
+  after(async () => {
+    await Promise.all([...children].map(stopChild));
+    await removeDir(dir);
+  });
+
+  it('-u DIR flows-file -D values: both run DIR/flows-file with the same settings, and answer alike', async () => {
+    const flows = [
+      { id: 't', type: 'tab' },
+      { id: 'in', type: 'http in', z: 't', url: '/answer', method: 'get', wires: [['fn']] },
+      { id: 'fn', type: 'function', z: 't', outputs: 1, wires: [['out']], func: 'const g = (k) => global.get(k); msg.payload = { n: g("n"), b: g("b"), s: g("s"), o: g("o"), deep: g("deep") }; return msg;' },
+      { id: 'out', type: 'http response', z: 't', wires: [] },
+    ];
+    const args = (userDir: string) => ['-u', userDir, 'mine.json', '-D', 'functionGlobalContext.n=42', '-D', 'functionGlobalContext.b=false',
+      '-D', 'functionGlobalContext.s=two words', '-D', 'functionGlobalContext.o={"a":[1,"x"]}', '-D', 'functionGlobalContext.deep.er=1.5'];
+    const answers: Record<string, unknown>[] = [];
+    for (const [name, bin] of [['node-red', RED_JS], ['runnel', NODE_RED_BIN]] as const) {
+      const userDir = path.join(dir, `cli-${name}`);
+      await mkdir(userDir);
+      await writeFile(path.join(userDir, 'mine.json'), JSON.stringify(flows));
+      const run = await start(bin, args(userDir), dir, 'answer');
+      try {
+        const answer = await get(`${run.base}answer`);
+        const state = await get(`${run.base}flows/state`);
+        answers.push({ answer: answer.status === 200 ? JSON.parse(answer.body) : answer, state: JSON.parse(state.body) });
+      } finally {
+        await run.stop();
+      }
+      const safe = await start(bin, [...args(userDir), '--safe'], dir, 'flows/state');
+      try {
+        answers[answers.length - 1]!.safe = JSON.parse((await get(`${safe.base}flows/state`)).body);
+      } finally {
+        await safe.stop();
+      }
+    }
+    assert.deepEqual(answers[1], answers[0]);
+    assert.deepEqual(answers[0], { answer: { n: 42, b: false, s: 'two words', o: { a: [1, 'x'] }, deep: { er: 1.5 } }, state: { state: 'start' }, safe: { state: 'safe' } });
+  });
+
+  it('a folder runnel export --out wrote runs every flow on Node-RED after npm install there', async () => {
+    const userDir = path.join(dir, 'user');
+    await mkdir(path.join(userDir, 'node_modules'), { recursive: true });
+    const fixture = path.join(root, 'test', 'fixtures', 'modules', 'node-red-contrib-upper');
+    await cp(fixture, path.join(dir, 'upper'), { recursive: true });
+    await cp(fixture, path.join(userDir, 'node_modules', 'node-red-contrib-upper'), { recursive: true });
+    await writeFile(path.join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', private: true, dependencies: { 'node-red-contrib-upper': 'file:../upper' } }));
+    const server = await startServer({}, userDir);
+    try {
+      await deploy(server, [
+        { id: 'in', type: 'http in', z: 't1', url: '/up', method: 'get', x: 1, y: 1, wires: [['set']] },
+        { id: 'set', type: 'change', z: 't1', rules: [{ t: 'set', p: 'payload', pt: 'msg', to: 'quiet words', tot: 'str' }], x: 1, y: 1, wires: [['upper']] },
+        { id: 'upper', type: 'upper-case', z: 't1', x: 1, y: 1, wires: [['out']] },
+        { id: 'out', type: 'http response', z: 't1', x: 1, y: 1, wires: [] },
+      ], { tab: 't1', api: 'v2' });
+    } finally {
+      await server.stop();
+    }
+    const out = path.join(dir, 'for-node-red');
+    const exported = await runCli(['export', '--user-dir', userDir, '--out', out], { cwd: dir, timeoutMs: 60_000 });
+    assert.equal(exported.code, 0, exported.stdout + exported.stderr);
+    assert.match(exported.stdout, /run npm install in \S+ \(its package\.json lists 1 node module: node-red-contrib-upper\)/);
+    const npm = spawn('npm', ['install', '--offline', '--no-audit', '--no-fund'], { cwd: out, stdio: ['ignore', 'inherit', 'inherit'] });
+    assert.equal((await once(npm, 'exit'))[0], 0, 'npm install in the exported folder');
+    const red = await start(RED_JS, ['-u', out], dir, 'up');
+    try {
+      assert.deepEqual(await get(`${red.base}up`), { status: 200, body: 'QUIET WORDS' });
+      assert.doesNotMatch(red.output(), /missing types/i);
+    } finally {
+      await red.stop();
+    }
+  });
+});
