@@ -8,7 +8,7 @@ export class LoginAbandoned extends OAuthError {
 }
 
 interface Waiter {
-  /** Lower goes first: the failures its address has recently had. */
+  /** Lower goes first: the failures its address has recently had, or less for an address the user is known to log in from. */
   rank: number;
   seq: number;
   go: () => void;
@@ -21,7 +21,8 @@ interface Waiter {
  * after the last one and goes to the waiting login whose address has the fewest recent failures.
  * So guesses spread over many addresses still slow down, while the owner, whose address has not
  * been failing, waits at most one delay however many of an attacker's attempts are queued: they
- * go after it. A login whose client leaves is dropped from the line at once.
+ * go after it. The caller ranks logins from the user's known addresses first, so an owner on such an
+ * address is not queued behind guesses from fresh ones either. A login whose client leaves is dropped from the line at once.
  */
 export class LoginGate {
   private readonly lines = new Map<string, Waiter[]>();

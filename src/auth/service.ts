@@ -16,12 +16,15 @@ import { LoginThrottle, normaliseAddress } from './throttle.js';
 import { hashToken, TokenStore } from './tokens.js';
 import { WorkQueue } from './queue.js';
 import { LoginAbandoned, LoginGate } from './login-gate.js';
+import { KnownAddresses } from './known-addresses.js';
 
 export { OAuthError } from './oauth-error.js';
 
 const PRUNE_INTERVAL_MS = 60_000;
 /** Logins from one address in progress at once; beyond it that address (only) gets 503. */
 const MAX_LOGINS_PER_ADDRESS = 10;
+/** A known address's rank at the login gate: below any count of failures, so it goes first. */
+const KNOWN_RANK = -1;
 /** Tokens we issue are 43 characters; anything far longer is not worth hashing. */
 const MAX_TOKEN_LENGTH = 512;
 
@@ -120,6 +123,7 @@ class CredentialsAuth implements AuthService {
   // storm cannot make the rest of the API or the flows' http-in routes sluggish.
   private readonly bcryptQueue: WorkQueue;
   private readonly gate: LoginGate;
+  private readonly known = new KnownAddresses();
   private readonly timer: NodeJS.Timeout;
   private loginsInProgress = 0;
   private readonly loginsFrom = new Map<string, number>();
@@ -225,8 +229,10 @@ class CredentialsAuth implements AuthService {
     if (!this.checker) throw new OAuthError(400, 'unsupported_grant_type', 'adminAuth logs users in through its strategy: open auth/strategy in a browser');
     const req = { ...raw, ip: normaliseAddress(raw.ip) };
     const who = { username: req.username.slice(0, 256), ip: req.ip, client: req.client, reqId: req.reqId };
-    const user = await this.admitted(req.ip, () => this.check(req, who));
+    const known = this.known.has(req.username, req.ip);
+    const user = await this.admitted(req.ip, known, () => this.check(req, known, who));
     await this.throttle.succeeded(req.ip, req.username);
+    this.known.remember(user.username, req.ip);
     let scope: string[];
     try {
       scope = resolveScope(req.scope, user.permissions);
@@ -249,11 +255,13 @@ class CredentialsAuth implements AuthService {
 
   /**
    * Runs a login within the bounds on logins in progress: in all (they hold connections) and per
-   * address (one client cannot take every place, nor make another wait behind its attempts).
+   * address (one client cannot take every place, nor make another wait behind its attempts). A
+   * login from an address the user has logged in from before is bounded only per address, so a
+   * storm from elsewhere cannot refuse the owner.
    */
-  private async admitted<T>(ip: string, fn: () => Promise<T>): Promise<T> {
+  private async admitted<T>(ip: string, known: boolean, fn: () => Promise<T>): Promise<T> {
     const mine = this.loginsFrom.get(ip) ?? 0;
-    if (this.loginsInProgress >= this.loginCapacity) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
+    if (!known && this.loginsInProgress >= this.loginCapacity) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
     if (mine >= MAX_LOGINS_PER_ADDRESS) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins from this address in progress; retry shortly', 1);
     this.loginsInProgress++;
     this.loginsFrom.set(ip, mine + 1);
@@ -271,15 +279,16 @@ class CredentialsAuth implements AuthService {
    * The attempt counts against its budgets before it waits for anything (atomically, across a
    * cluster too), so attempts in flight together cannot outrun the limits and an attacker's queued
    * attempts already weigh on the user's delay. Then, for a user under attack, it waits its turn at
-   * the gate, and for a bcrypt slot; a client that went away meanwhile checks nothing.
+   * the gate (ahead of every other address when its own is known to the user), and for a bcrypt
+   * slot; a client that went away meanwhile checks nothing.
    */
-  private async check(req: { username: string; password: string; ip: string; signal?: AbortSignal }, who: Record<string, unknown>): Promise<UserConfig> {
+  private async check(req: { username: string; password: string; ip: string; signal?: AbortSignal }, known: boolean, who: Record<string, unknown>): Promise<UserConfig> {
     const wait = await this.throttle.attempt(req.ip, req.username);
     if (wait > 0) {
       this.log.audit({ event: 'auth.login.fail', reason: 'throttled', ...who }, 'login refused: too many failures');
       throw new OAuthError(429, 'temporarily_unavailable', `Too many failed login attempts; retry in ${wait} seconds`, wait);
     }
-    await this.gate.enter(req.username, () => this.throttle.failuresOf(req.ip), req.signal);
+    await this.gate.enter(req.username, () => (known ? Promise.resolve(KNOWN_RANK) : this.throttle.failuresOf(req.ip)), req.signal);
     const checker = this.checker;
     const user = await this.bcryptQueue.run(async () => {
       if (req.signal?.aborted) throw new LoginAbandoned();

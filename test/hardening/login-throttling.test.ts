@@ -183,3 +183,47 @@ describe('attackers queueing guesses for a user', () => {
     assert.ok(afterwards.ms < 3000, `the owner waited ${afterwards.ms.toFixed(0)} ms after the attackers left`);
   });
 });
+
+/**
+ * Before: an address that never logged in ranked the same as the owner's, so one wrong guess from
+ * each of ten fresh addresses, queued first, made the owner's right password wait ten delays; and
+ * with a quarter of maxConnections logins in progress the owner got 503 like everyone else.
+ */
+describe('the owner on an address they logged in from before', () => {
+  const form = (password: string) => new URLSearchParams({ client_id: 'node-red-admin', grant_type: 'password', username: 'admin', password }).toString();
+  const owner = async (server: TestServer) => {
+    const t0 = performance.now();
+    const res = await send(server.at('auth/token'), { method: 'POST', from: '127.0.0.1', body: form(ADMIN_PASSWORD), headers: { 'content-type': 'application/x-www-form-urlencoded' }, timeoutMs: 20_000 });
+    return { status: res.status, text: res.text, ms: performance.now() - t0 };
+  };
+  /** Logs in once from 127.0.0.1, queues a wrong guess from each of 127.0.0.2 … .11, then logs in again from 127.0.0.1. */
+  const afterTenFreshGuesses = async (maxConnections: number) => {
+    const server = await startServer({ adminAuth: adminAuth(), httpServerLimits: { maxConnections }, loginThrottle: { maxFailures: 1, windowMs: 60_000, userDelayMs: 500, maxUserDelayMs: 500 } });
+    try {
+      const first = await owner(server);
+      assert.equal(first.status, 200, first.text);
+      const guesses = Array.from({ length: 10 }, (_, i) => send(server.at('auth/token'), { method: 'POST', from: `127.0.0.${i + 2}`, body: form('wrong'), headers: { 'content-type': 'application/x-www-form-urlencoded' }, timeoutMs: 20_000 }));
+      await new Promise((r) => setTimeout(r, 250));
+      const again = await owner(server);
+      const statuses = (await Promise.all(guesses)).map((g) => g.status);
+      return { again, statuses };
+    } finally {
+      await server.dispose();
+    }
+  };
+
+  test('goes ahead of guesses queued from addresses never logged in from', { timeout: 60_000 }, async () => {
+    const { again, statuses } = await afterTenFreshGuesses(900);
+    assert.equal(again.status, 200, again.text);
+    // One delay is 500 ms; ten of them would be 5 s.
+    assert.ok(again.ms < 1500, `the owner waited ${again.ms.toFixed(0)} ms behind ten queued guesses`);
+    assert.deepEqual(statuses, Array(10).fill(400));
+  });
+
+  test('is not refused when other addresses fill the logins in progress', { timeout: 60_000 }, async () => {
+    // A quarter of 36 connections is 9 logins in progress: the guesses take every place (the first
+    // slot opens only after one delay, once the owner is in line).
+    const { again } = await afterTenFreshGuesses(36);
+    assert.equal(again.status, 200, again.text);
+  });
+});
