@@ -156,6 +156,8 @@ class PostgresStorage implements Storage {
     return this.queue.run(() =>
       this.transaction(async (client) => {
         const { rows } = await client.query<{ rev: string; credentials: string | null }>(`SELECT rev, credentials FROM ${this.t.flows} WHERE id = 1 FOR UPDATE`);
+        // A retry of a deploy whose commit went unanswered, and that did commit: saved already.
+        if (req.expectedRev !== undefined && rows[0]!.rev === rev && rev !== req.expectedRev) return { rev };
         if (req.expectedRev !== undefined && rows[0]!.rev !== req.expectedRev) {
           throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`);
         }
@@ -169,7 +171,11 @@ class PostgresStorage implements Storage {
         );
         await this.notify(client, { kind: 'flows', rev, type, origin: this.instanceId });
         return { rev };
-      }),
+      }, () => new RunnelError(
+        'deploy_outcome_unknown',
+        `The connection to the database was lost while the deploy was being committed: it may or may not have been saved. Send the same deploy again with the same rev: if it was saved, the retry changes nothing and answers its rev`,
+        { retryAfter: RETRY_AFTER_S },
+      )),
     );
   }
 
@@ -296,17 +302,21 @@ class PostgresStorage implements Storage {
     await client.query('SELECT pg_notify($1, $2)', [this.channel, JSON.stringify(change)]);
   }
 
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /** `unknown`: the error when the connection is lost during COMMIT, when nobody can say whether it took. */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, unknown?: () => Error): Promise<T> {
     const client = await guarded(this.pool.connect());
     let broken = false;
+    let committing = false;
     try {
       await client.query('BEGIN');
       const result = await work(client);
+      committing = true;
       await client.query('COMMIT');
       return result;
     } catch (e) {
       broken = isConnectionError(e);
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+      if (broken && committing && unknown) throw unknown();
       throw unavailable(e);
     } finally {
       client.release(broken);
