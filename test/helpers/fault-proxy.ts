@@ -4,7 +4,8 @@ import net from 'node:net';
  * A TCP proxy on 127.0.0.1 (port 0) in front of one server, to put a network fault between an
  * instance and its database:
  * - `pass()`: bytes flow (what was held during a black hole is delivered, as TCP would once the
- *   path is back; connections whose server side was cut are reset, as the server would answer them);
+ *   path is back); a connection whose server side was cut is reset when its client next sends,
+ *   as the server would answer it, so an idle one (a LISTEN) stays silently dead;
  * - `blackhole()`: no byte moves either way and every socket stays open: a stalled proxy, pooler
  *   or NAT, where the server's TCP keepalives test only the proxy and nobody sees an error;
  * - `cut()`: the server side of every connection is closed (the server ends its sessions) while
@@ -70,7 +71,10 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     const link: Link = { client, server: undefined, up: [], down: [] };
     links.add(link);
     client.on('data', (b) => {
-      if (mode === 'pass' && link.server) link.server.write(b);
+      if (mode === 'pass' && link.server?.destroyed) {
+        link.client.resetAndDestroy();
+        links.delete(link);
+      } else if (mode === 'pass' && link.server) link.server.write(b);
       else if (mode !== 'cut' || !link.server) link.up.push(b);
     });
     client.on('error', () => drop(link));
@@ -97,10 +101,6 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
         if (link.server === undefined) {
           // Accepted during a partition: connect it now, as a retransmitted SYN would be.
           connectServer(link);
-        } else if (link.server.destroyed) {
-          // Its server side was cut: the server has forgotten the connection and resets it.
-          link.client.resetAndDestroy();
-          links.delete(link);
         } else flush(link);
       }
     },
