@@ -144,7 +144,7 @@ export class Runtime {
       active, state, storage, log, registry, credentials, flowSet: this.flowSet, nodes: this.services.nodes, followStored: () => this.follower.followStored(),
     });
     const instance = { settings: this.settings, version: this.version, modules: this.modules, flowsState: () => this.runControl.getState().state };
-    this.follower = new Follower({ active, state, storage, log, registry, credentials, instance });
+    this.follower = new Follower({ active, state, storage, log, registry, credentials, instance, flowSet: this.flowSet });
     this.transition.begin();
     this.typeChanges = new TypeChanges({ active, state, events: this.events, notices: this.notices, registry });
   }

@@ -12,6 +12,9 @@ const instance = {
     rev: { type: 'string' },
     state: { type: 'string' },
     primary: { type: 'boolean' },
+    /** The primary's lease epoch, raised at every change of primary; null for the others. */
+    epoch: { type: ['integer', 'null'] },
+    /** When the instance last reached the database (its last heartbeat), by the database's clock. */
     lastSeen: { type: 'string' },
     /** By module name: what this instance has loaded, and a change of the shared list in progress or failed here. */
     modules: {
@@ -30,7 +33,7 @@ const instance = {
   },
 } as const;
 
-/** GET /cluster: the instances sharing this one's database, from their heartbeats. */
+/** GET /cluster: the instances sharing this one's database, from their heartbeats, answered from memory. */
 export const clusterRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { admin, auth } = services;
   app.get(

@@ -15,7 +15,7 @@ import { isRunnelError, statusOf, type ErrorCode } from '../base/errors.js';
 export function adminErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const { status, code, message } = describe(error);
   // A lost database and a missing npm are reported where they are found, not faults to trace here.
-  if (status >= 500 && code !== 'storage_unavailable' && code !== 'npm_not_found') request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+  if (status >= 500 && code !== 'storage_unavailable' && code !== 'deploy_outcome_unknown' && code !== 'npm_not_found') request.log.error({ err: error, reqId: request.id }, 'unexpected error');
   const retryAfter = isRunnelError(error) ? error.details?.retryAfter : undefined;
   if (typeof retryAfter === 'number') reply.header('Retry-After', String(retryAfter));
   if (status === 401 && !reply.hasHeader('www-authenticate')) reply.header('WWW-Authenticate', 'Bearer realm="runnel"');

@@ -4,6 +4,7 @@ import { parseLogging, type LoggingSettings } from './logging.js';
 import { storageModuleProblem, type NodeRedStorageModule } from './storage-module.js';
 import { unsupportedSettings } from './unsupported.js';
 import { parseCookieOptions, parseStrategy, parseStrategyUsers, StrategySettingsError, type CookieOptions, type StrategySettings, type StrategyUser, type UsersFunction } from './admin-strategy.js';
+import { parseClusterTimings, type ClusterTimings } from './cluster.js';
 
 import { ownCommand } from '../base/own-command.js';
 
@@ -164,7 +165,7 @@ export interface Settings extends HttpSecuritySettings {
  */
 export type StorageSettings =
   | { type: 'file' }
-  | { type: 'postgres'; url: string; schema: string; poolSize: number };
+  | { type: 'postgres'; url: string; schema: string; poolSize: number; cluster: ClusterTimings };
 
 /** A context store's implementation: a built-in by name, or Node-RED's store factory `(config) => store`. */
 export type ContextStoreModule = 'memory' | 'localfilesystem' | 'postgres' | ((config: Record<string, unknown>) => unknown);
@@ -433,7 +434,9 @@ function parseStorage(v: unknown, envUrl: string | undefined): StorageSettings {
   }
   const poolSize = raw.poolSize ?? 10;
   if (!isInt(1, 1000)(poolSize)) throw new SettingsError('storage.poolSize must be an integer between 1 and 1000');
-  return { type: 'postgres', url, schema, poolSize: poolSize as number };
+  const cluster = parseClusterTimings(raw.cluster);
+  if (typeof cluster === 'string') throw new SettingsError(cluster);
+  return { type: 'postgres', url, schema, poolSize: poolSize as number, cluster };
 }
 
 /**

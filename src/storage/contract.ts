@@ -135,6 +135,8 @@ export interface InstanceRecord {
   rev: string;
   state: string;
   primary: boolean;
+  /** The primary's lease epoch (null for the others): raised at every change of primary. */
+  epoch?: number | null;
   /** ISO time of the last heartbeat, by the database's clock. */
   lastSeen: string;
   modules: Record<string, unknown>;
@@ -194,9 +196,10 @@ export interface SharedStorage {
   findSession(tokenHash: string): Promise<SessionRecord | undefined>;
   /**
    * Campaigns for primary: `onRole(true)` when this instance becomes the one primary, `onRole(false)`
-   * when it stops being it (lost its connection). Resolves the function that leaves the election.
+   * when it stops being it (could not renew its lease in time), with the lease's epoch. Returns the
+   * function that leaves the election.
    */
-  campaign(onRole: (primary: boolean) => void): () => Promise<void>;
+  campaign(onRole: (primary: boolean, epoch?: number) => void): () => Promise<void>;
   /** Records this instance as alive, with what it runs. */
   heartbeat(info: Omit<InstanceRecord, 'id' | 'lastSeen'>): Promise<void>;
   /** Instances whose last heartbeat is recent; the others have dropped out. */

@@ -40,7 +40,7 @@ describe('cluster: primary-only tabs and GET /cluster', { timeout: 120_000 }, ()
     }, 10_000, 100);
     for (const v of views!) assert.deepEqual(v.map((i) => i.id), ['node0', 'node1', 'node2']);
     const one = views![0]![0]!;
-    assert.deepEqual(Object.keys(one).sort(), ['id', 'lastSeen', 'modules', 'primary', 'rev', 'state', 'url', 'version']);
+    assert.deepEqual(Object.keys(one).sort(), ['epoch', 'id', 'lastSeen', 'modules', 'primary', 'rev', 'state', 'url', 'version']);
     assert.equal(one.url, 'http://127.0.0.1:9/');
     assert.equal(one.state, 'start');
     assert.ok(!Number.isNaN(Date.parse(one.lastSeen as string)));
@@ -79,17 +79,19 @@ describe('cluster: primary-only tabs and GET /cluster', { timeout: 120_000 }, ()
     assert.equal(await ticks(survivor), 0, 'never on two instances');
     const after = await eventually(async () => {
       const v = await view(survivor);
-      return v.length === 2 ? v : undefined;
+      // The successor's heartbeat saying so may come a beat after the dead instance drops out.
+      return v.length === 2 && v.some((i) => i.primary) ? v : undefined;
     }, 15_000, 250);
     assert.deepEqual(after!.map((i) => [i.id, i.primary]).sort(), others.map((n) => [n.id, n === successor]).sort());
   });
 
-  it('drops an instance that stops cleanly from the view at once', async () => {
+  it('drops an instance that stops cleanly from the view within a heartbeat', async () => {
     const alive = nodes.filter((n) => n.process.child.exitCode === null && n.process.child.signalCode === null);
     const leaving = alive[0]!;
     leaving.process.child.kill('SIGTERM');
     await leaving.process.exited;
-    assert.deepEqual((await view(alive[1]!)).map((i) => i.id), [alive[1]!.id]);
+    // The view is answered from memory, read back with every heartbeat: the leaver is gone within one.
+    await eventually(async () => (await view(alive[1]!)).map((i) => i.id).join() === alive[1]!.id, 2000, 100);
     // The last one standing is (or within an election round becomes) the primary.
     await eventually(async () => (await view(alive[1]!))[0]?.primary === true, 5000);
   });

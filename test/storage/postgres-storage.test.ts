@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { resolveSettings } from '../../src/settings/settings.js';
+import { DEFAULT_CLUSTER_TIMINGS } from '../../src/settings/cluster.js';
 import { createPostgresStorage } from '../../src/storage/postgres/postgres-storage.js';
 import { SCHEMA_VERSION } from '../../src/storage/postgres/migrations.js';
 import type { Storage, StorageChange } from '../../src/storage/contract.js';
@@ -13,6 +14,8 @@ import { eventually, tempDir } from '../helpers/server.js';
 import { FLOWS_A, FLOWS_B, storageContract } from './contract.js';
 import { historyContract } from './history-contract.js';
 import { removeDir } from '../helpers/dirs.js';
+import { startFaultProxy } from '../helpers/fault-proxy.js';
+import type { RunnelError } from '../../src/base/errors.js';
 import { captureLog } from '../helpers/log.js';
 
 /** One PostgreSQL server for this file; every test gets a schema of its own. */
@@ -147,6 +150,38 @@ describe('postgres storage', { timeout: 60_000 }, () => {
     assert.deepEqual(await b.getSessions(), [session('b')]);
   });
 
+  it('says deploy_outcome_unknown, without crashing, when the connection is lost during COMMIT, and takes a retry with the same rev once', async () => {
+    const schema = await newSchema();
+    await init(schema);
+    const proxy = await startFaultProxy(server!.port);
+    const s = createPostgresStorage({ url: proxy.urlFor(server!.url), schema, poolSize: 2 }, 'faulty', captureLog().log);
+    opened.push(s);
+    await s.init();
+    const base = await s.getFlows();
+    // A deferred trigger holds COMMIT for a while, so the connection can be reset in the middle of it.
+    const admin = new pg.Client(server!.url);
+    await admin.connect();
+    await admin.query(`CREATE FUNCTION "${schema}".slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$;
+      CREATE CONSTRAINT TRIGGER slow AFTER UPDATE ON "${schema}".flows DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "${schema}".slow()`);
+    try {
+      const revision = { action: 'deploy' as const, type: 'full', time: 1, nodeCount: 0, summary: {} };
+      const save = () => s.saveFlows({ flows: FLOWS_A, credentials: null, expectedRev: base.rev, revision });
+      const first = save();
+      setTimeout(() => proxy.reset(), 250);
+      await assert.rejects(first, (e: RunnelError) => e.code === 'deploy_outcome_unknown' && e.status === 503);
+      await admin.query(`DROP TRIGGER slow ON "${schema}".flows`);
+      // It did commit: the retry changes nothing and answers the rev.
+      const stored = await eventually(async () => (await s.getFlows().catch(() => undefined))?.rev !== base.rev, 5000);
+      assert.ok(stored);
+      const { rev } = await save();
+      assert.equal(rev, (await s.getFlows()).rev);
+      assert.equal((await s.listRevisions({ limit: 10 })).filter((r) => r.rev === rev).length, 1, 'one revision, not two');
+    } finally {
+      await admin.end();
+      await proxy.close();
+    }
+  });
+
   it('catches up after losing the database: the feed reconnects and reports a resync', async () => {
     const schema = await newSchema();
     const a = await init(schema, 'a');
@@ -163,9 +198,14 @@ describe('postgres storage', { timeout: 60_000 }, () => {
 describe('postgres storage settings and start-up', { timeout: 60_000 }, () => {
   it('selects postgres from the settings, with RUNNEL_STORAGE_URL winning', () => {
     const url = 'postgresql://u:p@127.0.0.1:5432/db';
-    assert.deepEqual(resolveSettings({ storage: { type: 'postgres', url } }, '/', undefined, {}).storage, { type: 'postgres', url, schema: 'runnel', poolSize: 10 });
+    assert.deepEqual(resolveSettings({ storage: { type: 'postgres', url } }, '/', undefined, {}).storage, { type: 'postgres', url, schema: 'runnel', poolSize: 10, cluster: DEFAULT_CLUSTER_TIMINGS });
     const fromEnv = resolveSettings({ storage: { type: 'postgres', url, schema: 'other', poolSize: 3 } }, '/', undefined, { RUNNEL_STORAGE_URL: 'postgres://e@h/x' });
-    assert.deepEqual(fromEnv.storage, { type: 'postgres', url: 'postgres://e@h/x', schema: 'other', poolSize: 3 });
+    assert.deepEqual(fromEnv.storage, { type: 'postgres', url: 'postgres://e@h/x', schema: 'other', poolSize: 3, cluster: DEFAULT_CLUSTER_TIMINGS });
+    const timed = resolveSettings({ storage: { type: 'postgres', url, cluster: { leaseMs: 3000, renewMs: 500, marginMs: 1000 } } }, '/', undefined, {});
+    assert.deepEqual(timed.storage.type === 'postgres' && timed.storage.cluster, { leaseMs: 3000, renewMs: 500, marginMs: 1000, checkMs: 2000 });
+    // The primary must get a renewal in before it would step down.
+    assert.throws(() => resolveSettings({ storage: { type: 'postgres', url, cluster: { leaseMs: 2000, renewMs: 1000 } } }, '/', undefined, {}), /renewMs must be at most half/);
+    assert.throws(() => resolveSettings({ storage: { type: 'postgres', url, cluster: { leaseSeconds: 5 } } }, '/', undefined, {}), /storage.cluster.leaseSeconds is not a setting/);
     assert.equal(resolveSettings({}, '/', undefined, { RUNNEL_STORAGE_URL: 'postgres://e@h/x' }).storage.type, 'postgres');
     assert.throws(() => resolveSettings({ storage: { type: 'postgres' } }, '/', undefined, {}), /storage\.url must be a postgresql:\/\//);
     assert.throws(() => resolveSettings({ storage: { type: 'postgres', url, schema: 'Bad-Name' } }, '/', undefined, {}), /storage.schema must be a schema name/);

@@ -4,8 +4,9 @@ import type { InstanceRecord, SharedStorage } from '../../storage/contract.js';
 
 /**
  * This instance's part in a cluster: it campaigns for primary (telling the runtime when the role
- * changes) and heartbeats what it runs, so GET /cluster can list the live instances. While the
- * database is away the last list read is answered, as every admin read is answered from memory.
+ * changes) and heartbeats what it runs, reading the list of live instances back each time, so
+ * GET /cluster answers from memory at once, during a database fault too (the list then shows when
+ * each instance was last heard of, and this instance as it is now).
  */
 
 const HEARTBEAT_INTERVAL_MS = 1000;
@@ -19,19 +20,22 @@ export interface MemberHost {
 
 export class ClusterMember {
   private primary = false;
+  private epoch: number | null = null;
   private leaveElection: (() => Promise<void>) | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Heartbeats one at a time: a slow database never has two of this instance's in flight. */
   private readonly beats = new SerialQueue();
   private lastList: InstanceRecord[] = [];
+  private firstList: Promise<void> | undefined;
   private healthy = true;
   private stopped = false;
 
   constructor(private readonly shared: SharedStorage, private readonly host: MemberHost) {}
 
   start(): void {
-    this.leaveElection = this.shared.campaign((primary) => {
+    this.leaveElection = this.shared.campaign((primary, epoch) => {
       this.primary = primary;
+      this.epoch = primary ? (epoch ?? null) : null;
       this.host.setPrimary(primary).catch((err: unknown) => this.host.log.error({ err }, 'switching primary-only tabs failed'));
       this.beat();
     });
@@ -42,13 +46,20 @@ export class ClusterMember {
     return this.primary;
   }
 
+  /** The instances as last read (read once first if never yet), with this one as it is now. */
   async instances(): Promise<InstanceRecord[]> {
+    this.firstList ??= this.readList();
+    await this.firstList;
+    const self = this.shared.instanceId;
+    return this.lastList.map((i) => (i.id === self ? { ...i, ...this.host.describe(this.primary), epoch: this.epoch } : i));
+  }
+
+  private async readList(): Promise<void> {
     try {
       this.lastList = await this.shared.listInstances();
     } catch (err) {
-      this.host.log.debug({ err }, 'cluster view answered from memory');
+      this.host.log.debug({ err: (err as Error).message }, 'cluster view not refreshed');
     }
-    return this.lastList;
   }
 
   async stop(): Promise<void> {
@@ -66,6 +77,9 @@ export class ClusterMember {
       () => {
         if (!this.healthy) this.host.log.info('cluster heartbeats resumed');
         this.healthy = true;
+        const read = this.readList();
+        this.firstList ??= read;
+        return read;
       },
       (err: unknown) => {
         if (this.healthy) this.host.log.warn({ err: (err as Error).message }, 'cluster heartbeat failed; retrying');

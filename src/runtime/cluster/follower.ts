@@ -3,13 +3,14 @@ import type { InstanceRecord } from '../../storage/contract.js';
 import type { ModuleManager } from '../../registry/modules.js';
 import { planDeploy } from '../config/plan.js';
 import { ClusterMember } from './cluster-member.js';
-import { primaryOnlyIds } from '../config/primary-only.js';
+import { isPrimaryOnly, primaryOnlyIds } from '../config/primary-only.js';
 import type { Storage } from '../../storage/contract.js';
 import type { Logger } from '../../base/log.js';
 import type { Registry } from '../../registry/registry.js';
 import type { RunState } from '../deploy/run-state.js';
 import type { RuntimeCredentials } from '../deploy/credentials.js';
 import type { ActiveFlows } from '../deploy/active-flows.js';
+import type { FlowSet } from '../flows/flow-set.js';
 import { DEPLOYMENT_TYPES, type DeploymentType, type FlowsState } from '../config/deploy-types.js';
 
 /** What GET /cluster says of this instance. */
@@ -29,6 +30,8 @@ export interface FollowerDeps {
   registry: Pick<Registry, 'isKnownType'>;
   credentials: Pick<RuntimeCredentials, 'store'>;
   instance: InstanceFacts;
+  /** Fences primary-only tabs the moment the role is lost, ahead of the deploy lock. */
+  flowSet: Pick<FlowSet, 'fence' | 'unfence'>;
 }
 
 /**
@@ -44,6 +47,8 @@ export class Follower {
   private readonly storage: Storage;
   private readonly log: Logger;
   private readonly instance: InstanceFacts;
+  /** The election's latest word, ahead of `state.primary`, which changes in the deploy lock. */
+  private leaseHeld = false;
 
   constructor(private readonly deps: FollowerDeps) {
     ({ active: this.active, state: this.state, storage: this.storage, log: this.log, instance: this.instance } = deps);
@@ -58,6 +63,8 @@ export class Follower {
     this.unfollow = shared.onChange((change) => {
       if (change.kind === 'modules' || change.kind === 'resync') reconcile(change.kind === 'resync');
       if (change.kind !== 'flows' && change.kind !== 'resync') return;
+      // The change feed passes the stored rev on every few seconds: most of the time it is this one.
+      if (change.kind === 'flows' && change.rev === this.state.active.rev) return;
       this.follow().then(
         // A removal or disable that flows blocked here may go through now.
         () => sync?.blockedByFlows && reconcile(true),
@@ -89,16 +96,32 @@ export class Follower {
     return { url: settings.instanceUrl ?? null, version, rev: this.state.active.rev, state: flowsState(), primary, modules: modules.states() };
   }
 
-  /** Starts or stops the primary-only tabs as this instance gains or loses the primary role. */
+  /**
+   * Starts or stops the primary-only tabs as this instance gains or loses the primary role. Losing
+   * it fences them at once (their messages dropped), without waiting for the deploy lock, which a
+   * deploy stuck on a silent database connection may hold; they are stopped in the lock after.
+   */
   private setPrimary(primary: boolean): Promise<void> {
+    this.leaseHeld = primary;
+    if (!primary) this.deps.flowSet.fence(this.primaryOnlyTabs());
     return this.active.exclusive(async () => {
-      if (this.state.primary === primary) return;
-      this.state.primary = primary;
-      if (!this.state.started) return;
-      const affected = primaryOnlyIds(this.state.active.flows);
-      this.active.reparse();
-      if (affected.size > 0) await this.active.restart(primary ? new Set() : affected);
+      const held = this.leaseHeld;
+      if (!held) this.deps.flowSet.fence(this.primaryOnlyTabs());
+      if (this.state.primary !== held) {
+        this.state.primary = held;
+        if (this.state.started) {
+          const affected = primaryOnlyIds(this.state.active.flows);
+          this.active.reparse();
+          if (affected.size > 0) await this.active.restart(held ? new Set() : affected);
+        }
+      }
+      // Running as the role says now (stopped if not primary): the fence can go, unless the role changed again meanwhile.
+      if (this.leaseHeld === held) this.deps.flowSet.unfence(this.primaryOnlyTabs());
     });
+  }
+
+  private primaryOnlyTabs(): string[] {
+    return this.state.active.flows.filter(isPrimaryOnly).map((t) => t.id);
   }
 
   /**

@@ -8,7 +8,7 @@ import type { FlowNodeConfig } from '../../storage/contract.js';
 
 const PRIMARY_ONLY_ENV = 'RUNNEL_PRIMARY_ONLY';
 
-function isPrimaryOnly(node: FlowNodeConfig): boolean {
+export function isPrimaryOnly(node: FlowNodeConfig): boolean {
   if (node.type !== 'tab' || !Array.isArray(node.env)) return false;
   return node.env.some((e: unknown) => {
     const entry = e as { name?: unknown; value?: unknown };

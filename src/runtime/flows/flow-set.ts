@@ -129,6 +129,18 @@ export class FlowSet {
     return true;
   }
 
+  /**
+   * Drops every message to the nodes of `tabs` from now on, at once, until `unfence`: what a
+   * primary that can no longer prove its lease does before its primary-only tabs are stopped.
+   */
+  fence(tabs: Iterable<string>): void {
+    for (const tab of tabs) this.services.queue.block(tab);
+  }
+
+  unfence(tabs: Iterable<string>): void {
+    for (const tab of tabs) if (!this.halted.has(tab)) this.services.queue.unblock(tab);
+  }
+
   /** Closes the nodes of a halted tab; nothing if a deploy restarted the tab meanwhile. */
   async stopHalted(tab: string): Promise<void> {
     const flow = this.flows.get(tab);

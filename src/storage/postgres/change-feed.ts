@@ -8,6 +8,11 @@ import { quoteIdent } from './connection.js';
  * `pg_notify` inside their transaction, so a notification arrives only once its change is visible.
  * A lost connection is retried with backoff; when it is back, listeners get `resync`, because
  * notifications sent meanwhile are gone and only comparing state can tell what changed.
+ *
+ * A connection can also go silent without an error (a stalled proxy or NAT between): every
+ * `checkMs` the feed reads the stored rev on it, within `checkMs`. No answer counts as a lost
+ * connection; an answer is passed on as a `flows` change (origin ''), so an instance that missed a
+ * deploy, its own included (a commit whose answer was lost), finds out within one check.
  */
 
 const RETRY_MIN_MS = 200;
@@ -24,17 +29,20 @@ export class ChangeFeed {
   private retryMs = RETRY_MIN_MS;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private checker: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly connect: () => pg.Client,
     private readonly schema: string,
     private readonly instanceId: string,
     private readonly log: Logger,
+    private readonly checkMs: number,
   ) {}
 
   /** Connects and listens; throws when the first connection fails (the start reports it). */
   async start(): Promise<void> {
     await this.open();
+    this.scheduleCheck();
   }
 
   onChange(listener: (change: StorageChange) => void): () => void {
@@ -45,6 +53,7 @@ export class ChangeFeed {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    clearTimeout(this.checker);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
@@ -76,7 +85,38 @@ export class ChangeFeed {
     if (this.client !== client || this.closed) return;
     this.client = undefined;
     this.log.warn({ err: err?.message }, 'PostgreSQL change feed lost; reconnecting');
+    // Not awaited: a silent connection may take as long as TCP does to close.
+    void client.end().catch(() => undefined);
     this.scheduleReconnect();
+  }
+
+  private scheduleCheck(): void {
+    this.checker = setTimeout(() => {
+      void this.check().finally(() => {
+        if (!this.closed) this.scheduleCheck();
+      });
+    }, this.checkMs);
+    this.checker.unref();
+  }
+
+  /** Proves the connection answers, and passes the stored rev on. */
+  private async check(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const { rows } = await Promise.race([
+        client.query<{ rev: string; type: string }>(`SELECT rev, deployment_type AS type FROM ${quoteIdent(this.schema)}.flows WHERE id = 1`),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the change feed's connection did not answer within ${this.checkMs} ms`)), this.checkMs);
+        }),
+      ]);
+      if (rows[0] && this.client === client) this.emit({ kind: 'flows', rev: rows[0].rev, type: rows[0].type, origin: '' });
+    } catch (e) {
+      this.lost(client, e as Error);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private scheduleReconnect(): void {

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '../../base/log.js';
+import type { ClusterTimings } from '../../settings/cluster.js';
 
 /** Connecting to the configured database, and saying which one without leaking the password. */
 
@@ -7,7 +8,15 @@ export interface PostgresConfig {
   url: string;
   schema: string;
   poolSize: number;
+  /** Lease, renewal and liveness timings of the cluster (the defaults when absent). */
+  cluster?: ClusterTimings;
 }
+
+/**
+ * A transaction in progress on a connection that went silent keeps its row locks (the flows row)
+ * until the server notices; with a stalled proxy between, its TCP keepalives never will.
+ */
+const IDLE_IN_TRANSACTION_MS = 10_000;
 
 /** A connection attempt gives up after this long, so a dead host never hangs a start or a request. */
 const CONNECT_TIMEOUT_MS = 5000;
@@ -32,14 +41,23 @@ export function createPool(config: PostgresConfig, log: Logger): pg.Pool {
     keepAlive: true,
     // A statement on a connection whose server vanished without a word must not hang a request.
     query_timeout: 15_000,
+    options: `-c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`,
   });
-  // An idle client losing its server emits here; unhandled, it would crash the process.
-  pool.on('error', (err) => log.warn({ err: err.message }, 'PostgreSQL connection lost'));
+  // An idle client losing its server emits on the pool; a checked-out one on itself, and the pool
+  // listens only while it is idle: unhandled, either would crash the process.
+  const lost = (err: Error) => log.warn({ err: err.message }, 'PostgreSQL connection lost');
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', lost));
   return pool;
 }
 
-export function createClient(config: PostgresConfig): pg.Client {
-  return new pg.Client({ connectionString: config.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
+/**
+ * A dedicated connection (the change feed, the election). `statementTimeoutMs`: the server gives
+ * up on a statement after this long, and its own socket after as long without an acknowledgement.
+ */
+export function createClient(config: PostgresConfig, statementTimeoutMs?: number): pg.Client {
+  const options = statementTimeoutMs === undefined ? undefined : `-c statement_timeout=${statementTimeoutMs} -c tcp_user_timeout=${statementTimeoutMs}`;
+  return new pg.Client({ connectionString: config.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, options });
 }
 
 /** `"schema"`: names are validated by the settings (lower-case letters, digits, _), quoting keeps them exact. */

@@ -72,6 +72,16 @@ const MIGRATIONS: Migration[] = [
     CREATE INDEX ON ${s}.login_failures (key, at);
     CREATE INDEX ON ${s}.login_failures (at);
   `,
+  // The primary's lease (election.ts): expiry on the database's clock, epoch raised at every new term.
+  (s) => `
+    CREATE TABLE ${s}.lease (
+      id int PRIMARY KEY CHECK (id = 1),
+      holder text,
+      epoch bigint NOT NULL DEFAULT 0,
+      expires timestamptz NOT NULL DEFAULT '-infinity'
+    );
+    INSERT INTO ${s}.lease (id) VALUES (1);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -7,6 +7,7 @@ import type {
   FlowsSnapshot, InstanceRecord, LoginFailures, Revision, RevisionInfo, RevisionMeta, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
 } from '../contract.js';
 import { ChangeFeed, channelOf } from './change-feed.js';
+import { DEFAULT_CLUSTER_TIMINGS } from '../../settings/cluster.js';
 import { createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
 import type { LibraryListing } from '../file/library-files.js';
 import { Election } from './election.js';
@@ -28,6 +29,9 @@ class StorageUnavailableError extends Error {}
 
 /** An instance whose last heartbeat is older than this has dropped out of the cluster view. */
 const INSTANCE_TIMEOUT_S = 5;
+
+/** Heartbeats and the cluster view: a status that cannot be written or read this fast is stale anyway. */
+const STATUS_QUERY_MS = 2000;
 
 /** Seconds a client is told to wait when the database is down: about how long a reconnect takes. */
 const RETRY_AFTER_S = 5;
@@ -79,7 +83,7 @@ class PostgresStorage implements Storage {
       instanceId,
     };
     this.loginFailures = loginFailures({ ...db, table: `${s}.login_failures` });
-    this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log);
+    this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log, (config.cluster ?? DEFAULT_CLUSTER_TIMINGS).checkMs);
     this.shared = {
       instanceId,
       onChange: (listener: (c: StorageChange) => void) => this.feed.onChange(listener),
@@ -87,8 +91,9 @@ class PostgresStorage implements Storage {
       findSession: (tokenHash: string) => this.findSession(tokenHash),
       context: sharedContext({ ...db, table: `${s}.context` }),
       modules: sharedModules({ ...db, table: `${s}.modules` }),
-      campaign: (onRole: (primary: boolean) => void) => {
-        const election = new Election(() => createClient(config), config.schema, onRole, log);
+      campaign: (onRole: (primary: boolean, epoch?: number) => void) => {
+        const timings = config.cluster ?? DEFAULT_CLUSTER_TIMINGS;
+        const election = new Election(() => createClient(config, timings.renewMs * 2), `${s}.lease`, instanceId, timings, onRole, log);
         election.start();
         return () => election.stop();
       },
@@ -97,14 +102,23 @@ class PostgresStorage implements Storage {
           `INSERT INTO ${this.t.instances} (id, info, last_seen) VALUES ($1, $2, now())
              ON CONFLICT (id) DO UPDATE SET info = EXCLUDED.info, last_seen = now()`,
           [instanceId, JSON.stringify(info)],
+          STATUS_QUERY_MS,
         );
       },
       listInstances: async () => {
-        const { rows } = await this.query<{ id: string; info: string; last_seen: Date }>(
-          `SELECT id, info, last_seen FROM ${this.t.instances} WHERE last_seen > now() - make_interval(secs => $1) ORDER BY id`,
+        // The primary is who holds an unexpired lease (and says so), not whoever last claimed it.
+        const { rows } = await this.query<{ id: string; info: string; last_seen: Date; holds: boolean; epoch: string }>(
+          `SELECT i.id, i.info, i.last_seen, (l.holder = i.id AND l.expires > now()) AS holds, l.epoch
+             FROM ${this.t.instances} i CROSS JOIN ${s}.lease l
+            WHERE i.last_seen > now() - make_interval(secs => $1) ORDER BY i.id`,
           [INSTANCE_TIMEOUT_S],
+          STATUS_QUERY_MS,
         );
-        return rows.map((r) => ({ id: r.id, ...(JSON.parse(r.info) as Omit<InstanceRecord, 'id' | 'lastSeen'>), lastSeen: r.last_seen.toISOString() }));
+        return rows.map((r) => {
+          const info = JSON.parse(r.info) as Omit<InstanceRecord, 'id' | 'lastSeen'>;
+          const primary = info.primary && r.holds;
+          return { id: r.id, ...info, primary, epoch: primary ? Number(r.epoch) : null, lastSeen: r.last_seen.toISOString() };
+        });
       },
       leave: async () => {
         await this.query(`DELETE FROM ${this.t.instances} WHERE id = $1`, [instanceId]);
@@ -156,6 +170,8 @@ class PostgresStorage implements Storage {
     return this.queue.run(() =>
       this.transaction(async (client) => {
         const { rows } = await client.query<{ rev: string; credentials: string | null }>(`SELECT rev, credentials FROM ${this.t.flows} WHERE id = 1 FOR UPDATE`);
+        // A retry of a deploy whose commit went unanswered, and that did commit: saved already.
+        if (req.expectedRev !== undefined && rows[0]!.rev === rev && rev !== req.expectedRev) return { rev };
         if (req.expectedRev !== undefined && rows[0]!.rev !== req.expectedRev) {
           throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`);
         }
@@ -169,7 +185,11 @@ class PostgresStorage implements Storage {
         );
         await this.notify(client, { kind: 'flows', rev, type, origin: this.instanceId });
         return { rev };
-      }),
+      }, () => new RunnelError(
+        'deploy_outcome_unknown',
+        `The connection to the database was lost while the deploy was being committed: it may or may not have been saved. Send the same deploy again with the same rev: if it was saved, the retry changes nothing and answers its rev`,
+        { retryAfter: RETRY_AFTER_S },
+      )),
     );
   }
 
@@ -288,25 +308,30 @@ class PostgresStorage implements Storage {
     if (this.closed) throw new Error('storage is closed');
   }
 
-  private query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    return guarded(this.pool.query<R>(text, values));
+  /** `timeoutMs`: how long to wait for the answer (the pool's query timeout when omitted). */
+  private query<R extends pg.QueryResultRow>(text: string, values?: unknown[], timeoutMs?: number): Promise<pg.QueryResult<R>> {
+    return guarded(this.pool.query<R>(timeoutMs === undefined ? { text, values } : { text, values, query_timeout: timeoutMs } as pg.QueryConfig));
   }
 
   private async notify(client: pg.PoolClient, change: StorageChange): Promise<void> {
     await client.query('SELECT pg_notify($1, $2)', [this.channel, JSON.stringify(change)]);
   }
 
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /** `unknown`: the error when the connection is lost during COMMIT, when nobody can say whether it took. */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, unknown?: () => Error): Promise<T> {
     const client = await guarded(this.pool.connect());
     let broken = false;
+    let committing = false;
     try {
       await client.query('BEGIN');
       const result = await work(client);
+      committing = true;
       await client.query('COMMIT');
       return result;
     } catch (e) {
       broken = isConnectionError(e);
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+      if (broken && committing && unknown) throw unknown();
       throw unavailable(e);
     } finally {
       client.release(broken);
