@@ -16,6 +16,8 @@ import ts from 'typescript';
 const CONTRACTS = new Map([
   // bin/runnel.js (plain JavaScript, outside the program) starts the command line through it.
   ['src/cli.ts', ['main']],
+  // bin/node-red.js, the same for Node-RED's command line.
+  ['src/cli/node-red.ts', ['nodeRedMain']],
 ]);
 
 const root = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..'));

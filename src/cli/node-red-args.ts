@@ -28,7 +28,7 @@ export interface NodeRedArgs {
   unknown: string[];
 }
 
-export class NodeRedArgsError extends Error {}
+class NodeRedArgsError extends Error {}
 
 type Kind = 'boolean' | 'string' | 'path' | 'number' | 'list';
 const OPTIONS: Record<string, Kind> = {
