@@ -57,6 +57,7 @@ describe('nodes routes', { timeout: 120_000 }, () => {
       local: true,
       user: true,
       path: path.join(server.userDir, 'node_modules', 'node-red-contrib-upper'),
+      plugins: [],
       nodes: [
         { id: 'node-red-contrib-upper/upper', name: 'upper', types: ['upper-case'], enabled: true, loaded: true, local: true, user: true, module: 'node-red-contrib-upper', version: '1.0.0' },
       ],
