@@ -167,7 +167,7 @@ export class Runtime {
       return;
     }
     this.log.error({ flow: tab, label, waiting }, `Flow ${label ? `"${label}" ` : ''}(${tab}) ${error}`);
-    void this.mutex.run(() => this.flowSet.stopHalted(tab)).catch((err: unknown) => this.log.error({ err, flow: tab }, 'stopping a flooding flow failed'));
+    void this.active.exclusive(() => this.flowSet.stopHalted(tab)).catch((err: unknown) => this.log.error({ err, flow: tab }, 'stopping a flooding flow failed'));
   }
 
   /** The RED object one node set's code receives. */
