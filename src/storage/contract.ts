@@ -4,6 +4,8 @@
  * this interface, and each method is one atomic step from the caller's point of view.
  */
 
+import type { QueueStore } from './queue-contract.js';
+
 /** One element of a flow configuration, as deployed (credentials already stripped). */
 export interface FlowNodeConfig {
   id: string;
@@ -124,6 +126,8 @@ export type StorageChange =
   | { kind: 'context'; scope: string; keys: string[] | null; origin: string }
   /** The shared list of installed node modules changed. */
   | { kind: 'modules'; origin: string }
+  /** Messages were enqueued on a durable queue (src/storage/queue-contract.ts). */
+  | { kind: 'queue'; name: string; origin: string }
   /** The change feed was interrupted and is back: changes may have been missed, compare revs. */
   | { kind: 'resync' };
 
@@ -232,6 +236,8 @@ export interface LoginFailures {
 export interface Storage {
   /** Present when other instances share this storage; undefined for a single instance's files. */
   readonly shared?: SharedStorage;
+  /** Durable queues: on this instance's disk for the file backend, shared by every instance for a shared one. */
+  readonly queues: QueueStore;
   /** Login throttling's counters: kept in memory by the file backend (a single instance), in the database by a shared one. */
   readonly loginFailures: LoginFailures;
   /** Where the credentials are kept, when that is a file a user can remove (the file backend's path). */

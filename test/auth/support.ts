@@ -6,6 +6,9 @@ import { adminHash, readerHash } from '../helpers/users.js';
 /** Just the sessions and login-failure parts of Storage, in memory; `saved` counts writes and keeps copies. */
 export class MemorySessions implements Storage {
   readonly loginFailures = new MemoryLoginFailures();
+  get queues(): never {
+    throw new Error('not used by auth');
+  }
   sessions: SessionRecord[] = [];
   saves = 0;
   async init() {}

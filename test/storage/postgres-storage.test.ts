@@ -12,6 +12,7 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { runCli } from '../helpers/process.js';
 import { eventually, tempDir } from '../helpers/server.js';
 import { FLOWS_A, FLOWS_B, storageContract } from './contract.js';
+import { queueContract } from './queue-contract.js';
 import { historyContract } from './history-contract.js';
 import { removeDir } from '../helpers/dirs.js';
 import { startFaultProxy } from '../helpers/fault-proxy.js';
@@ -30,6 +31,7 @@ const open = (schema: string, instanceId = `i${schemas}`) =>
   createPostgresStorage({ url: server!.url, schema, poolSize: 4 }, instanceId, captureLog().log);
 
 storageContract({ name: 'postgres', newPlace: newSchema, create: (schema) => open(schema) });
+queueContract({ name: 'postgres', newPlace: newSchema, create: (schema) => open(schema) });
 historyContract({
   name: 'postgres',
   newPlace: newSchema,

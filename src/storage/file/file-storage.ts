@@ -1,3 +1,4 @@
+import { FileQueueStore } from './file-queues.js';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { RunnelError } from '../../base/errors.js';
@@ -43,6 +44,7 @@ export function createFileStorage(settings: Settings, log: Logger): Storage {
 class FileStorage implements Storage {
   readonly loginFailures = new MemoryLoginFailures();
   readonly credentialsFile: string;
+  readonly queues: FileQueueStore;
   private readonly queue = new SerialQueue();
   private readonly userDir: string;
   private readonly paths: PairPaths;
@@ -67,6 +69,7 @@ class FileStorage implements Storage {
     this.library = new LibraryFiles(settings.userDir);
     this.pretty = settings.flowFilePretty;
     this.history = new FileHistory(path.join(settings.userDir, '.history'), settings.flowHistory.max, log);
+    this.queues = new FileQueueStore(path.join(settings.userDir, '.queues'));
   }
 
   async init(): Promise<void> {
@@ -79,6 +82,7 @@ class FileStorage implements Storage {
       if (removed.length > 0) this.log.info({ dir, files: removed }, 'Removed temp files left by an interrupted write');
     }
     await this.history.init();
+    await this.queues.init();
     await this.queue.run(async () => {
       await this.refresh();
       await this.history.collect();
@@ -232,6 +236,7 @@ class FileStorage implements Storage {
 
   async close(): Promise<void> {
     await this.queue.drain();
+    await this.queues.close();
     this.closed = true;
   }
 

@@ -1,3 +1,4 @@
+import { FileQueueStore } from '../file/file-queues.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { RunnelError } from '../../base/errors.js';
@@ -46,6 +47,8 @@ interface Pair {
 
 class ModuleStorage implements Storage {
   readonly loginFailures = new MemoryLoginFailures();
+  /** A storage module keeps flows; queues stay on this instance's disk, as with the file backend. */
+  readonly queues: FileQueueStore;
   private readonly queue = new SerialQueue();
   private readonly module: NodeRedStorageModule;
   private readonly history: FileHistory;
@@ -58,6 +61,7 @@ class ModuleStorage implements Storage {
   constructor(private readonly options: ModuleStorageOptions, private readonly log: Logger) {
     this.module = options.module;
     this.history = new FileHistory(path.join(options.userDir, '.history'), options.historyMax, log);
+    this.queues = new FileQueueStore(path.join(options.userDir, '.queues'));
     this.settings = settingsPlace(this.module, options.userDir);
     this.library = libraryPlace(this.module, options.userDir);
     this.moduleHasSessions = hasPair(this.module, ['getSessions', 'saveSessions']);
@@ -69,6 +73,7 @@ class ModuleStorage implements Storage {
     const settings = this.options.moduleSettings;
     await this.module.init(settings, { settings, log: nodeRedLog(this.log) });
     await this.history.init();
+    await this.queues.init();
     await this.queue.run(async () => {
       await this.history.reconcile(stored(await this.read()));
       await this.history.collect();
@@ -184,6 +189,7 @@ class ModuleStorage implements Storage {
 
   async close(): Promise<void> {
     await this.queue.drain();
+    await this.queues.close();
     this.closed = true;
   }
 

@@ -82,6 +82,22 @@ const MIGRATIONS: Migration[] = [
     );
     INSERT INTO ${s}.lease (id) VALUES (1);
   `,
+  // Durable queues (queues.ts): a key's messages are found in order by the partial index.
+  (s) => `
+    CREATE TABLE ${s}.queue_messages (
+      seq bigserial PRIMARY KEY,
+      queue text NOT NULL,
+      id text NOT NULL,
+      key text,
+      body text NOT NULL,
+      attempts int NOT NULL DEFAULT 0,
+      enqueued_at timestamptz NOT NULL DEFAULT now(),
+      visible_at timestamptz NOT NULL DEFAULT now(),
+      lease_until timestamptz
+    );
+    CREATE INDEX ON ${s}.queue_messages (queue, seq);
+    CREATE INDEX ON ${s}.queue_messages (queue, key, seq) WHERE key IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -15,6 +15,8 @@ import { Library } from './library.js';
 import { Revisions } from './revisions.js';
 import { sharedContext, type ContextDb } from './shared-context.js';
 import { sharedModules } from './modules.js';
+import { postgresQueues } from './queues.js';
+import type { QueueStore } from '../queue-contract.js';
 import { loginFailures } from './login-failures.js';
 import { migrate } from './migrations.js';
 
@@ -56,6 +58,7 @@ export function createPostgresStorage(config: PostgresConfig, instanceId: string
 class PostgresStorage implements Storage {
   readonly shared: SharedStorage;
   readonly loginFailures: LoginFailures;
+  readonly queues: QueueStore;
   private readonly pool: pg.Pool;
   private readonly feed: ChangeFeed;
   private readonly t: { flows: string; sessions: string; config: string; instances: string; users: string };
@@ -84,6 +87,7 @@ class PostgresStorage implements Storage {
     };
     this.loginFailures = loginFailures({ ...db, table: `${s}.login_failures` });
     this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log, (config.cluster ?? DEFAULT_CLUSTER_TIMINGS).checkMs);
+    this.queues = postgresQueues({ ...db, table: `${s}.queue_messages`, onChange: (listener) => this.feed.onChange(listener) });
     this.shared = {
       instanceId,
       onChange: (listener: (c: StorageChange) => void) => this.feed.onChange(listener),

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { createFileStorage } from '../../../src/storage/file/file-storage.js';
 import { revOf } from '../../../src/storage/rev.js';
 import { EMPTY_REV, FLOWS_A, FLOWS_B, storageContract } from '../contract.js';
+import { queueContract } from '../queue-contract.js';
 import { readJsonFile, settingsFor, tempFilesIn } from '../support.js';
 import { tempDir, removeDir } from '../../helpers/dirs.js';
 import { captureLog } from '../../helpers/log.js';
@@ -17,6 +18,16 @@ storageContract({
   create: (dir) => createFileStorage(settingsFor(dir), captureLog().log),
   dispose: async () => {
     if (contractRoot) await removeDir(contractRoot);
+  },
+});
+
+let queueRoot: string | undefined;
+queueContract({
+  name: 'file',
+  newPlace: async () => path.join((queueRoot ??= await tempDir()), `u${places++}`),
+  create: (dir) => createFileStorage(settingsFor(dir), captureLog().log),
+  dispose: async () => {
+    if (queueRoot) await removeDir(queueRoot);
   },
 });
 
