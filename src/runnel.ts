@@ -8,6 +8,8 @@ import { Runtime } from './runtime/runtime.js';
 import { adminApi } from './runtime/api/index.js';
 import { validateFlows } from './server/flows-validation.js';
 import { CORE_NODES } from './nodes/index.js';
+import { queueNodes } from './nodes/queue/queue.js';
+import { QueueService } from './queues/queue-service.js';
 import { buildApp } from './server/app.js';
 import { createHttpNodeApp, createAdminRouteApp } from './server/http-node/mounted-app.js';
 import type { Storage } from './storage/contract.js';
@@ -56,9 +58,11 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const auth = await createAuthService({ settings, storage, log, clock: options.clock });
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
-  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes: CORE_NODES, beforeForeignCode: options.beforeForeignCode });
+  const queues = new QueueService(storage.queues, settings.queues, log.child({ module: 'queues' }));
+  const builtinNodes = { ...CORE_NODES, sets: { ...CORE_NODES.sets, queue: queueNodes(queues) } };
+  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes, beforeForeignCode: options.beforeForeignCode });
   // A single-flow edit's result passes the checks a deploy body passes.
-  const admin = adminApi(runtime, validateFlows);
+  const admin = adminApi(runtime, validateFlows, queues);
   // prom-client costs ~13 MiB resident: loaded only when metrics are on.
   const metrics = settings.metrics.enabled ? new (await import('./server/metrics/metrics.js')).Metrics(admin.metrics, settings.httpNodeRoot) : undefined;
   if (settings.unsupported.length > 0) log.warn(`Settings Runnel does not support (ignored): ${settings.unsupported.join(', ')}`);

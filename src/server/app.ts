@@ -11,6 +11,7 @@ import { nodesRoutes } from './nodes-routes.js';
 import { clusterRoutes } from './cluster-routes.js';
 import { credentialsRoutes } from './credentials-routes.js';
 import { historyRoutes } from './history-routes.js';
+import { queuesRoutes } from './queues-routes.js';
 import { flowRoutes } from './flow-routes.js';
 import { healthRoutes } from './health-routes.js';
 import { tokensRoutes } from './tokens-routes.js';
@@ -168,6 +169,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
       await admin.register(credentialsRoutes, { services });
       await admin.register(clusterRoutes, { services });
       await admin.register(historyRoutes, { services });
+      await admin.register(queuesRoutes, { services });
       await admin.register(flowRoutes, { services });
       await admin.register(healthRoutes, { services });
       await admin.register(openApiRoute, { settings, routes });

@@ -5,6 +5,7 @@ import { storageModuleProblem, type NodeRedStorageModule } from './storage-modul
 import { unsupportedSettings } from './unsupported.js';
 import { parseCookieOptions, parseStrategy, parseStrategyUsers, StrategySettingsError, type CookieOptions, type StrategySettings, type StrategyUser, type UsersFunction } from './admin-strategy.js';
 import { parseClusterTimings, type ClusterTimings } from './cluster.js';
+import { parseQueueSettings, type QueueSettings } from './queues.js';
 
 import { ownCommand } from '../base/own-command.js';
 
@@ -145,6 +146,8 @@ export interface Settings extends HttpSecuritySettings {
   instanceUrl: string | undefined;
   /** Revisions kept for history and rollback. */
   flowHistory: { max: number };
+  /** The queue nodes' durable queues. */
+  queues: QueueSettings;
   /** GET /metrics: off unless enabled; `permission` requires a token; `port` serves it on its own listener. */
   metrics: { enabled: boolean; permission?: string; port?: number };
   /** Turns off the Node-RED editor (the page and its files; the admin API stays). */
@@ -191,7 +194,7 @@ const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth', 'httpAdminCookieOptions',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
-  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
+  'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'queues', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
   'instanceId', 'instanceUrl', 'safeMode', 'verbose', 'webSocketNodeMaxPayload', ...HTTP_SECURITY_KEYS,
 ]);
 
@@ -443,6 +446,12 @@ function parseStorage(v: unknown, envUrl: string | undefined): StorageSettings {
  * Node-RED takes a module object (required in settings.js) or the name of one of its own: only
  * `localfilesystem`, which is Runnel's file backend.
  */
+function queueSettings(v: unknown): QueueSettings {
+  const parsed = parseQueueSettings(v);
+  if (typeof parsed === 'string') throw new SettingsError(parsed);
+  return parsed;
+}
+
 function parseStorageModule(v: unknown, storage: StorageSettings): NodeRedStorageModule | undefined {
   if (v === undefined || v === null || v === 'localfilesystem') return undefined;
   if (typeof v === 'string') {
@@ -587,6 +596,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     instanceUrl: pick(raw, 'instanceUrl', (v) => typeof v === 'string' && URL.canParse(v), 'an absolute URL', undefined),
     flowHistory: { max: pick(objectSetting(raw, 'flowHistory'), 'max', isInt(1, 100_000), 'a positive integer (flowHistory.max)', 50) },
     metrics: parseMetrics(objectSetting(raw, 'metrics')),
+    queues: queueSettings(raw.queues),
     disableEditor: pick(raw, 'disableEditor', isBool, 'true or false', false),
     editorTheme: pick<Raw>(raw, 'editorTheme', isObject, 'an object', {}),
     ...http,

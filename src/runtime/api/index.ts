@@ -10,6 +10,8 @@ import { diagnosticsApi, type DiagnosticsApi } from './diagnostics.js';
 import { healthApi, type HealthApi } from './health.js';
 import { commsApi, type CommsApi } from './comms.js';
 import { metricsApi, type MetricsApi } from './metrics.js';
+import { queuesApi, type QueuesApi } from './queues.js';
+import type { QueueService } from '../../queues/queue-service.js';
 
 export type { Caller } from './caller.js';
 
@@ -29,10 +31,14 @@ export interface AdminApi {
   health: HealthApi;
   comms: CommsApi;
   metrics: MetricsApi;
+  queues: QueuesApi;
 }
 
-/** The admin API over a runtime; `checkFlows` is the deploy body's check, applied to single-flow edits too. */
-export function adminApi(runtime: Runtime, checkFlows: FlowsCheck): AdminApi {
+/**
+ * The admin API over a runtime; `checkFlows` is the deploy body's check, applied to single-flow
+ * edits too; `queues` the queue nodes' durable queues.
+ */
+export function adminApi(runtime: Runtime, checkFlows: FlowsCheck, queues: QueueService): AdminApi {
   return {
     flows: flowsApi(runtime, checkFlows),
     history: historyApi(runtime),
@@ -44,6 +50,7 @@ export function adminApi(runtime: Runtime, checkFlows: FlowsCheck): AdminApi {
     diagnostics: diagnosticsApi(runtime),
     health: healthApi(runtime),
     comms: commsApi(runtime),
-    metrics: metricsApi(runtime),
+    metrics: metricsApi(runtime, queues),
+    queues: queuesApi(queues, runtime.log),
   };
 }

@@ -1,6 +1,7 @@
 import type { Runtime } from '../runtime.js';
 import type { DeployObserver } from '../config/deploy-types.js';
 import type { TypeCounters } from '../flows/stats.js';
+import type { QueueInfo, QueueService } from '../../queues/queue-service.js';
 
 export type { DeployObserver, TypeCounters };
 
@@ -18,9 +19,11 @@ export interface MetricsApi {
   installedModuleCount(): number;
   /** Messages sent and received and errors reported, by node type, since the start. */
   messageCounts(): Iterable<[type: string, counts: TypeCounters]>;
+  /** The queue nodes' durable queues, as GET /queues lists them. */
+  queues(): Promise<QueueInfo[]>;
 }
 
-export function metricsApi(runtime: Runtime): MetricsApi {
+export function metricsApi(runtime: Runtime, queues: QueueService): MetricsApi {
   const services = runtime.services;
   return {
     observeDeploys: (observer) => runtime.observeDeploys(observer),
@@ -29,5 +32,6 @@ export function metricsApi(runtime: Runtime): MetricsApi {
     queueDepth: () => services.queue.depth,
     installedModuleCount: () => [...services.registry.modules.values()].filter((m) => !m.builtin).length,
     messageCounts: () => services.stats.entries(),
+    queues: () => queues.list(),
   };
 }

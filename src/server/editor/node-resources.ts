@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { ModuleInfo, NodeSetInfo } from '../../registry/registry.js';
 import type { NodesApi } from '../../runtime/api/nodes.js';
 import { readNodeModulePackage } from '../../registry/package.js';
+import { QUEUE_NODES_HTML } from '../../nodes/queue/editor-html.js';
 
 const require = createRequire(import.meta.url);
 /** `@node-red/nodes`: the core nodes' editor HTML, help, message catalog and icons. */
@@ -28,6 +29,9 @@ interface SetFiles {
 
 /** Node-RED's set name for a core file: `20-inject.html` → `inject`, `70-CSV.html` → `CSV`. */
 const coreSetName = (file: string) => path.basename(file, '.html').replace(/^\d+-/, '');
+
+/** The core sets Runnel adds to Node-RED's, with their HTML (help inline, in English). */
+const RUNNEL_CORE_HTML: Record<string, string | undefined> = { queue: QUEUE_NODES_HTML };
 
 /** Core set name → its .html in @node-red/nodes (category folder and file). */
 const CORE_FILES: Map<string, { category: string; file: string }> = (() => {
@@ -180,13 +184,13 @@ export class NodeResources {
   }
 
   private async readSetHtml(set: NodeSetInfo, lang: string): Promise<string> {
-    const files = await this.setFiles(set);
-    if (!files) return '';
-    const content = await readFile(files.html, 'utf8').catch(() => undefined);
+    const own = this.nodes.getModule(set.module)?.builtin ? RUNNEL_CORE_HTML[set.name] : undefined;
+    const files = own === undefined ? await this.setFiles(set) : undefined;
+    const content = own ?? (files ? await readFile(files.html, 'utf8').catch(() => undefined) : undefined);
     if (content === undefined) return '';
     const { main, help } = splitHelp(content);
     let text = help.get(lang) ?? help.get(FALLBACK_LANG);
-    if (text === undefined) {
+    if (text === undefined && files) {
       for (const l of candidates(lang)) {
         text = await readFile(path.join(files.helpDir, l, files.helpRest), 'utf8').catch(() => undefined);
         if (text !== undefined) break;

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import type { Msg, NodeConfig, RedApi } from '../../runtime/red-api/red-api-types.js';
+import { decodeMessage, encodeMessage, QueueMessageError } from '../../queues/codec.js';
+import type { QueueService } from '../../queues/queue-service.js';
+import type { ClaimedMessage } from '../../storage/queue-contract.js';
+import type { Outcome } from '../../queues/consumer.js';
+import { CompletionTracker } from './tracker.js';
+
+/** The longest queue name: it names a file on the file backend. */
+const MAX_NAME = 100;
+const DEFAULT_KEY = 'topic';
+const DEFAULT_TIMEOUT_S = 60;
+/** How long a stopping queue in waits for the messages in hand: within Node-RED's default close timeout (15 s). */
+const CLOSE_GRACE_MS = 10_000;
+/** Back-off after a failed attempt: 1 s, doubled per attempt, at most a minute. */
+const backoffMs = (attempts: number) => Math.min(60_000, 1000 * 2 ** Math.max(0, attempts - 1));
+
+/** Why a queue name cannot be used, or undefined when it can. */
+export function badQueueName(name: unknown): string | undefined {
+  if (typeof name !== 'string' || name.trim() === '') return 'the queue has no name';
+  if (name.length > MAX_NAME) return `the queue name is longer than ${MAX_NAME} characters`;
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'the queue name contains a control character';
+  return undefined;
+}
+
+function positiveInt(value: unknown, fallback: number): number {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+/**
+ * The queue nodes: `queue out` stores each message on a durable queue and passes it on once it is
+ * stored; `queue in` takes messages off and acknowledges each when the flow after it has finished
+ * with it (src/nodes/queue/tracker.ts). See README, "Queue wires".
+ */
+export function queueNodes(service: QueueService) {
+  return (RED: RedApi) => {
+    const tracker = new CompletionTracker(RED.hooks);
+    /** The key property each queue's queue in nodes order by: queue out computes keys when it stores. */
+    const keyProperties = new Map<string, Set<string>>();
+
+    class QueueOutNode extends RED.nodes.Node {
+      constructor(config: NodeConfig) {
+        super(config);
+        const queue = config.queue;
+        const bad = badQueueName(queue);
+        if (bad) {
+          this.status({ fill: 'red', shape: 'ring', text: 'no queue' });
+          this.on('input', (msg, _send, done) => done(new QueueMessageError('queue_closed', `queue out: ${bad}`)));
+          return;
+        }
+        const name = queue as string;
+        const settings = service.settings;
+        let open = true;
+        const bound = {
+          maxLength: Math.min(positiveInt(config.maxLength, settings.maxLength), settings.maxLength),
+          maxBytes: settings.maxBytes,
+          wait: config.whenFull === 'wait',
+          open: () => open,
+        };
+        this.on('close', () => {
+          open = false;
+        });
+        this.on('input', (msg, send, done) => {
+          const keyProperty = keyProperties.get(name)?.values().next().value ?? DEFAULT_KEY;
+          const keyValue = RED.util.getMessageProperty(msg, keyProperty);
+          let body: string;
+          try {
+            body = encodeMessage(msg, settings.maxMessageBytes);
+          } catch (e) {
+            done(e);
+            return;
+          }
+          const key = keyValue === undefined || keyValue === null ? null : typeof keyValue === 'string' ? keyValue : JSON.stringify(keyValue);
+          service.put(name, { id: randomUUID(), key, body }, bound).then(
+            () => {
+              send(msg);
+              done();
+            },
+            (e: unknown) => done(e),
+          );
+        });
+      }
+    }
+
+    class QueueInNode extends RED.nodes.Node {
+      constructor(config: NodeConfig) {
+        super(config);
+        const bad = badQueueName(config.queue);
+        if (bad) {
+          this.status({ fill: 'red', shape: 'ring', text: 'no queue' });
+          this.error(`queue in: ${bad}`);
+          return;
+        }
+        const name = config.queue as string;
+        const keyProperty = typeof config.key === 'string' && config.key.trim() ? config.key.trim() : DEFAULT_KEY;
+        const keys = keyProperties.get(name) ?? new Set<string>();
+        keys.add(keyProperty);
+        keyProperties.set(name, keys);
+        const maxAttempts = positiveInt(config.maxAttempts, 5);
+        const timeoutMs = positiveInt(config.timeout, DEFAULT_TIMEOUT_S) * 1000;
+        const release = tracker.use();
+
+        const handle = async (claimed: ClaimedMessage): Promise<Outcome> => {
+          let msg: Msg;
+          try {
+            msg = decodeMessage(claimed.body) as Msg;
+          } catch (e) {
+            // Only Runnel writes bodies; one that does not parse cannot get better by retrying.
+            this.error(`queue in: message ${claimed.id} on "${name}" is unreadable and was removed: ${(e as Error).message}`);
+            return { ack: true };
+          }
+          msg._msgid = claimed.id;
+          msg.redelivered = claimed.attempts > 1;
+          msg.attempts = claimed.attempts;
+          const dead = claimed.attempts > maxAttempts;
+          if (dead) service.countDead(name);
+          let timer: NodeJS.Timeout | undefined;
+          const outcome = await Promise.race([
+            tracker.follow(claimed.id, () => this.send(dead ? [null, msg] : [msg, null])),
+            new Promise<'timeout'>((resolve) => {
+              timer = setTimeout(() => resolve('timeout'), timeoutMs);
+            }),
+          ]);
+          clearTimeout(timer);
+          if (outcome === 'timeout') {
+            tracker.forget(claimed.id);
+            this.warn(`queue in: message ${claimed.id} on "${name}" was not finished within ${timeoutMs / 1000} s; it will be handed out again`);
+            return { ack: false, retryInMs: backoffMs(claimed.attempts) };
+          }
+          // A dead letter is removed once its own flow has finished with it, failed or not.
+          if (outcome.error === undefined || dead) return { ack: true };
+          return { ack: false, retryInMs: backoffMs(claimed.attempts) };
+        };
+
+        const consumer = service.consume(name, positiveInt(config.concurrency, 1), handle);
+        this.on('close', async (_removed: boolean, done: () => void) => {
+          keys.delete(keyProperty);
+          if (keys.size === 0 && keyProperties.get(name) === keys) keyProperties.delete(name);
+          // Messages not finished by then are given back and handed out again.
+          await consumer.stop(CLOSE_GRACE_MS);
+          release();
+          done();
+        });
+      }
+    }
+
+    RED.nodes.registerType('queue out', QueueOutNode);
+    RED.nodes.registerType('queue in', QueueInNode);
+  };
+}

@@ -1,0 +1,159 @@
+import type { Logger } from '../base/log.js';
+import type { ClaimedMessage, QueueItem, QueueStore } from '../storage/queue-contract.js';
+import { QueueMessageError } from './codec.js';
+import { Consumer, type Outcome } from './consumer.js';
+import { Rate } from './rates.js';
+import type { QueueSettings } from '../settings/queues.js';
+
+/** One queue as GET /queues shows it: the store's numbers, and this instance's rates. */
+export interface QueueInfo {
+  name: string;
+  depth: number;
+  inFlight: number;
+  bytes: number;
+  /** Milliseconds since the oldest stored message was enqueued; null when empty. */
+  oldestAgeMs: number | null;
+  /** Per second over the last minute, on this instance. */
+  rates: { enqueued: number; acknowledged: number };
+  /** Messages this instance sent to a dead-letter output since it started. */
+  deadLetters: number;
+  /** `queue in` nodes taking from the queue on this instance. */
+  consumers: number;
+}
+
+interface Counters {
+  enqueued: Rate;
+  acknowledged: Rate;
+  dead: number;
+}
+
+/** How long a queue's depth, read for its bound, is trusted: a bound may be overshot by what arrives meanwhile. */
+const DEPTH_MAX_AGE_MS = 250;
+/** How often a producer waiting for room looks again. */
+const ROOM_POLL_MS = 100;
+
+/**
+ * Durable queues as the queue nodes use them: bounded, batched enqueues (the items of one turn of
+ * the event loop are stored together, so producers share a disk flush or a transaction), and
+ * consumers (src/queues/consumer.ts).
+ */
+export class QueueService {
+  private readonly batches = new Map<string, { items: QueueItem[]; bytes: number; done: Promise<void> }>();
+  private readonly depths = new Map<string, { depth: number; bytes: number; at: number }>();
+  private readonly counters = new Map<string, Counters>();
+  private readonly consumers = new Set<Consumer>();
+
+  constructor(
+    private readonly store: QueueStore,
+    readonly settings: QueueSettings,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Stores one encoded message; resolves once it is durable. At the queue's bound it fails with
+   * `queue_full`, or with `wait` waits for room while `open()` holds.
+   */
+  async put(queue: string, item: QueueItem, bound: { maxLength: number; maxBytes: number; wait: boolean; open: () => boolean }): Promise<void> {
+    const bytes = Buffer.byteLength(item.body);
+    while (await this.isFull(queue, bytes, bound)) {
+      if (!bound.wait) throw new QueueMessageError('queue_full', `Queue "${queue}" is full (maxLength ${bound.maxLength} messages, maxBytes ${bound.maxBytes} bytes)`);
+      if (!bound.open()) throw new QueueMessageError('queue_closed', `The node stopped while waiting for room on queue "${queue}"`);
+      await new Promise((resolve) => setTimeout(resolve, ROOM_POLL_MS));
+    }
+    let batch = this.batches.get(queue);
+    if (!batch) {
+      const items: QueueItem[] = [];
+      const created = {
+        items,
+        bytes: 0,
+        done: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+          this.batches.delete(queue);
+          return this.store.enqueue(queue, items);
+        }),
+      };
+      this.batches.set(queue, created);
+      batch = created;
+    }
+    batch.items.push(item);
+    batch.bytes += bytes;
+    await batch.done;
+    this.countersOf(queue).enqueued.add(1);
+    const depth = this.depths.get(queue);
+    if (depth) {
+      depth.depth++;
+      depth.bytes += bytes;
+    }
+  }
+
+  /** Starts taking messages off `queue`; `handle` decides each message's outcome. */
+  consume(queue: string, concurrency: number, handle: (message: ClaimedMessage) => Promise<Outcome>): { stop(graceMs: number): Promise<void> } {
+    const counters = this.countersOf(queue);
+    const consumer = new Consumer(
+      this.store,
+      queue,
+      { concurrency, leaseMs: this.settings.leaseMs, pollMs: this.settings.pollMs },
+      async (message) => {
+        const outcome = await handle(message);
+        if (outcome.ack) counters.acknowledged.add(1);
+        return outcome;
+      },
+      this.log,
+    );
+    this.consumers.add(consumer);
+    return {
+      stop: async (graceMs) => {
+        this.consumers.delete(consumer);
+        await consumer.stop(graceMs);
+      },
+    };
+  }
+
+  /** A message sent to a dead-letter output, for GET /queues. */
+  countDead(queue: string): void {
+    this.countersOf(queue).dead++;
+  }
+
+  async list(): Promise<QueueInfo[]> {
+    const now = this.now();
+    const named = new Set([...this.counters.keys(), ...[...this.consumers].map((c) => c.queue)]);
+    return (await this.store.list(named)).map((q) => {
+      const counters = this.countersOf(q.name);
+      return {
+        name: q.name,
+        depth: q.depth,
+        inFlight: q.inFlight,
+        bytes: q.bytes,
+        oldestAgeMs: q.oldest === null ? null : Math.max(0, now - q.oldest),
+        rates: { enqueued: counters.enqueued.perSecond(), acknowledged: counters.acknowledged.perSecond() },
+        deadLetters: counters.dead,
+        consumers: [...this.consumers].filter((c) => c.queue === q.name).length,
+      };
+    });
+  }
+
+  async purge(queue: string): Promise<number> {
+    this.depths.delete(queue);
+    return this.store.purge(queue);
+  }
+
+  private async isFull(queue: string, bytes: number, bound: { maxLength: number; maxBytes: number }): Promise<boolean> {
+    let depth = this.depths.get(queue);
+    if (!depth || this.now() - depth.at > DEPTH_MAX_AGE_MS) {
+      const found = (await this.store.list([queue])).find((q) => q.name === queue);
+      depth = { depth: found?.depth ?? 0, bytes: found?.bytes ?? 0, at: this.now() };
+      this.depths.set(queue, depth);
+    }
+    const waiting = this.batches.get(queue);
+    return depth.depth + (waiting?.items.length ?? 0) >= bound.maxLength || depth.bytes + (waiting?.bytes ?? 0) + bytes > bound.maxBytes;
+  }
+
+  private countersOf(queue: string): Counters {
+    let c = this.counters.get(queue);
+    if (!c) {
+      c = { enqueued: new Rate(this.now), acknowledged: new Rate(this.now), dead: 0 };
+      this.counters.set(queue, c);
+    }
+    return c;
+  }
+}

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { deploy, type Conf } from '../helpers/deploy.js';
+import { installCapture, type Capture } from '../helpers/capture.js';
+import { eventually, login, request, startServer, adminAuth, READER_PASSWORD, type TestServer } from '../helpers/server.js';
+
+/**
+ * The queue nodes on one instance (file storage), through the real HTTP server: an order intake
+ * that answers 202 once the order is stored, processing that acknowledges when the flow after
+ * `queue in` finishes, retries, dead letters, order by key, bounds, bad messages, GET /queues and
+ * purging. Restarts and kills are in test/cluster/queues.test.ts.
+ */
+
+const n = (id: string, type: string, extra: Conf = {}, wires: string[][] = [[]]): Conf => ({ id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra });
+
+const FLOWS: Conf[] = [
+  { id: 't1', type: 'tab', label: 'queues' },
+  // The intake: answers 202 once the order is on the queue, 503 with the code when it cannot be.
+  n('in', 'http in', { url: '/orders', method: 'post' }, [['mark']]),
+  n('mark', 'function', { func: 'if (msg.payload && msg.payload.bad === "function") msg.payload.f = function () {}; if (msg.payload && msg.payload.big) msg.payload.big = "x".repeat(msg.payload.big); return msg;' }, [['qout']]),
+  n('qout', 'queue out', { queue: 'orders', maxLength: '5' }, [['accepted']]),
+  n('accepted', 'change', { rules: [{ t: 'set', p: 'statusCode', pt: 'msg', to: '202', tot: 'num' }, { t: 'set', p: 'payload', pt: 'msg', to: '{"accepted":true}', tot: 'json' }] }, [['reply']]),
+  n('reply', 'http response'),
+  n('qcatch', 'catch', { scope: ['qout'], uncaught: false }, [['refused']]),
+  n('refused', 'change', { rules: [{ t: 'set', p: 'statusCode', pt: 'msg', to: '503', tot: 'num' }, { t: 'set', p: 'payload', pt: 'msg', to: 'error', tot: 'msg' }] }, [['reply']]),
+  // Processing: a queue with no consumer holds orders; `work` is consumed below.
+  n('wout', 'inject', { props: [], repeat: '', once: false }, [['wq']]),
+  n('wq', 'queue out', { queue: 'work' }),
+  n('win', 'queue in', { queue: 'work', concurrency: 4, key: 'topic', maxAttempts: 2, timeout: 30 }, [['slow'], ['dead']]),
+  n('slow', 'function', { func: 'setTimeout(() => { node.send(msg); node.done(); }, msg.payload.wait || 0); return null;' }, [['retry']]),
+  n('retry', 'function', { func: 'if (msg.payload.fail && msg.attempts <= msg.payload.fail) { node.done(new Error("attempt " + msg.attempts + " failed")); return null; } return msg;' }, [['done']]),
+  n('done', 'test-capture'),
+  n('dead', 'test-capture'),
+];
+
+async function post(server: TestServer, body: unknown) {
+  return request(server.at('orders'), { method: 'POST', json: body });
+}
+
+describe('queue nodes on one instance', { timeout: 60_000 }, () => {
+  let server: TestServer;
+  let capture: Capture;
+  let token: string;
+
+  before(async () => {
+    server = await startServer({ adminAuth: adminAuth(), queues: { pollMs: 20 } });
+    capture = installCapture(server);
+    token = await login(server);
+    await deploy(server, FLOWS, { token });
+  });
+  after(() => server?.dispose());
+
+  const put = (payload: Record<string, unknown>, topic?: string) => {
+    const node = server.instance.runtime.services.nodes.get('wq');
+    assert.ok(node, 'queue out is running');
+    node.receive({ payload, ...(topic === undefined ? {} : { topic }) });
+  };
+
+  it('answers 202 only once an order is stored, and GET /queues shows it waiting', async () => {
+    const res = await post(server, { order: 1 });
+    assert.equal(res.status, 202);
+    assert.deepEqual(res.body, { accepted: true });
+    const listed = await request(server.at('queues'), { token });
+    assert.equal(listed.status, 200);
+    const orders = listed.body.queues.find((q: { name: string }) => q.name === 'orders');
+    assert.equal(orders.depth, 1);
+    assert.equal(orders.inFlight, 0);
+    assert.ok(orders.oldestAgeMs >= 0);
+    assert.ok(orders.rates.enqueued > 0);
+  });
+
+  it('refuses what JSON cannot carry and what is over the size limit, with a catchable error', async () => {
+    const fn = await post(server, { bad: 'function' });
+    assert.equal(fn.status, 503);
+    assert.match(String(fn.body.message), /cannot be stored on a queue/);
+    const big = await post(server, { big: 2 * 1024 * 1024 });
+    assert.equal(big.status, 503);
+    assert.match(String(big.body.message), /over the queue's limit/);
+  });
+
+  it("fails a message at the queue's bound, catchably, instead of growing without limit", async () => {
+    const before = (await request(server.at('queues'), { token })).body.queues.find((q: { name: string }) => q.name === 'orders').depth;
+    const answers = [];
+    for (let i = before; i < 7; i++) answers.push((await post(server, { order: i })).status);
+    assert.deepEqual(answers.slice(0, 5 - before), Array(5 - before).fill(202));
+    assert.ok(answers.slice(5 - before).every((s) => s === 503), `${answers}`);
+  });
+
+  it('acknowledges a message when the flow after queue in finished it; keeps a stable id; purges on request', async () => {
+    put({ n: 1 });
+    const [m] = await capture.waitFor('done', 1);
+    assert.equal(m.redelivered, false);
+    assert.equal(m.attempts, 1);
+    assert.equal(typeof m._msgid, 'string');
+    await eventually(async () => {
+      const work = (await request(server.at('queues'), { token })).body.queues.find((q: { name: string }) => q.name === 'work');
+      assert.equal(work.depth, 0, 'acknowledged and removed');
+      assert.equal(work.consumers, 1);
+      return true;
+    });
+    const purge = await request(server.at('queues/orders/messages'), { method: 'DELETE', token });
+    assert.equal(purge.status, 200);
+    assert.ok(purge.body.purged >= 1);
+  });
+
+  it('tries a failed message again as a redelivery, then sends it to the dead-letter output', async () => {
+    capture.messages.clear();
+    put({ n: 'retried', fail: 1 }, 'r');
+    put({ n: 'dead', fail: 9 }, 'd');
+    const [retried] = await capture.waitFor('done', 1);
+    assert.equal(retried.payload.n, 'retried');
+    assert.equal(retried.redelivered, true);
+    assert.equal(retried.attempts, 2);
+    const [dead] = await capture.waitFor('dead', 1);
+    assert.equal(dead.payload.n, 'dead');
+    assert.equal(dead.attempts, 3, 'maxAttempts 2: the third claim goes to the dead letters');
+    const work = (await request(server.at('queues'), { token })).body.queues.find((q: { name: string }) => q.name === 'work');
+    assert.equal(work.deadLetters, 1);
+  });
+
+  it('handles messages of one key one at a time, in order, while other keys run beside them', async () => {
+    capture.messages.clear();
+    // Earlier messages of a key take longer: without the key they would finish out of order.
+    for (let i = 0; i < 6; i++) put({ n: i, wait: (6 - i) * 15 }, i % 2 ? 'odd' : 'even');
+    const got = await capture.waitFor('done', 6);
+    const order = (key: string) => got.filter((m) => m.topic === key).map((m) => m.payload.n);
+    assert.deepEqual(order('even'), [0, 2, 4]);
+    assert.deepEqual(order('odd'), [1, 3, 5]);
+  });
+
+  it('answers bad admin requests with a clear 4xx', async () => {
+    const unknown = await request(server.at('queues/nope/messages'), { method: 'DELETE', token });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.code, 'not_found');
+    const long = await request(server.at(`queues/${'q'.repeat(101)}/messages`), { method: 'DELETE', token });
+    assert.equal(long.status, 400);
+    const reader = await login(server, 'reader', READER_PASSWORD, 'read');
+    assert.equal((await request(server.at('queues'), { token: reader })).status, 200, 'queues.read is a read permission');
+    assert.equal((await request(server.at('queues/work/messages'), { method: 'DELETE', token: reader })).status, 401);
+    assert.equal((await request(server.at('queues'))).status, 401);
+  });
+
+  it('the editor gets the queue nodes with the core nodes', async () => {
+    const res = await fetch(server.at('nodes'), { headers: { accept: 'text/html', authorization: `Bearer ${token}` } });
+    const html = await res.text();
+    assert.match(html, /registerType\("queue out"/);
+    assert.match(html, /data-help-name="queue in"/);
+  });
+});
