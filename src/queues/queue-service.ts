@@ -39,6 +39,8 @@ const ROOM_POLL_MS = 100;
  */
 export class QueueService {
   private readonly batches = new Map<string, { items: QueueItem[]; bytes: number; done: Promise<void> }>();
+  /** Per queue, the batch being stored (settled either way): the next one waits for it. */
+  private readonly tails = new Map<string, Promise<void>>();
   private readonly depths = new Map<string, { depth: number; bytes: number; at: number }>();
   private readonly counters = new Map<string, Counters>();
   private readonly consumers = new Set<Consumer>();
@@ -63,17 +65,21 @@ export class QueueService {
     }
     let batch = this.batches.get(queue);
     if (!batch) {
+      // One batch per queue is stored at a time, so a queue keeps the order its messages were put in.
+      const previous = this.tails.get(queue);
       const items: QueueItem[] = [];
-      const created = {
-        items,
-        bytes: 0,
-        done: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const done = (previous ?? Promise.resolve())
+        .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        .then(() => {
           this.batches.delete(queue);
           return this.store.enqueue(queue, items);
-        }),
-      };
-      this.batches.set(queue, created);
-      batch = created;
+        });
+      const tail = done.catch(() => undefined).then(() => {
+        if (this.tails.get(queue) === tail) this.tails.delete(queue);
+      });
+      this.tails.set(queue, tail);
+      batch = { items, bytes: 0, done };
+      this.batches.set(queue, batch);
     }
     batch.items.push(item);
     batch.bytes += bytes;
