@@ -39,6 +39,8 @@ const ROOM_POLL_MS = 100;
  */
 export class QueueService {
   private readonly batches = new Map<string, { items: QueueItem[]; bytes: number; done: Promise<void> }>();
+  /** Per queue, the last message admitted (or refused): the next one is checked after it. */
+  private readonly admissions = new Map<string, Promise<void>>();
   /** Per queue, the batch being stored (settled either way): the next one waits for it. */
   private readonly tails = new Map<string, Promise<void>>();
   private readonly depths = new Map<string, { depth: number; bytes: number; at: number }>();
@@ -58,11 +60,14 @@ export class QueueService {
    */
   async put(queue: string, item: QueueItem, bound: { maxLength: number; maxBytes: number; wait: boolean; open: () => boolean }): Promise<void> {
     const bytes = Buffer.byteLength(item.body);
-    while (await this.isFull(queue, bytes, bound)) {
-      if (!bound.wait) throw new QueueMessageError('queue_full', `Queue "${queue}" is full (maxLength ${bound.maxLength} messages, maxBytes ${bound.maxBytes} bytes)`);
-      if (!bound.open()) throw new QueueMessageError('queue_closed', `The node stopped while waiting for room on queue "${queue}"`);
-      await new Promise((resolve) => setTimeout(resolve, ROOM_POLL_MS));
-    }
+    // Messages are admitted one after another, so a queue keeps the order they were put in even
+    // while one waits for the queue's depth or for room.
+    const turn = (this.admissions.get(queue) ?? Promise.resolve()).then(() => this.waitForRoom(queue, bytes, bound));
+    const settled = turn.catch(() => undefined).then(() => {
+      if (this.admissions.get(queue) === settled) this.admissions.delete(queue);
+    });
+    this.admissions.set(queue, settled);
+    await turn;
     let batch = this.batches.get(queue);
     if (!batch) {
       // One batch per queue is stored at a time, so a queue keeps the order its messages were put in.
@@ -141,6 +146,14 @@ export class QueueService {
   async purge(queue: string): Promise<number> {
     this.depths.delete(queue);
     return this.store.purge(queue);
+  }
+
+  private async waitForRoom(queue: string, bytes: number, bound: { maxLength: number; maxBytes: number; wait: boolean; open: () => boolean }): Promise<void> {
+    while (await this.isFull(queue, bytes, bound)) {
+      if (!bound.wait) throw new QueueMessageError('queue_full', `Queue "${queue}" is full (maxLength ${bound.maxLength} messages, maxBytes ${bound.maxBytes} bytes)`);
+      if (!bound.open()) throw new QueueMessageError('queue_closed', `The node stopped while waiting for room on queue "${queue}"`);
+      await new Promise((resolve) => setTimeout(resolve, ROOM_POLL_MS));
+    }
   }
 
   private async isFull(queue: string, bytes: number, bound: { maxLength: number; maxBytes: number }): Promise<boolean> {
