@@ -43,7 +43,7 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
   let token: string;
 
   before(async () => {
-    server = await startServer({ adminAuth: adminAuth(), queues: { pollMs: 20 } });
+    server = await startServer({ adminAuth: adminAuth(), queues: { pollMs: 20 }, metrics: { enabled: true } });
     capture = installCapture(server);
     token = await login(server);
     await deploy(server, FLOWS, { token });
@@ -138,6 +138,13 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
     assert.equal((await request(server.at('queues'), { token: reader })).status, 200, 'queues.read is a read permission');
     assert.equal((await request(server.at('queues/work/messages'), { method: 'DELETE', token: reader })).status, 401);
     assert.equal((await request(server.at('queues'))).status, 401);
+  });
+
+  it('exports the queues in GET /metrics', async () => {
+    const text = await (await fetch(server.at('metrics'))).text();
+    assert.match(text, /^runnel_queue_depth\{queue="work"\} 0$/m);
+    assert.match(text, /^runnel_queue_dead_letters\{queue="work"\} 1$/m);
+    assert.match(text, /^runnel_queue_in_flight\{queue="orders"\} 0$/m);
   });
 
   it('the editor gets the queue nodes with the core nodes', async () => {

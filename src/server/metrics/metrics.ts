@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { QueueInfo } from '../../runtime/api/queues.js';
 import type { MetricsApi, TypeCounters } from '../../runtime/api/metrics.js';
 
 /**
@@ -66,6 +67,28 @@ export class Metrics {
       name: 'runnel_modules_installed', help: 'Node modules installed (not built in)', registers,
       collect() { this.set(runtime.installedModuleCount()); },
     });
+    // One read of GET /queues' list per scrape feeds every queue gauge.
+    let queues: Promise<QueueInfo[]> | undefined;
+    const queueList = () => (queues ??= runtime.queues().finally(() => setImmediate(() => (queues = undefined))));
+    const queueGauges: [string, string, (q: QueueInfo) => number | null][] = [
+      ['runnel_queue_depth', 'Messages stored on a durable queue (queue wires), in flight included', (q) => q.depth],
+      ['runnel_queue_in_flight', 'Messages of a durable queue claimed and not yet finished', (q) => q.inFlight],
+      ['runnel_queue_bytes', 'Bytes of the messages stored on a durable queue', (q) => q.bytes],
+      ['runnel_queue_oldest_age_seconds', "Age of a durable queue's oldest message", (q) => (q.oldestAgeMs === null ? null : q.oldestAgeMs / 1000)],
+      ['runnel_queue_dead_letters', 'Messages this instance sent to a dead-letter output since it started', (q) => q.deadLetters],
+    ];
+    for (const [name, help, value] of queueGauges) {
+      new Gauge({
+        name, help, labelNames: ['queue'], registers,
+        async collect() {
+          this.reset();
+          for (const q of await queueList()) {
+            const v = value(q);
+            if (v !== null) this.set({ queue: q.name }, v);
+          }
+        },
+      });
+    }
     const counters: [keyof TypeCounters, string, string][] = [
       ['sent', 'runnel_messages_sent_total', 'Messages sent by node type'],
       ['received', 'runnel_messages_received_total', 'Messages received by node type'],
