@@ -27,7 +27,7 @@ const queue = {
 const nameParams = {
   type: 'object',
   required: ['name'],
-  properties: { name: { type: 'string', minLength: 1, maxLength: 100 } },
+  properties: { name: { type: 'string', minLength: 1 } },
 } as const;
 
 /** The durable queues of the queue nodes: listed for operators, purged when a backlog is to be thrown away. */

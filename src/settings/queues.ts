@@ -16,7 +16,7 @@ export interface QueueSettings {
   maxBytes: number;
 }
 
-export const DEFAULT_QUEUE_SETTINGS: QueueSettings = {
+const DEFAULT_QUEUE_SETTINGS: QueueSettings = {
   leaseMs: 30_000,
   pollMs: 1000,
   maxMessageBytes: 1024 * 1024,

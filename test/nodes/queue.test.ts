@@ -134,6 +134,11 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
     assert.equal(unknown.body.code, 'not_found');
     const long = await request(server.at(`queues/${'q'.repeat(101)}/messages`), { method: 'DELETE', token });
     assert.equal(long.status, 400);
+    assert.equal(long.body.code, 'invalid_request');
+    assert.match(long.body.message, /longer than 100/);
+    const control = await request(server.at('queues/a%01b/messages'), { method: 'DELETE', token });
+    assert.equal(control.status, 400);
+    assert.match(control.body.message, /control character/);
     const reader = await login(server, 'reader', READER_PASSWORD, 'read');
     assert.equal((await request(server.at('queues'), { token: reader })).status, 200, 'queues.read is a read permission');
     assert.equal((await request(server.at('queues/work/messages'), { method: 'DELETE', token: reader })).status, 401);

@@ -5,23 +5,14 @@ import type { QueueService } from '../../queues/queue-service.js';
 import type { ClaimedMessage } from '../../storage/queue-contract.js';
 import type { Outcome } from '../../queues/consumer.js';
 import { CompletionTracker } from './tracker.js';
+import { badQueueName } from '../../queues/names.js';
 
-/** The longest queue name: it names a file on the file backend. */
-const MAX_NAME = 100;
 const DEFAULT_KEY = 'topic';
 const DEFAULT_TIMEOUT_S = 60;
 /** How long a stopping queue in waits for the messages in hand: within Node-RED's default close timeout (15 s). */
 const CLOSE_GRACE_MS = 10_000;
 /** Back-off after a failed attempt: 1 s, doubled per attempt, at most a minute. */
 const backoffMs = (attempts: number) => Math.min(60_000, 1000 * 2 ** Math.max(0, attempts - 1));
-
-/** Why a queue name cannot be used, or undefined when it can. */
-export function badQueueName(name: unknown): string | undefined {
-  if (typeof name !== 'string' || name.trim() === '') return 'the queue has no name';
-  if (name.length > MAX_NAME) return `the queue name is longer than ${MAX_NAME} characters`;
-  if (/[\u0000-\u001f\u007f]/.test(name)) return 'the queue name contains a control character';
-  return undefined;
-}
 
 function positiveInt(value: unknown, fallback: number): number {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;

@@ -2,6 +2,7 @@ import { RunnelError } from '../../base/errors.js';
 import type { QueueInfo, QueueService } from '../../queues/queue-service.js';
 import type { Logger } from '../../base/log.js';
 import type { Caller } from './caller.js';
+import { badQueueName } from '../../queues/names.js';
 
 export type { QueueInfo };
 
@@ -17,6 +18,8 @@ export function queuesApi(service: QueueService, log: Logger): QueuesApi {
   return {
     list: () => service.list(),
     async purge(name, caller) {
+      const bad = badQueueName(name);
+      if (bad) throw new RunnelError('invalid_request', `Cannot purge: ${bad}`);
       if (!(await service.list()).some((q) => q.name === name)) throw new RunnelError('not_found', `No queue named ${JSON.stringify(name)}`);
       const purged = await service.purge(name);
       log.info({ audit: true, queue: name, purged, user: caller.user, ip: caller.ip }, `Queue "${name}" purged: ${purged} messages removed`);
