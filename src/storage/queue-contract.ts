@@ -1,7 +1,7 @@
 /**
  * Durable queues: what a storage backend keeps for the `queue out` and `queue in` nodes. The file
  * backend keeps a journal per queue on the local disk (one instance); the PostgreSQL backend keeps
- * one table every instance claims from. Both pass test/storage/queue-contract.test.ts.
+ * one table every instance claims from. Both pass test/storage/queue-contract.ts.
  *
  * A message is stored once, claimed by one consumer at a time, and removed only when acknowledged;
  * a claim that is never acknowledged (its consumer died) lapses and the message is claimed again,
