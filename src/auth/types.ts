@@ -45,6 +45,11 @@ export interface AuthService {
    * lines to the request; `signal` aborts when the client goes away (its attempt is dropped).
    */
   login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string; signal?: AbortSignal }): Promise<TokenGrant>;
+  /**
+   * Node-RED 5's code exchange: the one-time code a strategy login handed the editor, for a session
+   * token. Throws OAuthError invalid_grant for a code that is unknown, expired or already used.
+   */
+  exchange(req: { code: string; ip: string; reqId?: string }): Promise<TokenGrant>;
   /** Revokes `token` if it belongs to `caller` or the caller has `*`; silently ignores anything else (RFC 7009). */
   revoke(caller: Principal, token: string, reqId?: string): Promise<void>;
   /** Every live session, for an admin to see (GET /auth/sessions). */

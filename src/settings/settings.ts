@@ -20,6 +20,8 @@ interface AdminAuthCommon {
   sessionExpiryTime: number;
   /** Live sessions kept in all; beyond it the oldest expires (audited). */
   maxSessions: number;
+  /** Seconds within which a strategy login's one-time code must be exchanged (Node-RED 5's default: 20). */
+  exchangeCodeExpiryTime: number;
   /** Node-RED's `adminAuth.tokens`: resolves a bearer token Runnel did not issue to a user, or null. */
   tokens?: (token: string) => Promise<{ username: string; permissions: string | string[] } | null | undefined> | { username: string; permissions: string | string[] } | null | undefined;
   /** Node-RED's `adminAuth.default`: what a request without a token may do. */
@@ -292,9 +294,11 @@ function parseAuthCommon(v: Raw): AdminAuthCommon {
     throw new SettingsError('adminAuth.default must be {permissions: "read" | [..]}');
   }
   const maxSessions = pick(v, 'maxSessions', isInt(1, 10_000_000), 'a positive integer', 10_000);
+  const exchangeCodeExpiryTime = pick(v, 'exchangeCodeExpiryTime', isInt(1, 600), 'a number of seconds from 1 to 600', 20);
   return {
     sessionExpiryTime,
     maxSessions,
+    exchangeCodeExpiryTime,
     ...(v.tokens === undefined ? {} : { tokens: v.tokens as AdminAuthConfig['tokens'] }),
     ...(dflt === undefined ? {} : { default: { permissions: (dflt as Raw).permissions as string | string[] } }),
   };

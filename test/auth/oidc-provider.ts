@@ -89,10 +89,20 @@ export async function browse(jar: CookieJar, url: string, init: RequestInit = {}
  * its login and consent forms, and returns the URL it finally sends the browser to (the callback).
  */
 export async function signInAtProvider(jar: CookieJar, authorizationUrl: string, username: string): Promise<string> {
+  const back = await signIn(jar, authorizationUrl, username);
+  if (back.form) throw new Error('the provider answered with a form_post page, not a redirect');
+  return back.url;
+}
+
+/**
+ * As signInAtProvider, for either response mode: the callback URL, and with `response_mode=form_post`
+ * the fields of the page's self-submitting form, which the browser would POST there.
+ */
+export async function signIn(jar: CookieJar, authorizationUrl: string, username: string): Promise<{ url: string; form?: URLSearchParams }> {
   let url = authorizationUrl;
   const issuerHost = new URL(authorizationUrl).host;
   for (let step = 0; step < 20; step++) {
-    if (new URL(url).host !== issuerHost) return url;
+    if (new URL(url).host !== issuerHost) return { url };
     const res = await browse(jar, url);
     if (res.status >= 300 && res.status < 400) {
       url = new URL(res.headers.get('location')!, url).href;
@@ -101,6 +111,10 @@ export async function signInAtProvider(jar: CookieJar, authorizationUrl: string,
     const html = await res.text();
     const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
     if (res.status !== 200 || !action) throw new Error(`unexpected provider page ${res.status}: ${html.slice(0, 300)}`);
+    if (new URL(action, url).host !== issuerHost) {
+      const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map(([, k, v]): [string, string] => [k!, unescapeHtml(v!)]);
+      return { url: action, form: new URLSearchParams(fields) };
+    }
     const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1];
     const form: Record<string, string> = prompt === 'login' ? { prompt, login: username, password: 'any' } : { prompt: prompt ?? 'consent' };
     const posted = await browse(jar, new URL(action, url).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
@@ -108,4 +122,9 @@ export async function signInAtProvider(jar: CookieJar, authorizationUrl: string,
     url = new URL(posted.headers.get('location')!, url).href;
   }
   throw new Error('the provider kept redirecting');
+}
+
+const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+function unescapeHtml(text: string): string {
+  return text.replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
 }
