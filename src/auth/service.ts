@@ -3,6 +3,9 @@ import type { Logger } from '../base/log.js';
 import type { AdminAuthConfig, Settings, UserConfig } from '../settings/settings.js';
 import { credentialUsers, ownerName, strategyUsers, type Account, type UserDirectory } from './directory.js';
 import { createStrategyLogin, type StrategyLogin } from './strategy/login.js';
+import { createOidcLogin, providerConfig } from './oidc/login.js';
+import { logoutTokenChecker } from './oidc/logout.js';
+import { oidcUsers, subjectStamp } from './oidc/users.js';
 import type { Storage } from '../storage/contract.js';
 import type { AuthService, AutomationToken, Principal, SessionInfo, TokenGrant } from './types.js';
 import { OAuthError } from './oauth-error.js';
@@ -60,9 +63,10 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   });
   let directory: UserDirectory;
   let checker: PasswordChecker | undefined;
-  if (config.type === 'credentials') {
-    checker = await createPasswordChecker(config.users);
-    const users = credentialUsers(config.users);
+  if (config.type !== 'strategy') {
+    // Beside an OIDC login, local users are emergency accounts; none configured: no password grant.
+    if (config.users.length > 0) checker = await createPasswordChecker(config.users);
+    const users = config.type === 'oidc' ? oidcUsers(config.users) : credentialUsers(config.users);
     directory = users;
     // Sessions and automation tokens of removed users, or from before a password change, end here
     // rather than lingering.
@@ -79,12 +83,15 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   // login storm leaves room for the admin's authenticated requests and the flows' routes.
   const loginCapacity = Math.max(1, Math.floor(deps.settings.httpServerLimits.maxConnections / 4));
   const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, { ...deps.settings.loginThrottle, now: clock.now }), log, directory, checker, tokens, loginCapacity, clock);
+  const login = { cookie: deps.settings.httpAdminCookieOptions, cookieKey: config.type === 'credentials' ? undefined : await loginSessionKey(deps.storage), adminRoot: deps.settings.httpAdminRoot, log };
+  const handOver = (user: Account, who: Record<string, unknown>) => auth.handOver(user, deps.editorLogin ?? 'code', who);
   if (config.type === 'strategy') {
     const find = (directory as ReturnType<typeof strategyUsers>).find;
-    auth.strategy = createStrategyLogin({
-      config, cookie: deps.settings.httpAdminCookieOptions, cookieKey: await loginSessionKey(deps.storage), adminRoot: deps.settings.httpAdminRoot, log, findUser: find,
-      handOver: (user, who) => auth.handOver(user, deps.editorLogin ?? 'code', who),
-    });
+    auth.strategy = createStrategyLogin({ ...login, cookieKey: login.cookieKey!, config, findUser: find, handOver });
+  } else if (config.type === 'oidc') {
+    const provider = providerConfig(config.oidc);
+    auth.strategy = createOidcLogin({ ...login, cookieKey: login.cookieKey!, settings: config.oidc, handOver }, provider);
+    auth.logoutToken = logoutTokenChecker(config.oidc, provider);
   }
   const unsubscribe = deps.storage.shared?.onChange((change) => {
     if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
@@ -123,6 +130,9 @@ const disabledAuth: AuthService = {
   revoke: async () => undefined,
   sessions: () => [],
   revokeUser: async () => 0,
+  backchannelLogout: async () => {
+    throw new OAuthError(404, 'not_found', 'Admin authentication is not enabled');
+  },
   createAutomationToken: async () => {
     throw authOff();
   },
@@ -150,6 +160,8 @@ class CredentialsAuth implements AuthService {
   readonly enabled = true;
   readonly anonymousScope: string[] | undefined;
   strategy: StrategyLogin | undefined;
+  /** With `adminAuth.type: "oidc"`: checks a back-channel logout token, resolving with its subject. */
+  logoutToken: ((token: string) => Promise<string>) | undefined;
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
   // bcrypt is pure CPU: leave one core to the event loop (and one pool thread to file I/O), so a login
   // storm cannot make the rest of the API or the flows' http-in routes sluggish.
@@ -370,6 +382,21 @@ class CredentialsAuth implements AuthService {
     }
     await this.tokens.remove(tokenHash);
     this.log.audit({ ...who, owner: session.username, outcome: 'revoked', self: tokenHash === caller.tokenHash }, 'token revoked');
+  }
+
+  async backchannelLogout(token: string, reqId?: string): Promise<number> {
+    let subject: string;
+    try {
+      if (!this.logoutToken) throw new Error('adminAuth.type is not "oidc"');
+      subject = await this.logoutToken(token);
+    } catch (e) {
+      this.log.audit({ event: 'auth.logout.backchannel.fail', error: (e as Error).message, reqId }, 'back-channel logout refused');
+      throw new OAuthError(400, 'invalid_request', `Invalid logout token: ${(e as Error).message}`);
+    }
+    const stamp = subjectStamp(subject);
+    const ended = await this.tokens.retain((s) => s.stamp !== stamp);
+    this.log.audit({ event: 'auth.logout.backchannel', count: ended.length, usernames: [...new Set(ended.map(ownerName))], reqId }, 'the identity provider ended a user\'s sessions');
+    return ended.length;
   }
 
   sessions(): SessionInfo[] {

@@ -36,7 +36,7 @@ export interface AuthService {
   readonly enabled: boolean;
   /** What a request without a token may do (`adminAuth.default`); undefined: nothing. */
   readonly anonymousScope?: string[];
-  /** With `adminAuth.type: "strategy"`: the login through the settings' Passport strategy. */
+  /** With `adminAuth.type: "strategy"` (or `"oidc"`): the login through the identity provider. */
   readonly strategy?: StrategyLogin;
   /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */
   authenticate(token: string): Promise<Principal | null>;
@@ -54,6 +54,12 @@ export interface AuthService {
   revoke(caller: Principal, token: string, reqId?: string): Promise<void>;
   /** Every live session, for an admin to see (GET /auth/sessions). */
   sessions(): SessionInfo[];
+  /**
+   * OpenID Connect back-channel logout: ends every session and token of the subject the provider's
+   * signed logout token names; the count ended. Throws OAuthError invalid_request for a token that
+   * does not check out.
+   */
+  backchannelLogout(logoutToken: string, reqId?: string): Promise<number>;
   /** Ends every session of `username` (DELETE /auth/sessions/:user); the count ended. */
   revokeUser(caller: Principal, username: string, reqId?: string): Promise<number>;
   /**

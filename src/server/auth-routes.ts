@@ -121,6 +121,22 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     },
   );
 
+  // OpenID Connect back-channel logout: the provider posts a signed logout token, server to server.
+  if (services.settings.adminAuth?.type === 'oidc') {
+    app.post<{ Body: { logout_token: string } }>(
+      '/auth/backchannel-logout',
+      {
+        config: { crossSiteForm: true },
+        schema: { body: { type: 'object', required: ['logout_token'], properties: { logout_token: { type: 'string', minLength: 1, maxLength: 16384 } } }, response: { 200: { type: 'null' }, '4xx': oauthErrorSchema } },
+        errorHandler: (error, request, reply) => sendOAuthError(reply, toOAuthError(error, request)),
+      },
+      async (request, reply) => {
+        await auth.backchannelLogout(request.body.logout_token, request.id);
+        return reply.code(200).header('Cache-Control', 'no-store').send();
+      },
+    );
+  }
+
   // An admin sees every live session and can end all of a user's (a lost laptop, a leaver).
   const sessionSchema = {
     type: 'object',

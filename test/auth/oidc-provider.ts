@@ -12,31 +12,57 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
+export interface ProviderOptions {
+  /** Each user's `groups` claim (in the ID token with the `groups` scope); absent: none. */
+  groups?: Record<string, string[]>;
+  /** Where the provider posts back-channel logout tokens for the client. */
+  backchannelLogoutURL?: string;
+  /** Serve these keys at the JWKS endpoint instead of the signing key's (an ID token then fails its signature check). */
+  jwks?: { keys: object[] };
+}
+
 /**
  * A real OpenID Connect provider (oidc-provider) on 127.0.0.1 with one confidential client whose
  * redirect URI is `callbackURL`. Its development login form takes any username and password:
  * the username becomes `sub` and `preferred_username`.
  */
-export async function startProvider(callbackURL: string): Promise<TestProvider> {
+export async function startProvider(callbackURL: string, options: ProviderOptions = {}): Promise<TestProvider> {
   const server = http.createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const provider = new Provider(issuer, {
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [callbackURL], token_endpoint_auth_method: 'client_secret_post' }],
+    clients: [{
+      client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [callbackURL], token_endpoint_auth_method: 'client_secret_post',
+      ...(options.backchannelLogoutURL ? { backchannel_logout_uri: options.backchannelLogoutURL, post_logout_redirect_uris: [new URL('/', callbackURL).href] } : {}),
+    }],
+    ...(options.backchannelLogoutURL ? { features: { backchannelLogout: { enabled: true }, devInteractions: { enabled: true } } } : {}),
+    // Its outgoing requests (the back-channel logout) refuse loopback addresses; the tests' Runnel listens on one.
+    fetch: (url: string, init: RequestInit & { dispatcher?: unknown }) => {
+      delete init.dispatcher;
+      return fetch(url, init);
+    },
     jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' }] },
     cookies: { keys: ['provider-cookie-key-for-tests'] },
     // Profile claims in the ID token too, as Keycloak, Entra and authentik put them by default: the
     // recipe's verify of five arguments reads the profile from the ID token only.
     conformIdTokenClaims: false,
-    claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'] },
+    claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'], groups: ['groups'] },
     findAccount: (_ctx: unknown, sub: string) => ({
       accountId: sub,
-      claims: () => ({ sub, preferred_username: sub, name: `User ${sub}`, email: `${sub}@example.test` }),
+      claims: () => ({ sub, preferred_username: sub, name: `User ${sub}`, email: `${sub}@example.test`, groups: options.groups?.[sub] ?? [] }),
     }),
   });
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (options.jwks && req.url === '/jwks') {
+      res.setHeader('content-type', 'application/jwk-set+json');
+      res.end(JSON.stringify(options.jwks));
+      return;
+    }
+    handle(req, res);
+  });
   return {
     issuer,
     close: async () => {
@@ -127,4 +153,19 @@ export async function signIn(jar: CookieJar, authorizationUrl: string, username:
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
 function unescapeHtml(text: string): string {
   return text.replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
+}
+
+/**
+ * Signs the jar's user out at the provider (its RP-initiated logout page, "Yes, sign me out"); the
+ * provider then posts a back-channel logout token to each client the user signed in to.
+ */
+export async function signOutAtProvider(jar: CookieJar, issuer: string): Promise<void> {
+  const page = await browse(jar, `${issuer}/session/end`);
+  const html = await page.text();
+  const action = /<form id="op.logoutForm" method="post" action="([^"]+)"/.exec(html)?.[1];
+  const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1];
+  if (page.status !== 200 || !action || !xsrf) throw new Error(`unexpected logout page ${page.status}: ${html.slice(0, 300)}`);
+  const done = await browse(jar, new URL(unescapeHtml(action), issuer).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ xsrf, logout: 'yes' }) });
+  await done.arrayBuffer();
+  if (done.status >= 400) throw new Error(`the provider refused the logout: ${done.status}`);
 }

@@ -20,6 +20,8 @@ export interface StrategyRequest {
   raw: IncomingMessage;
   /** The request's path and query as the client sent it. */
   url: string;
+  /** `protocol://host[:port]` the client addressed. */
+  origin: string;
   query: unknown;
   body: unknown;
   ip: string;
