@@ -3,7 +3,7 @@ import type { Logger } from '../base/log.js';
 import type { AdminAuthConfig, Settings, UserConfig } from '../settings/settings.js';
 import { credentialUsers, ownerName, strategyUsers, type Account, type UserDirectory } from './directory.js';
 import { createStrategyLogin, type StrategyLogin } from './strategy/login.js';
-import { createOidcLogin, providerConfig } from './oidc/login.js';
+import { createOidcLogin, endSessionUrl, providerConfig } from './oidc/login.js';
 import { logoutTokenChecker } from './oidc/logout.js';
 import { oidcUsers, subjectStamp } from './oidc/users.js';
 import type { Storage } from '../storage/contract.js';
@@ -92,6 +92,7 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
     const provider = providerConfig(config.oidc);
     auth.strategy = createOidcLogin({ ...login, cookieKey: login.cookieKey!, settings: config.oidc, handOver }, provider);
     auth.logoutToken = logoutTokenChecker(config.oidc, provider);
+    auth.logoutRedirect = () => endSessionUrl(provider, config.oidc.clientId);
   }
   const unsubscribe = deps.storage.shared?.onChange((change) => {
     if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
@@ -162,6 +163,7 @@ class CredentialsAuth implements AuthService {
   strategy: StrategyLogin | undefined;
   /** With `adminAuth.type: "oidc"`: checks a back-channel logout token, resolving with its subject. */
   logoutToken: ((token: string) => Promise<string>) | undefined;
+  logoutRedirect: (() => Promise<string | undefined>) | undefined;
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
   // bcrypt is pure CPU: leave one core to the event loop (and one pool thread to file I/O), so a login
   // storm cannot make the rest of the API or the flows' http-in routes sluggish.

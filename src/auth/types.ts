@@ -36,6 +36,8 @@ export interface AuthService {
   readonly enabled: boolean;
   /** What a request without a token may do (`adminAuth.default`); undefined: nothing. */
   readonly anonymousScope?: string[];
+  /** With `adminAuth.type: "oidc"`: the provider's logout page, where the editor goes after its own logout. */
+  readonly logoutRedirect?: () => Promise<string | undefined>;
   /** With `adminAuth.type: "strategy"` (or `"oidc"`): the login through the identity provider. */
   readonly strategy?: StrategyLogin;
   /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */

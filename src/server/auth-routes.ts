@@ -113,11 +113,16 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
         },
         needsPermission(auth, ''),
       ],
-      schema: { body: revokeBodySchema, response: { 200: { type: 'null', description: 'Revoked, or ignored (RFC 7009)' } } },
+      schema: {
+        body: revokeBodySchema,
+        response: { 200: { type: 'object', properties: { redirect: { type: 'string' } }, description: 'Revoked, or ignored (RFC 7009); empty, or with an OIDC login where the editor goes to log out at the provider' } },
+      },
     },
     async (request, reply) => {
       if (request.user) await auth.revoke(request.user, request.body.token, request.id);
-      return reply.code(200).send();
+      // Node-RED's editor follows `redirect` after its logout (RP-initiated logout).
+      const redirect = await auth.logoutRedirect?.();
+      return redirect === undefined ? reply.code(200).send() : reply.code(200).send({ redirect });
     },
   );
 

@@ -125,6 +125,17 @@ describe('adminAuth.type "oidc" against a real OpenID Connect provider', () => {
     assert.ok(server.logs.some((line) => line.includes('"auth.logout.backchannel"') && line.includes('alice')));
   });
 
+  test("the editor's logout ends the session and sends the browser to the provider's logout page", async () => {
+    const { token } = await signInAs(server, provider, 'alice');
+    const res = await request(server.at('auth/revoke'), { method: 'POST', token, json: { token } });
+    assert.equal(res.status, 200);
+    const redirect = new URL(res.body.redirect);
+    assert.equal(`${redirect.origin}${redirect.pathname}`, `${provider.issuer}/session/end`);
+    assert.equal(redirect.searchParams.get('client_id'), CLIENT_ID);
+    assert.equal((await request(server.at('flows'), { token })).status, 401);
+    assert.match(await (await fetch(redirect)).text(), /session\/end\/confirm/, "the provider's logout step");
+  });
+
   test('a logout token not signed by the provider is refused and ends nothing', async () => {
     const { token } = await signInAs(server, provider, 'alice');
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

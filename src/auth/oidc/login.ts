@@ -55,6 +55,18 @@ export function providerConfig(settings: OidcSettings): ProviderConfig {
 }
 
 /**
+ * Where the editor sends the browser after its logout, to end the provider's session too
+ * (RP-initiated logout); undefined when the provider offers none or cannot be reached.
+ */
+export async function endSessionUrl(config: ProviderConfig, clientId: string): Promise<string | undefined> {
+  try {
+    return client.buildEndSessionUrl(await config(), { client_id: clientId }).href;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Runnel's OpenID Connect login, on the strategy login's routes so the unchanged editor shows its
  * button: the authorization code flow with PKCE (S256), `state` and `nonce` kept in the signed
  * session cookie, the ID token's signature checked against the provider's keys (and its issuer,
