@@ -3,7 +3,8 @@ import { logExtensions } from './settings/logging.js';
 import { createLogger, type Logger } from './base/log.js';
 import type { DestinationStream } from 'pino';
 import { createStorage } from './storage/index.js';
-import { createAuthService } from './auth/service.js';
+import { createAuthService, type EditorLogin } from './auth/service.js';
+import { EDITOR_LOGIN } from './server/editor/editor-routes.js';
 import { Runtime } from './runtime/runtime.js';
 import { adminApi } from './runtime/api/index.js';
 import { validateFlows } from './server/flows-validation.js';
@@ -31,6 +32,8 @@ export interface RunnelOptions {
   beforeForeignCode?: () => void;
   /** The clock of session expiry and login throttling (the system's by default); tests move a fake one. */
   clock?: Clock;
+  /** How the editor takes a strategy login: the served editor's way by default; tests of the other editor's way set it. */
+  editorLogin?: EditorLogin;
 }
 
 export interface RunnelInstance {
@@ -55,7 +58,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const tls = await resolveTls(settings);
   const storage = options.storage ?? (await createStorage(settings, log));
   await storage.init();
-  const auth = await createAuthService({ settings, storage, log, clock: options.clock });
+  const auth = await createAuthService({ settings, storage, log, clock: options.clock, editorLogin: options.editorLogin ?? EDITOR_LOGIN });
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
   const queues = new QueueService(storage.queues, settings.queues, log.child({ module: 'queues' }));

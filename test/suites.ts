@@ -14,6 +14,7 @@ import path from 'node:path';
  */
 export const E2E: readonly string[] = [
   'cluster/',
+  'auth/strategy-cluster',
   'server/editor-browser',
   'storage/postgres-storage.test',
   'export/postgres.test',

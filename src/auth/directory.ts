@@ -8,6 +8,8 @@ import type { SessionRecord } from '../storage/contract.js';
 export interface Account {
   username: string;
   permissions: string | string[];
+  /** The identity provider's subject, for a user an OIDC login let in. */
+  subject?: string;
 }
 
 /**

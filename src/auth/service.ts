@@ -3,12 +3,15 @@ import type { Logger } from '../base/log.js';
 import type { AdminAuthConfig, Settings, UserConfig } from '../settings/settings.js';
 import { credentialUsers, ownerName, strategyUsers, type Account, type UserDirectory } from './directory.js';
 import { createStrategyLogin, type StrategyLogin } from './strategy/login.js';
+import { createOidcLogin, endSessionUrl, providerConfig } from './oidc/login.js';
+import { logoutTokenChecker } from './oidc/logout.js';
+import { oidcUsers, subjectStamp } from './oidc/users.js';
 import type { Storage } from '../storage/contract.js';
 import type { AuthService, AutomationToken, Principal, SessionInfo, TokenGrant } from './types.js';
 import { OAuthError } from './oauth-error.js';
 import { createPasswordChecker, type PasswordChecker } from './passwords.js';
 import { hasPermission, permissionList, resolveScope } from './permissions.js';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { RunnelError } from '../base/errors.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import type { SessionRecord } from '../storage/contract.js';
@@ -34,7 +37,17 @@ export interface AuthDeps {
   log: Logger;
   /** Session expiry, login throttling and its delays read and wait on it; tests move a fake one instead of sleeping. */
   clock?: Clock;
+  /**
+   * How the served editor takes a strategy login: Node-RED 5's exchanges a one-time `?code=` at
+   * POST /auth/token (the default), Node-RED 4's reads `?access_token=` from the URL.
+   */
+  editorLogin?: EditorLogin;
 }
+
+export type EditorLogin = 'code' | 'access_token';
+
+/** The client of a pending exchange code's record: never a bearer token, only exchanged once. */
+const EXCHANGE_CLIENT = 'exchange-code';
 
 /** Builds the auth service; with `adminAuth` unset the admin API is open and `enabled` is false. */
 export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
@@ -50,9 +63,10 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   });
   let directory: UserDirectory;
   let checker: PasswordChecker | undefined;
-  if (config.type === 'credentials') {
-    checker = await createPasswordChecker(config.users);
-    const users = credentialUsers(config.users);
+  if (config.type !== 'strategy') {
+    // Beside an OIDC login, local users are emergency accounts; none configured: no password grant.
+    if (config.users.length > 0) checker = await createPasswordChecker(config.users);
+    const users = config.type === 'oidc' ? oidcUsers(config.users) : credentialUsers(config.users);
     directory = users;
     // Sessions and automation tokens of removed users, or from before a password change, end here
     // rather than lingering.
@@ -69,15 +83,38 @@ export async function createAuthService(deps: AuthDeps): Promise<AuthService> {
   // login storm leaves room for the admin's authenticated requests and the flows' routes.
   const loginCapacity = Math.max(1, Math.floor(deps.settings.httpServerLimits.maxConnections / 4));
   const auth = new CredentialsAuth(config, new LoginThrottle(deps.storage.loginFailures, { ...deps.settings.loginThrottle, now: clock.now }), log, directory, checker, tokens, loginCapacity, clock);
+  const login = { cookie: deps.settings.httpAdminCookieOptions, cookieKey: config.type === 'credentials' ? undefined : await loginSessionKey(deps.storage), adminRoot: deps.settings.httpAdminRoot, log };
+  const handOver = (user: Account, who: Record<string, unknown>) => auth.handOver(user, deps.editorLogin ?? 'code', who);
   if (config.type === 'strategy') {
     const find = (directory as ReturnType<typeof strategyUsers>).find;
-    auth.strategy = createStrategyLogin({ config, cookie: deps.settings.httpAdminCookieOptions, adminRoot: deps.settings.httpAdminRoot, log, findUser: find, startSession: (user, who) => auth.startSession(user, 'node-red-editor', who) });
+    auth.strategy = createStrategyLogin({ ...login, cookieKey: login.cookieKey!, config, findUser: find, handOver });
+  } else if (config.type === 'oidc') {
+    const provider = providerConfig(config.oidc);
+    auth.strategy = createOidcLogin({ ...login, cookieKey: login.cookieKey!, settings: config.oidc, handOver }, provider);
+    auth.logoutToken = logoutTokenChecker(config.oidc, provider);
+    auth.logoutRedirect = () => endSessionUrl(provider, config.oidc.clientId);
   }
   const unsubscribe = deps.storage.shared?.onChange((change) => {
     if (change.kind === 'sessions' || change.kind === 'resync') auth.reloadSessions();
   });
   if (unsubscribe) auth.onClose(unsubscribe);
   return auth;
+}
+
+/** Where the key that signs strategy logins' session cookies is kept: the runtime config every instance shares. */
+const LOGIN_SESSION_KEY = '_loginSessionKey';
+
+/**
+ * The key signing the login session cookie, generated once and kept in the runtime config: a
+ * login started on one instance of a cluster completes on another, and survives a restart.
+ */
+async function loginSessionKey(storage: Storage): Promise<Buffer> {
+  const stored = (await storage.getRuntimeConfig())[LOGIN_SESSION_KEY];
+  if (typeof stored === 'string' && stored.length >= 43) return Buffer.from(stored, 'base64url');
+  const generated = randomBytes(32).toString('base64url');
+  // Set only if still absent: another instance sharing the storage may have made one meanwhile.
+  const kept = await storage.updateRuntimeConfig((c) => (typeof c[LOGIN_SESSION_KEY] === 'string' && (c[LOGIN_SESSION_KEY] as string).length >= 43 ? c : { ...c, [LOGIN_SESSION_KEY]: generated }));
+  return Buffer.from(kept[LOGIN_SESSION_KEY] as string, 'base64url');
 }
 
 const authOff = () => new RunnelError('not_found', 'Admin authentication is not enabled');
@@ -88,9 +125,15 @@ const disabledAuth: AuthService = {
   login: async () => {
     throw new OAuthError(404, 'not_found', 'Admin authentication is not enabled');
   },
+  exchange: async () => {
+    throw new OAuthError(404, 'not_found', 'Admin authentication is not enabled');
+  },
   revoke: async () => undefined,
   sessions: () => [],
   revokeUser: async () => 0,
+  backchannelLogout: async () => {
+    throw new OAuthError(404, 'not_found', 'Admin authentication is not enabled');
+  },
   createAutomationToken: async () => {
     throw authOff();
   },
@@ -118,6 +161,9 @@ class CredentialsAuth implements AuthService {
   readonly enabled = true;
   readonly anonymousScope: string[] | undefined;
   strategy: StrategyLogin | undefined;
+  /** With `adminAuth.type: "oidc"`: checks a back-channel logout token, resolving with its subject. */
+  logoutToken: ((token: string) => Promise<string>) | undefined;
+  logoutRedirect: (() => Promise<string | undefined>) | undefined;
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
   // bcrypt is pure CPU: leave one core to the event loop (and one pool thread to file I/O), so a login
   // storm cannot make the rest of the API or the flows' http-in routes sluggish.
@@ -153,6 +199,7 @@ class CredentialsAuth implements AuthService {
     if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
     const session = this.tokens.get(token) ?? (await this.tokens.fetch(token).catch(() => undefined));
     if (!session) return this.external(token);
+    if (session.client === EXCHANGE_CLIENT) return null;
     // Removing a user ends their sessions and tokens, a password change those from before it; the
     // scope is narrowed to what the user may do now.
     const user = await this.directory.ownerOf(session);
@@ -245,11 +292,32 @@ class CredentialsAuth implements AuthService {
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
   }
 
-  /** A session for a user the strategy's provider vouched for, with all their permissions (as Node-RED). */
-  async startSession(user: Account, client: string, who: Record<string, unknown>): Promise<TokenGrant> {
+  /**
+   * Hands a user the strategy's provider vouched for to the editor, with all their permissions (as
+   * Node-RED): a session token for the URL (`access_token`), or a one-time code the editor exchanges
+   * within `exchangeCodeExpiryTime` (`code`), so no session token is ever put in a URL. The code is
+   * a record of the shared sessions, so any instance of a cluster can exchange it.
+   */
+  async handOver(user: Account, editorLogin: EditorLogin, who: Record<string, unknown>): Promise<{ param: EditorLogin; value: string }> {
     const scope = permissionList(user.permissions);
-    const { token } = await this.tokens.create(user.username, client, scope, undefined, this.directory.stamp(user));
-    this.log.audit({ event: 'auth.login', scope, username: user.username, client, ...who }, 'login succeeded');
+    const client = editorLogin === 'code' ? EXCHANGE_CLIENT : 'node-red-editor';
+    const lifetime = editorLogin === 'code' ? this.config.exchangeCodeExpiryTime : this.config.sessionExpiryTime;
+    const { token } = await this.tokens.create(user.username, client, scope, undefined, this.directory.stamp(user), lifetime);
+    this.log.audit({ event: 'auth.login', scope, username: user.username, client: 'node-red-editor', handOver: editorLogin, ...who }, 'login succeeded');
+    return { param: editorLogin, value: token };
+  }
+
+  async exchange(req: { code: string; ip: string; reqId?: string }): Promise<TokenGrant> {
+    const who = { ip: normaliseAddress(req.ip), reqId: req.reqId };
+    const pending = req.code.length <= MAX_TOKEN_LENGTH ? await this.tokens.take(req.code, EXCHANGE_CLIENT) : undefined;
+    const user = pending && (await this.directory.ownerOf(pending));
+    if (!pending || !user) {
+      this.log.audit({ event: 'auth.exchange.fail', ...who }, 'code exchange refused: unknown, expired or already used code');
+      throw new OAuthError(400, 'invalid_grant', 'Invalid exchange code: unknown, expired or already used');
+    }
+    const scope = effectiveScope(pending.scope, user.permissions);
+    const { token } = await this.tokens.create(pending.username, 'node-red-editor', scope, undefined, pending.stamp);
+    this.log.audit({ event: 'auth.exchange', username: pending.username, ...who }, 'login code exchanged for a session');
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
   }
 
@@ -318,8 +386,23 @@ class CredentialsAuth implements AuthService {
     this.log.audit({ ...who, owner: session.username, outcome: 'revoked', self: tokenHash === caller.tokenHash }, 'token revoked');
   }
 
+  async backchannelLogout(token: string, reqId?: string): Promise<number> {
+    let subject: string;
+    try {
+      if (!this.logoutToken) throw new Error('adminAuth.type is not "oidc"');
+      subject = await this.logoutToken(token);
+    } catch (e) {
+      this.log.audit({ event: 'auth.logout.backchannel.fail', error: (e as Error).message, reqId }, 'back-channel logout refused');
+      throw new OAuthError(400, 'invalid_request', `Invalid logout token: ${(e as Error).message}`);
+    }
+    const stamp = subjectStamp(subject);
+    const ended = await this.tokens.retain((s) => s.stamp !== stamp);
+    this.log.audit({ event: 'auth.logout.backchannel', count: ended.length, usernames: [...new Set(ended.map(ownerName))], reqId }, 'the identity provider ended a user\'s sessions');
+    return ended.length;
+  }
+
   sessions(): SessionInfo[] {
-    return this.tokens.list().map((s) => ({ id: s.tokenHash.slice(0, 16), username: s.username, client: s.client, scope: [...s.scope], expires: new Date(s.expires).toISOString() }));
+    return this.tokens.list().filter((s) => s.client !== EXCHANGE_CLIENT).map((s) => ({ id: s.tokenHash.slice(0, 16), username: s.username, client: s.client, scope: [...s.scope], expires: new Date(s.expires).toISOString() }));
   }
 
   async revokeUser(caller: Principal, username: string, reqId?: string): Promise<number> {

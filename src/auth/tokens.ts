@@ -86,16 +86,17 @@ export class TokenStore {
 
   /**
    * A session; with `automation`, an automation token that expires at `expires` (epoch ms;
-   * default: lives until revoked). `stamp`: see SessionRecord.
+   * default: lives until revoked). `stamp`: see SessionRecord. `lifetime` (seconds) replaces the
+   * sessions' own for this one.
    */
-  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; expires?: number }, stamp?: string): Promise<{ token: string; record: SessionRecord }> {
+  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; expires?: number }, stamp?: string, lifetime = this.options.lifetime): Promise<{ token: string; record: SessionRecord }> {
     const token = newToken();
     const record: SessionRecord = {
       tokenHash: hashToken(token),
       username,
       client,
       scope,
-      expires: automation ? (automation.expires ?? Number.MAX_SAFE_INTEGER) : this.now() + this.options.lifetime * 1000,
+      expires: automation ? (automation.expires ?? Number.MAX_SAFE_INTEGER) : this.now() + lifetime * 1000,
       ...(automation ? { automation: automation.info } : {}),
       ...(stamp === undefined ? {} : { stamp }),
     };
@@ -124,6 +125,24 @@ export class TokenStore {
   getByHash(tokenHash: string): SessionRecord | undefined {
     const s = this.sessions.get(tokenHash);
     return s && s.expires > this.now() ? s : undefined;
+  }
+
+  /**
+   * Removes a live record of `client` and hands it to this caller only: a second call, here or on
+   * an instance that already knows of the removal, gets undefined. With shared storage the stored
+   * copy decides, so a record taken on another instance is not handed out again from this one's memory.
+   */
+  async take(token: string, client: string): Promise<SessionRecord | undefined> {
+    const tokenHash = hashToken(token);
+    const record = this.getByHash(tokenHash) ?? (await this.fetch(token));
+    if (record?.client !== client) return undefined;
+    if (this.storage.shared && !(await this.storage.shared.findSession(tokenHash))) {
+      this.sessions.delete(tokenHash);
+      return undefined;
+    }
+    // Deleting is synchronous: of two callers that got this far, one deletes it.
+    if (!(await this.remove(tokenHash))) return undefined;
+    return record;
   }
 
   async remove(tokenHash: string): Promise<boolean> {

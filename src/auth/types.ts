@@ -36,7 +36,9 @@ export interface AuthService {
   readonly enabled: boolean;
   /** What a request without a token may do (`adminAuth.default`); undefined: nothing. */
   readonly anonymousScope?: string[];
-  /** With `adminAuth.type: "strategy"`: the login through the settings' Passport strategy. */
+  /** With `adminAuth.type: "oidc"`: the provider's logout page, where the editor goes after its own logout. */
+  readonly logoutRedirect?: () => Promise<string | undefined>;
+  /** With `adminAuth.type: "strategy"` (or `"oidc"`): the login through the identity provider. */
   readonly strategy?: StrategyLogin;
   /** Resolves a bearer token to its principal, or null when unknown, revoked or expired. */
   authenticate(token: string): Promise<Principal | null>;
@@ -45,10 +47,21 @@ export interface AuthService {
    * lines to the request; `signal` aborts when the client goes away (its attempt is dropped).
    */
   login(req: { username: string; password: string; scope: string | undefined; client: string; ip: string; reqId?: string; signal?: AbortSignal }): Promise<TokenGrant>;
+  /**
+   * Node-RED 5's code exchange: the one-time code a strategy login handed the editor, for a session
+   * token. Throws OAuthError invalid_grant for a code that is unknown, expired or already used.
+   */
+  exchange(req: { code: string; ip: string; reqId?: string }): Promise<TokenGrant>;
   /** Revokes `token` if it belongs to `caller` or the caller has `*`; silently ignores anything else (RFC 7009). */
   revoke(caller: Principal, token: string, reqId?: string): Promise<void>;
   /** Every live session, for an admin to see (GET /auth/sessions). */
   sessions(): SessionInfo[];
+  /**
+   * OpenID Connect back-channel logout: ends every session and token of the subject the provider's
+   * signed logout token names; the count ended. Throws OAuthError invalid_request for a token that
+   * does not check out.
+   */
+  backchannelLogout(logoutToken: string, reqId?: string): Promise<number>;
   /** Ends every session of `username` (DELETE /auth/sessions/:user); the count ended. */
   revokeUser(caller: Principal, username: string, reqId?: string): Promise<number>;
   /**

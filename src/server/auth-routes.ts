@@ -41,7 +41,8 @@ const CREDENTIALS_SCHEME = {
 const tokenSchema = {
   type: 'object',
   required: ['access_token', 'expires_in', 'token_type'],
-  properties: { access_token: { type: 'string' }, expires_in: { type: 'integer' }, token_type: { type: 'string' } },
+  // accessToken: Node-RED 5's editor reads the exchanged token by that name.
+  properties: { access_token: { type: 'string' }, accessToken: { type: 'string' }, expires_in: { type: 'integer' }, token_type: { type: 'string' } },
 };
 
 const oauthErrorSchema = {
@@ -59,7 +60,7 @@ const authDisabled = () => new OAuthError(404, 'not_found', 'Admin authenticatio
 
 /**
  * The OAuth 2.0 endpoints: GET /auth/login (which scheme to use), POST /auth/token (RFC 6749
- * password grant) and POST /auth/revoke (RFC 7009). The token endpoint answers every failure,
+ * password grant, or Node-RED 5's exchange of a strategy login's `code`) and POST /auth/revoke (RFC 7009). The token endpoint answers every failure,
  * body parse errors included, in the RFC 6749 §5.2 shape with RFC statuses (Node-RED uses
  * 401-text, 403, 500 and 501 here).
  */
@@ -77,6 +78,12 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     },
     async (request, reply) => {
       if (!auth.enabled) throw authDisabled();
+      const code = exchangeCode(request.body);
+      if (code !== undefined) {
+        const grant = await auth.exchange({ code, ip: request.ip, reqId: request.id });
+        void reply.header('Pragma', 'no-cache').header('Cache-Control', 'no-store');
+        return { access_token: grant.accessToken, accessToken: grant.accessToken, expires_in: grant.expiresIn, token_type: 'Bearer' };
+      }
       // A client that leaves while its login waits (throttled, or queued for bcrypt) drops it.
       const gone = new AbortController();
       const leave = () => {
@@ -106,13 +113,34 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
         },
         needsPermission(auth, ''),
       ],
-      schema: { body: revokeBodySchema, response: { 200: { type: 'null', description: 'Revoked, or ignored (RFC 7009)' } } },
+      schema: {
+        body: revokeBodySchema,
+        response: { 200: { type: 'object', properties: { redirect: { type: 'string' } }, description: 'Revoked, or ignored (RFC 7009); empty, or with an OIDC login where the editor goes to log out at the provider' } },
+      },
     },
     async (request, reply) => {
       if (request.user) await auth.revoke(request.user, request.body.token, request.id);
-      return reply.code(200).send();
+      // Node-RED's editor follows `redirect` after its logout (RP-initiated logout).
+      const redirect = await auth.logoutRedirect?.();
+      return redirect === undefined ? reply.code(200).send() : reply.code(200).send({ redirect });
     },
   );
+
+  // OpenID Connect back-channel logout: the provider posts a signed logout token, server to server.
+  if (services.settings.adminAuth?.type === 'oidc') {
+    app.post<{ Body: { logout_token: string } }>(
+      '/auth/backchannel-logout',
+      {
+        config: { crossSiteForm: true },
+        schema: { body: { type: 'object', required: ['logout_token'], properties: { logout_token: { type: 'string', minLength: 1, maxLength: 16384 } } }, response: { 200: { type: 'null' }, '4xx': oauthErrorSchema } },
+        errorHandler: (error, request, reply) => sendOAuthError(reply, toOAuthError(error, request)),
+      },
+      async (request, reply) => {
+        await auth.backchannelLogout(request.body.logout_token, request.id);
+        return reply.code(200).header('Cache-Control', 'no-store').send();
+      },
+    );
+  }
 
   // An admin sees every live session and can end all of a user's (a lost laptop, a leaver).
   const sessionSchema = {
@@ -153,6 +181,23 @@ function strategyScheme(login: StrategyLogin, settings: Settings): Record<string
 }
 
 type LoginRequest = Parameters<Services['auth']['login']>[0];
+
+/**
+ * The code of Node-RED 5's exchange (`code` alone, as its editor posts it, or with RFC 6749's
+ * `grant_type=authorization_code`); undefined for any other token request. No client is named:
+ * the editor sends none, and the code alone is the credential.
+ */
+function exchangeCode(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const fields = body as Record<string, unknown>;
+  const grantType = Object.hasOwn(fields, 'grant_type') ? fields.grant_type : undefined;
+  const code = Object.hasOwn(fields, 'code') ? fields.code : undefined;
+  if (grantType === 'authorization_code' || (grantType === undefined && code !== undefined)) {
+    if (typeof code !== 'string' || code === '') throw new OAuthError(400, 'invalid_request', 'Missing required parameter: code');
+    return code;
+  }
+  return undefined;
+}
 
 /** Validates the token request in RFC 6749 order: client, grant type, then the grant's parameters. */
 function tokenRequest(body: unknown, ip: string): LoginRequest {

@@ -16,7 +16,7 @@ declare module 'fastify' {
  */
 export const strategyRoutes: FastifyPluginAsync<{ login: StrategyLogin }> = async (app, { login }) => {
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const answer = await login.handle({ raw: request.raw, url: request.raw.url ?? request.url, query: request.query, body: request.body, ip: request.ip, reqId: request.id });
+    const answer = await login.handle({ raw: request.raw, url: request.raw.url ?? request.url, origin: `${request.protocol}://${request.host}`, query: request.query, body: request.body, ip: request.ip, reqId: request.id });
     if (answer.setCookie) void reply.header('Set-Cookie', answer.setCookie);
     return reply.code(answer.status).header('Location', answer.location).send();
   };

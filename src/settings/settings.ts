@@ -3,6 +3,7 @@ import { HTTP_SECURITY_KEYS, HttpSettingsError, parseHttpSecurity, type HttpSecu
 import { parseLogging, type LoggingSettings } from './logging.js';
 import { storageModuleProblem, type NodeRedStorageModule } from './storage-module.js';
 import { unsupportedSettings } from './unsupported.js';
+import { OidcSettingsError, parseOidc, type OidcSettings } from './admin-oidc.js';
 import { parseCookieOptions, parseStrategy, parseStrategyUsers, StrategySettingsError, type CookieOptions, type StrategySettings, type StrategyUser, type UsersFunction } from './admin-strategy.js';
 import { parseClusterTimings, type ClusterTimings } from './cluster.js';
 import { parseQueueSettings, type QueueSettings } from './queues.js';
@@ -21,6 +22,8 @@ interface AdminAuthCommon {
   sessionExpiryTime: number;
   /** Live sessions kept in all; beyond it the oldest expires (audited). */
   maxSessions: number;
+  /** Seconds within which a strategy login's one-time code must be exchanged (Node-RED 5's default: 20). */
+  exchangeCodeExpiryTime: number;
   /** Node-RED's `adminAuth.tokens`: resolves a bearer token Runnel did not issue to a user, or null. */
   tokens?: (token: string) => Promise<{ username: string; permissions: string | string[] } | null | undefined> | { username: string; permissions: string | string[] } | null | undefined;
   /** Node-RED's `adminAuth.default`: what a request without a token may do. */
@@ -39,7 +42,14 @@ export interface StrategyAuthConfig extends AdminAuthCommon {
   users: StrategyUser[] | UsersFunction;
 }
 
-export type AdminAuthConfig = CredentialsAuthConfig | StrategyAuthConfig;
+/** Runnel's own OpenID Connect login, with local users (if any) as emergency accounts beside it. */
+export interface OidcAuthConfig extends AdminAuthCommon {
+  type: 'oidc';
+  oidc: OidcSettings;
+  users: UserConfig[];
+}
+
+export type AdminAuthConfig = CredentialsAuthConfig | StrategyAuthConfig | OidcAuthConfig;
 
 export interface PaletteSettings {
   allowInstall: boolean;
@@ -243,15 +253,30 @@ function normaliseRoot(v: string, key: string): string {
 function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw new SettingsError('adminAuth must be an object');
-  if (v.type !== 'credentials' && v.type !== 'strategy') {
-    throw new SettingsError(`adminAuth.type ${JSON.stringify(v.type)} is not supported (use "credentials" or "strategy")`);
+  if (v.type !== 'credentials' && v.type !== 'strategy' && v.type !== 'oidc') {
+    throw new SettingsError(`adminAuth.type ${JSON.stringify(v.type)} is not supported (use "credentials", "strategy" or "oidc")`);
   }
   const common = parseAuthCommon(v);
   if (v.type === 'strategy') return { type: 'strategy', ...common, ...strategyPart(v) };
-  const rawUsers = Array.isArray(v.users) ? v.users : isObject(v.users) ? [v.users] : null;
+  if (v.type === 'oidc') return { type: 'oidc', ...common, oidc: oidcPart(v), users: v.users === undefined ? [] : localUsers(v.users) };
+  return { type: 'credentials', users: localUsers(v.users), ...common };
+}
+
+function oidcPart(v: Raw): OidcSettings {
+  try {
+    return parseOidc(v);
+  } catch (e) {
+    if (e instanceof OidcSettingsError) throw new SettingsError(e.message);
+    throw e;
+  }
+}
+
+/** Users with bcrypt passwords: the credentials login's, or the emergency accounts beside an OIDC login. */
+function localUsers(v: unknown): UserConfig[] {
+  const rawUsers = Array.isArray(v) ? v : isObject(v) ? [v] : null;
   if (!rawUsers) throw new SettingsError('adminAuth.users must be an array of {username, password, permissions}');
   const seen = new Set<string>();
-  const users = rawUsers.map((u, i) => {
+  return rawUsers.map((u, i) => {
     const where = `adminAuth.users[${i}]`;
     if (!isObject(u)) throw new SettingsError(`${where} must be an object`);
     if (!isNonEmptyString(u.username)) throw new SettingsError(`${where}.username must be a non-empty string`);
@@ -266,7 +291,6 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
     seen.add(u.username as string);
     return { username: u.username as string, password: u.password, permissions: p as string | string[] };
   });
-  return { type: 'credentials', users, ...common };
 }
 
 function strategyPart(v: Raw): Pick<StrategyAuthConfig, 'strategy' | 'users'> {
@@ -295,9 +319,11 @@ function parseAuthCommon(v: Raw): AdminAuthCommon {
     throw new SettingsError('adminAuth.default must be {permissions: "read" | [..]}');
   }
   const maxSessions = pick(v, 'maxSessions', isInt(1, 10_000_000), 'a positive integer', 10_000);
+  const exchangeCodeExpiryTime = pick(v, 'exchangeCodeExpiryTime', isInt(1, 600), 'a number of seconds from 1 to 600', 20);
   return {
     sessionExpiryTime,
     maxSessions,
+    exchangeCodeExpiryTime,
     ...(v.tokens === undefined ? {} : { tokens: v.tokens as AdminAuthConfig['tokens'] }),
     ...(dflt === undefined ? {} : { default: { permissions: (dflt as Raw).permissions as string | string[] } }),
   };

@@ -12,31 +12,57 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
+export interface ProviderOptions {
+  /** Each user's `groups` claim (in the ID token with the `groups` scope); absent: none. */
+  groups?: Record<string, string[]>;
+  /** Where the provider posts back-channel logout tokens for the client. */
+  backchannelLogoutURL?: string;
+  /** Serve these keys at the JWKS endpoint instead of the signing key's (an ID token then fails its signature check). */
+  jwks?: { keys: object[] };
+}
+
 /**
  * A real OpenID Connect provider (oidc-provider) on 127.0.0.1 with one confidential client whose
  * redirect URI is `callbackURL`. Its development login form takes any username and password:
  * the username becomes `sub` and `preferred_username`.
  */
-export async function startProvider(callbackURL: string): Promise<TestProvider> {
+export async function startProvider(callbackURL: string, options: ProviderOptions = {}): Promise<TestProvider> {
   const server = http.createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const provider = new Provider(issuer, {
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [callbackURL], token_endpoint_auth_method: 'client_secret_post' }],
+    clients: [{
+      client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [callbackURL], token_endpoint_auth_method: 'client_secret_post',
+      ...(options.backchannelLogoutURL ? { backchannel_logout_uri: options.backchannelLogoutURL, post_logout_redirect_uris: [new URL('/', callbackURL).href] } : {}),
+    }],
+    ...(options.backchannelLogoutURL ? { features: { backchannelLogout: { enabled: true }, devInteractions: { enabled: true } } } : {}),
+    // Its outgoing requests (the back-channel logout) refuse loopback addresses; the tests' Runnel listens on one.
+    fetch: (url: string, init: RequestInit & { dispatcher?: unknown }) => {
+      delete init.dispatcher;
+      return fetch(url, init);
+    },
     jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' }] },
     cookies: { keys: ['provider-cookie-key-for-tests'] },
     // Profile claims in the ID token too, as Keycloak, Entra and authentik put them by default: the
     // recipe's verify of five arguments reads the profile from the ID token only.
     conformIdTokenClaims: false,
-    claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'] },
+    claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email'], groups: ['groups'] },
     findAccount: (_ctx: unknown, sub: string) => ({
       accountId: sub,
-      claims: () => ({ sub, preferred_username: sub, name: `User ${sub}`, email: `${sub}@example.test` }),
+      claims: () => ({ sub, preferred_username: sub, name: `User ${sub}`, email: `${sub}@example.test`, groups: options.groups?.[sub] ?? [] }),
     }),
   });
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (options.jwks && req.url === '/jwks') {
+      res.setHeader('content-type', 'application/jwk-set+json');
+      res.end(JSON.stringify(options.jwks));
+      return;
+    }
+    handle(req, res);
+  });
   return {
     issuer,
     close: async () => {
@@ -89,10 +115,20 @@ export async function browse(jar: CookieJar, url: string, init: RequestInit = {}
  * its login and consent forms, and returns the URL it finally sends the browser to (the callback).
  */
 export async function signInAtProvider(jar: CookieJar, authorizationUrl: string, username: string): Promise<string> {
+  const back = await signIn(jar, authorizationUrl, username);
+  if (back.form) throw new Error('the provider answered with a form_post page, not a redirect');
+  return back.url;
+}
+
+/**
+ * As signInAtProvider, for either response mode: the callback URL, and with `response_mode=form_post`
+ * the fields of the page's self-submitting form, which the browser would POST there.
+ */
+export async function signIn(jar: CookieJar, authorizationUrl: string, username: string): Promise<{ url: string; form?: URLSearchParams }> {
   let url = authorizationUrl;
   const issuerHost = new URL(authorizationUrl).host;
   for (let step = 0; step < 20; step++) {
-    if (new URL(url).host !== issuerHost) return url;
+    if (new URL(url).host !== issuerHost) return { url };
     const res = await browse(jar, url);
     if (res.status >= 300 && res.status < 400) {
       url = new URL(res.headers.get('location')!, url).href;
@@ -101,6 +137,10 @@ export async function signInAtProvider(jar: CookieJar, authorizationUrl: string,
     const html = await res.text();
     const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
     if (res.status !== 200 || !action) throw new Error(`unexpected provider page ${res.status}: ${html.slice(0, 300)}`);
+    if (new URL(action, url).host !== issuerHost) {
+      const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map(([, k, v]): [string, string] => [k!, unescapeHtml(v!)]);
+      return { url: action, form: new URLSearchParams(fields) };
+    }
     const prompt = /name="prompt" value="(\w+)"/.exec(html)?.[1];
     const form: Record<string, string> = prompt === 'login' ? { prompt, login: username, password: 'any' } : { prompt: prompt ?? 'consent' };
     const posted = await browse(jar, new URL(action, url).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
@@ -108,4 +148,24 @@ export async function signInAtProvider(jar: CookieJar, authorizationUrl: string,
     url = new URL(posted.headers.get('location')!, url).href;
   }
   throw new Error('the provider kept redirecting');
+}
+
+const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+function unescapeHtml(text: string): string {
+  return text.replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
+}
+
+/**
+ * Signs the jar's user out at the provider (its RP-initiated logout page, "Yes, sign me out"); the
+ * provider then posts a back-channel logout token to each client the user signed in to.
+ */
+export async function signOutAtProvider(jar: CookieJar, issuer: string): Promise<void> {
+  const page = await browse(jar, `${issuer}/session/end`);
+  const html = await page.text();
+  const action = /<form id="op.logoutForm" method="post" action="([^"]+)"/.exec(html)?.[1];
+  const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1];
+  if (page.status !== 200 || !action || !xsrf) throw new Error(`unexpected logout page ${page.status}: ${html.slice(0, 300)}`);
+  const done = await browse(jar, new URL(unescapeHtml(action), issuer).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ xsrf, logout: 'yes' }) });
+  await done.arrayBuffer();
+  if (done.status >= 400) throw new Error(`the provider refused the logout: ${done.status}`);
 }

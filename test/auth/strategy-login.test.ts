@@ -6,50 +6,8 @@ import { loadSettingsFile } from '../../src/settings/file.js';
 import { request, startServer, type TestServer } from '../helpers/server.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { withFreePort } from '../helpers/ports.js';
-import { browse, CLIENT_ID, CLIENT_SECRET, CookieJar, signInAtProvider, startProvider, type TestProvider } from './oidc-provider.js';
-
-/**
- * Node-RED's documented passport-openidconnect recipe, unchanged but for the provider's addresses:
- * the Strategy class required from the user dir, a verify of five arguments, and a users function
- * (here reading a file beside settings.js, so the test can take a user away).
- */
-function recipe(issuer: string, callbackURL: string, port: number): string {
-  return `const fs = require("fs");
-const path = require("path");
-module.exports = {
-  uiPort: ${port},
-  uiHost: "127.0.0.1",
-  adminAuth: {
-    type: "strategy",
-    strategy: {
-      name: "openidconnect",
-      label: "Sign in with OIDC",
-      icon: "fa-cloud",
-      strategy: require("passport-openidconnect").Strategy,
-      options: {
-        issuer: "${issuer}",
-        authorizationURL: "${issuer}/auth",
-        tokenURL: "${issuer}/token",
-        userInfoURL: "${issuer}/me",
-        clientID: "${CLIENT_ID}",
-        clientSecret: "${CLIENT_SECRET}",
-        callbackURL: "${callbackURL}",
-        scope: ["email", "profile"],
-        proxy: false,
-        nonce: true,
-        verify: function (issuer, profile, context, idToken, done) {
-          done(null, profile);
-        },
-      },
-    },
-    users: function (username) {
-      const allowed = JSON.parse(fs.readFileSync(path.join(__dirname, "allowed.json"), "utf8"));
-      return Promise.resolve(allowed.includes(username) ? { username: username, permissions: "*" } : null);
-    },
-  },
-};
-`;
-}
+import { browse, CookieJar, signInAtProvider, startProvider, type TestProvider } from './oidc-provider.js';
+import { recipe } from './strategy-recipe.js';
 
 describe("adminAuth.type \"strategy\" with Node-RED's passport-openidconnect recipe", () => {
   let provider: TestProvider;
@@ -69,7 +27,8 @@ describe("adminAuth.type \"strategy\" with Node-RED's passport-openidconnect rec
       provider = await startProvider(callbackURL);
       await writeFile(path.join(dir, 'settings.js'), recipe(provider.issuer, callbackURL, port));
       const { raw } = await loadSettingsFile(path.join(dir, 'settings.js'));
-      return startServer(raw, dir);
+      // Node-RED 4's editor takes the token from the URL; Node-RED 5's exchange is strategy-exchange.test's.
+      return startServer(raw, dir, { editorLogin: 'access_token' });
     });
   });
   after(async () => {
@@ -102,7 +61,7 @@ describe("adminAuth.type \"strategy\" with Node-RED's passport-openidconnect rec
     assert.deepEqual(res.body, { type: 'strategy', prompts: [{ type: 'button', label: 'Sign in with OIDC', url: 'auth/strategy', icon: 'fa-cloud' }] });
   });
 
-  test('a user the users function knows logs in and gets a URL-safe token for the editor; the password grant is refused', async () => {
+  test("a user the users function knows logs in and gets a URL-safe token for Node-RED 4's editor; the password grant is refused", async () => {
     const jar = new CookieJar();
     const res = await browse(jar, await untilCallback(jar, 'alice'));
     assert.equal(res.status, 302);
@@ -179,7 +138,7 @@ describe('adminAuth.type "strategy" when the provider goes down during a login',
         await provider?.close();
         provider = await startProvider(callbackURL);
         await writeFile(path.join(dir, 'settings.js'), recipe(provider.issuer, callbackURL, port));
-        return startServer((await loadSettingsFile(path.join(dir, 'settings.js'))).raw, dir);
+        return startServer((await loadSettingsFile(path.join(dir, 'settings.js'))).raw, dir, { editorLogin: 'access_token' });
       });
       const jar = new CookieJar();
       const start = await browse(jar, server.at('auth/strategy'));

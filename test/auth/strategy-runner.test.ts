@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { runStrategy } from '../../src/auth/strategy/passport.js';
 import { CookieSessions } from '../../src/auth/strategy/session.js';
 import { wrapVerify } from '../../src/auth/strategy/verify.js';
@@ -34,7 +35,8 @@ test("the verify wrapper keeps the arity the user wrote and passes the user's pr
 
 test('the login session cookie is refused when altered, forged or expired, and cleared when emptied', () => {
   let now = 1_000_000;
-  const sessions = new CookieSessions(parseCookieOptions({ secure: true, sameSite: 'lax' }), () => now);
+  const key = randomBytes(32);
+  const sessions = new CookieSessions(parseCookieOptions({ secure: true, sameSite: 'lax' }), key, () => now);
   const set = sessions.write({ 'openidconnect:idp': { state: { handle: 'h' } } }, false)!;
   assert.match(set, /^connect\.sid=[\w-]+\.[\w-]+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
   const value = set.split(';')[0]!.slice('connect.sid='.length);
@@ -43,7 +45,8 @@ test('the login session cookie is refused when altered, forged or expired, and c
   const altered = Buffer.from(JSON.stringify({ d: { 'openidconnect:idp': { state: { handle: 'evil' } } }, e: now + 1000 })).toString('base64url');
   assert.deepEqual(sessions.read(`connect.sid=${altered}.${signature}`).data, {});
   assert.deepEqual(sessions.read(`connect.sid=${payload}.${'A'.repeat(signature!.length)}`).data, {});
-  assert.deepEqual(new CookieSessions(parseCookieOptions(undefined), () => now).read(`connect.sid=${value}`).data, {}, 'another process key');
+  assert.deepEqual(new CookieSessions(parseCookieOptions(undefined), randomBytes(32), () => now).read(`connect.sid=${value}`).data, {}, 'another key');
+  assert.deepEqual(new CookieSessions(parseCookieOptions(undefined), Buffer.from(key), () => now).read(`connect.sid=${value}`).data, { 'openidconnect:idp': { state: { handle: 'h' } } }, 'the same key on another instance');
   now += 11 * 60_000;
   assert.deepEqual(sessions.read(`connect.sid=${value}`), { data: {}, had: true });
   assert.match(sessions.write({}, true)!, /^connect\.sid=; Path=\/; Max-Age=0; HttpOnly/);

@@ -25,7 +25,7 @@ export interface TestServer {
  * Starts Runnel in-process on an ephemeral loopback port with a fresh (or given) user dir; resolves
  * once its flows started (`onListening` hears of the URL before that).
  */
-export async function startServer(raw: Record<string, unknown> = {}, userDir?: string, options: Pick<RunnelOptions, 'onListening' | 'clock'> = {}): Promise<TestServer> {
+export async function startServer(raw: Record<string, unknown> = {}, userDir?: string, options: Pick<RunnelOptions, 'onListening' | 'clock' | 'editorLogin'> = {}): Promise<TestServer> {
   const dir = userDir ?? (await tempDir());
   const settings = resolveSettings({ uiPort: 0, uiHost: '127.0.0.1', userDir: dir, logging: { level: 'info' }, ...raw });
   const captured = captureLog();

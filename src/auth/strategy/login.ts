@@ -4,7 +4,6 @@ import type { Logger } from '../../base/log.js';
 import type { CookieOptions } from '../../settings/admin-strategy.js';
 import type { StrategyAuthConfig } from '../../settings/settings.js';
 import type { Account } from '../directory.js';
-import type { TokenGrant } from '../types.js';
 import { passportRequest, runStrategy, type Outcome } from './passport.js';
 import { CookieSessions } from './session.js';
 import { wrapVerify } from './verify.js';
@@ -21,6 +20,8 @@ export interface StrategyRequest {
   raw: IncomingMessage;
   /** The request's path and query as the client sent it. */
   url: string;
+  /** `protocol://host[:port]` the client addressed. */
+  origin: string;
   query: unknown;
   body: unknown;
   ip: string;
@@ -47,10 +48,13 @@ export interface StrategyLogin {
 export interface StrategyLoginDeps {
   config: StrategyAuthConfig;
   cookie: CookieOptions;
+  /** Signs the login session cookie; every instance of a cluster has the same. */
+  cookieKey: Buffer;
   adminRoot: string;
   log: Logger;
   findUser(username: string): Promise<Account | undefined>;
-  startSession(user: Account, who: Record<string, unknown>): Promise<TokenGrant>;
+  /** Starts the user's login: the query parameter the editor takes it from (`code` or `access_token`) and its value. */
+  handOver(user: Account, who: Record<string, unknown>): Promise<{ param: string; value: string }>;
   timeoutMs?: number;
   now?: () => number;
 }
@@ -60,7 +64,7 @@ type Who = { ip: string; reqId: string };
 export function createStrategyLogin(deps: StrategyLoginDeps): StrategyLogin {
   const { config, log } = deps;
   const settings = config.strategy;
-  const sessions = new CookieSessions(deps.cookie, deps.now);
+  const sessions = new CookieSessions(deps.cookie, deps.cookieKey, deps.now);
   const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const editor = deps.adminRoot === '/' ? '/' : `${deps.adminRoot}/`;
   // The verify callback runs deep inside the strategy; the request it belongs to travels with it.
@@ -99,8 +103,9 @@ export function createStrategyLogin(deps: StrategyLoginDeps): StrategyLogin {
       case 'success': {
         const user = outcome.user as Account;
         if (typeof user === 'object' && user !== null && vouched.has(user)) {
-          const grant = await deps.startSession(user, { ...who, strategy: settings.name });
-          return { status: 302, location: `${editor}?access_token=${grant.accessToken}` };
+          // The value is base64url: safe in a URL as it is.
+          const { param, value } = await deps.handOver(user, { ...who, strategy: settings.name });
+          return { status: 302, location: `${editor}?${param}=${value}` };
         }
         log.audit({ event: 'auth.login.fail.oauth', reason: 'not_verified', ...who }, 'login refused: the strategy succeeded without the verify callback');
         return { status: 302, location: failure(authenticationError(401)) };

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { CookieOptions } from '../../settings/admin-strategy.js';
 
 /** A login's state lives only across the trip to the identity provider and back. */
@@ -12,14 +12,14 @@ export type SessionData = Record<string, unknown>;
  * The session Passport strategies keep their state in (`req.session[key].state`, the nonce, PKCE
  * verifiers) across the redirect to the provider, held in the browser's cookie: its JSON and expiry,
  * signed with HMAC-SHA256 so it cannot be forged or altered, HttpOnly so no page script reads it.
- * Nothing stays on the server, so abandoned logins cost nothing. The key is made per process, as
- * Node-RED's session secret is: a restart (or another instance) refuses logins in progress.
+ * Nothing stays on the server, so abandoned logins cost nothing. Unlike Node-RED's per-process
+ * secret, the key is shared by every instance of a cluster: the provider's callback may reach
+ * another instance than the one the login started on, with no sticky sessions.
  */
 export class CookieSessions {
-  private readonly key = randomBytes(32);
-
   constructor(
     private readonly cookie: CookieOptions,
+    private readonly key: Buffer,
     private readonly now: () => number = Date.now,
   ) {}
 

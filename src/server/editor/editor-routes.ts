@@ -8,6 +8,7 @@ import { lazy } from '../../base/lazy.js';
 const Mustache = lazy<typeof MustacheModule>('mustache');
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
+import type { EditorLogin } from '../../auth/service.js';
 import { RunnelError } from '../../base/errors.js';
 import { RUNNEL_VERSION } from '../../base/version.js';
 import { StaticFiles } from './static-files.js';
@@ -20,6 +21,8 @@ import { sendCompressed } from './compress.js';
 const require = createRequire(import.meta.url);
 const CLIENT_DIR = path.dirname(require.resolve('@node-red/editor-client/package.json'));
 const CLIENT_VERSION = (require('@node-red/editor-client/package.json') as { version: string }).version;
+/** How the served editor takes a strategy login: Node-RED 5's exchanges a one-time `?code=`, 4's reads `?access_token=`. */
+export const EDITOR_LOGIN: EditorLogin = Number(CLIENT_VERSION.split('.')[0]) >= 5 ? 'code' : 'access_token';
 /** Namespaces the editor-client package carries itself. */
 const CLIENT_NAMESPACES = new Set(['editor', 'jsonata', 'infotips']);
 

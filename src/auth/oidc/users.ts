@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import type { UserConfig } from '../../settings/settings.js';
+import type { SessionRecord } from '../../storage/contract.js';
+import { credentialUsers, ownerName, type Account, type UserDirectory } from '../directory.js';
+
+const PREFIX = 'oidc:';
+
+/**
+ * What sessions of a provider's user keep to find them again: a fingerprint of the issuer's
+ * subject, which a back-channel logout names (never the subject itself).
+ */
+export function subjectStamp(subject: string): string {
+  return PREFIX + createHash('sha256').update(subject).digest('hex').slice(0, 32);
+}
+
+/**
+ * The users of an OIDC login: those the provider vouched for hold, in their sessions, the
+ * permissions their groups gave at login (and end with a back-channel logout or their expiry);
+ * the local emergency accounts beside them are checked as credentials users are.
+ */
+export function oidcUsers(local: readonly UserConfig[]): UserDirectory & { ownerNow(s: SessionRecord): Account | undefined; has(name: string): boolean } {
+  const locals = credentialUsers(local);
+  // The owner of a session passes its stamp on to the automation tokens made with it.
+  const stamps = new WeakMap<Account, string>();
+  const ownerNow = (s: SessionRecord): Account | undefined => {
+    if (!s.stamp?.startsWith(PREFIX)) return locals.ownerNow(s);
+    const owner = { username: ownerName(s), permissions: s.scope };
+    stamps.set(owner, s.stamp);
+    return owner;
+  };
+  return {
+    ownerNow,
+    has: locals.has,
+    ownerOf: async (s) => ownerNow(s),
+    stamp: (user) => stamps.get(user) ?? (user.subject === undefined ? locals.stamp(user) : subjectStamp(user.subject)),
+  };
+}

@@ -1,0 +1,187 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { SignJWT, importJWK } from 'jose';
+import { ADMIN_PASSWORD, adminAuth, eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
+import { withFreePort } from '../helpers/ports.js';
+import { browse, CLIENT_ID, CLIENT_SECRET, CookieJar, signIn, signOutAtProvider, startProvider, type ProviderOptions, type TestProvider } from './oidc-provider.js';
+import { landing } from './strategy-recipe.js';
+
+const GROUPS = { alice: ['runnel-admins', 'staff'], rita: ['runnel-viewers'], mallory: ['staff'] };
+
+/** A provider with groups and back-channel logout, and Runnel's built-in OIDC login against it on the same port its client calls back to. */
+async function startOidc(port: number, options: ProviderOptions = {}): Promise<{ provider: TestProvider; server: TestServer }> {
+  const base = `http://127.0.0.1:${port}`;
+  const provider = await startProvider(`${base}/auth/strategy/callback`, { groups: GROUPS, backchannelLogoutURL: `${base}/auth/backchannel-logout`, ...options });
+  const local = adminAuth().users.slice(0, 1);
+  try {
+    const server = await startServer({
+      uiPort: port,
+      adminAuth: {
+        type: 'oidc', issuer: provider.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scope: 'openid profile groups',
+        groupsClaim: 'groups', permissions: { 'runnel-admins': '*', 'runnel-viewers': 'read' }, users: local,
+      },
+    }, undefined, { editorLogin: 'code' });
+    return { provider, server };
+  } catch (e) {
+    await provider.close();
+    throw e;
+  }
+}
+
+/** Starts a login at Runnel: the authorization URL it sends the browser to. */
+async function begin(jar: CookieJar, server: TestServer, issuer: string): Promise<URL> {
+  const start = await browse(jar, server.at('auth/strategy'));
+  assert.equal(start.status, 302);
+  const url = new URL(start.headers.get('location')!);
+  assert.equal(url.origin, issuer);
+  return url;
+}
+
+/** The whole browser flow: the editor's session token for `username`, or the session_message it was refused with. */
+async function signInAs(server: TestServer, provider: TestProvider, username: string, jar = new CookieJar()): Promise<{ token?: string; message?: string }> {
+  const back = await signIn(jar, (await begin(jar, server, provider.issuer)).href, username);
+  const params = landing(await browse(jar, back.url), server);
+  const code = params.get('code');
+  if (!code) return { message: params.get('session_message') ?? undefined };
+  const exchanged = await request(server.at('auth/token'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code }).toString() });
+  assert.equal(exchanged.status, 200);
+  return { token: exchanged.body.accessToken };
+}
+
+describe('adminAuth.type "oidc" against a real OpenID Connect provider', () => {
+  let provider: TestProvider;
+  let server: TestServer;
+
+  before(async () => {
+    ({ provider, server } = await withFreePort((port) => startOidc(port)));
+  });
+  after(async () => {
+    await server?.dispose();
+    await provider?.close();
+  });
+
+  test('the editor is offered the provider\'s button; the login sends PKCE S256, state and nonce', async () => {
+    const scheme = await request(server.at('auth/login'));
+    assert.deepEqual(scheme.body, { type: 'strategy', prompts: [{ type: 'button', label: `Sign in with ${new URL(provider.issuer).host}`, url: 'auth/strategy' }] });
+    const url = await begin(new CookieJar(), server, provider.issuer);
+    assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+    assert.match(url.searchParams.get('code_challenge')!, /^[\w-]{43}$/);
+    assert.ok(url.searchParams.get('state') && url.searchParams.get('nonce'));
+    assert.equal(url.searchParams.get('scope'), 'openid profile groups');
+  });
+
+  test('a user of a mapped group gets its permissions, and may make automation tokens within them', async () => {
+    const { token, message } = await signInAs(server, provider, 'alice');
+    assert.ok(token, message);
+    assert.equal((await request(server.at('settings'), { token })).body.user?.username, 'alice');
+    const made = await request(server.at('auth/tokens'), { method: 'POST', token, json: { name: 'ci', scope: 'flows.read' } });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    assert.equal((await request(server.at('flows'), { token: made.body.token })).status, 200);
+
+    const reader = (await signInAs(server, provider, 'rita')).token;
+    assert.equal((await request(server.at('flows'), { token: reader })).status, 200);
+    const write = await request(server.at('flows'), { method: 'POST', token: reader, json: [] });
+    assert.ok(write.status === 401 || write.status === 403, String(write.status));
+  });
+
+  test('a user in no mapped group gets no access at all', async () => {
+    const { token, message } = await signInAs(server, provider, 'mallory');
+    assert.equal(token, undefined);
+    assert.equal(message, 'AuthenticationError: Unauthorized');
+    assert.ok(server.logs.some((line) => line.includes('no_mapped_group') && line.includes('mallory')));
+  });
+
+  test('a tampered state, a callback without the login session and a wrong nonce are refused', async () => {
+    const jar = new CookieJar();
+    const back = new URL((await signIn(jar, (await begin(jar, server, provider.issuer)).href, 'alice')).url);
+    back.searchParams.set('state', `${back.searchParams.get('state')}x`);
+    const tampered = landing(await browse(jar, back.href), server);
+    assert.equal(tampered.get('code'), null);
+    assert.match(tampered.get('session_message')!, /state/i);
+
+    const other = new CookieJar();
+    const again = await signIn(other, (await begin(other, server, provider.issuer)).href, 'alice');
+    assert.equal(landing(await fetch(again.url, { redirect: 'manual' }), server).get('session_message'), 'AuthenticationError: Forbidden');
+
+    // The login's own state and PKCE, but the provider is asked for another nonce than the login keeps.
+    const third = new CookieJar();
+    const url = await begin(third, server, provider.issuer);
+    url.searchParams.set('nonce', 'a-nonce-the-login-did-not-make');
+    const wrongNonce = landing(await browse(third, (await signIn(third, url.href, 'alice')).url), server);
+    assert.equal(wrongNonce.get('code'), null);
+    assert.match(wrongNonce.get('session_message')!, /nonce/i);
+  });
+
+  test('a back-channel logout at the provider ends the user\'s sessions and tokens', async () => {
+    const jar = new CookieJar();
+    const { token } = await signInAs(server, provider, 'alice', jar);
+    const automation = (await request(server.at('auth/tokens'), { method: 'POST', token, json: { name: 'deploys', scope: 'flows.read' } })).body.token as string;
+    const rita = (await signInAs(server, provider, 'rita')).token;
+    await signOutAtProvider(jar, provider.issuer);
+    await eventually(async () => (await request(server.at('flows'), { token })).status === 401, 5000);
+    assert.equal((await request(server.at('flows'), { token: automation })).status, 401);
+    assert.equal((await request(server.at('flows'), { token: rita })).status, 200, 'another user stays signed in');
+    assert.ok(server.logs.some((line) => line.includes('"auth.logout.backchannel"') && line.includes('alice')));
+  });
+
+  test("the editor's logout ends the session and sends the browser to the provider's logout page", async () => {
+    const { token } = await signInAs(server, provider, 'alice');
+    const res = await request(server.at('auth/revoke'), { method: 'POST', token, json: { token } });
+    assert.equal(res.status, 200);
+    const redirect = new URL(res.body.redirect);
+    assert.equal(`${redirect.origin}${redirect.pathname}`, `${provider.issuer}/session/end`);
+    assert.equal(redirect.searchParams.get('client_id'), CLIENT_ID);
+    assert.equal((await request(server.at('flows'), { token })).status, 401);
+    assert.match(await (await fetch(redirect)).text(), /session\/end\/confirm/, "the provider's logout step");
+  });
+
+  test('a logout token not signed by the provider is refused and ends nothing', async () => {
+    const { token } = await signInAs(server, provider, 'alice');
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const forged = await new SignJWT({ sub: 'alice', events: { 'http://schemas.openid.net/event/backchannel-logout': {} } })
+      .setProtectedHeader({ alg: 'RS256', kid: 'test-key' }).setIssuer(provider.issuer).setAudience(CLIENT_ID).setIssuedAt().setJti('x')
+      .sign(await importJWK(privateKey.export({ format: 'jwk' }), 'RS256'));
+    const res = await request(server.at('auth/backchannel-logout'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: forged }).toString() });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error, 'invalid_request');
+    assert.equal((await request(server.at('flows'), { token })).status, 200);
+  });
+
+  test('a local emergency account logs in with its password beside the provider', async () => {
+    const token = await login(server, 'admin', ADMIN_PASSWORD);
+    assert.equal((await request(server.at('flows'), { token })).status, 200);
+  });
+});
+
+describe('adminAuth.type "oidc" when the provider misbehaves', () => {
+  test('an ID token whose signature does not match the provider\'s published keys is refused', async () => {
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' }] };
+    const { provider, server } = await withFreePort((port) => startOidc(port, { jwks }));
+    try {
+      const { token, message } = await signInAs(server, provider, 'alice');
+      assert.equal(token, undefined);
+      assert.match(message!, /signature/i);
+    } finally {
+      await server.dispose();
+      await provider.close();
+    }
+  });
+
+  test('the provider down during the login: a clear message at once, not a hang', async () => {
+    const { provider, server } = await withFreePort((port) => startOidc(port));
+    try {
+      const jar = new CookieJar();
+      const back = await signIn(jar, (await begin(jar, server, provider.issuer)).href, 'alice');
+      await provider.close();
+      const began = Date.now();
+      const params = landing(await browse(jar, back.url), server);
+      assert.ok(Date.now() - began < 5000);
+      assert.equal(params.get('session_message'), 'OIDCError: The identity provider could not be reached');
+    } finally {
+      await server.dispose();
+      await provider.close().catch(() => undefined);
+    }
+  });
+});

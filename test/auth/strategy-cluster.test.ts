@@ -1,0 +1,116 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { eventually, request, startServer, type TestServer } from '../helpers/server.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
+import { withFreePort, withFreePorts } from '../helpers/ports.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { browse, CLIENT_ID, CLIENT_SECRET, CookieJar, signIn, signOutAtProvider, startProvider, type TestProvider } from './oidc-provider.js';
+import { landing, recipeDir, untilCallback } from './strategy-recipe.js';
+
+/**
+ * Two instances sharing PostgreSQL behind a balancer without sticky sessions: each step of a
+ * strategy login may reach either instance.
+ */
+describe('a strategy login on a cluster without sticky sessions', () => {
+  let pg: TestPostgres;
+  let provider: TestProvider;
+  let a: TestServer;
+  let b: TestServer;
+  let root: string;
+
+  before(async () => {
+    pg = await startPostgres();
+    root = await tempDir();
+    const settings = `storage: { type: "postgres", url: "${pg.url}", schema: "strategy_cluster" }, credentialSecret: "cluster-secret",`;
+    let callbackURL = '';
+    a = await withFreePort(async (port) => {
+      callbackURL = `http://127.0.0.1:${port}/auth/strategy/callback`;
+      await provider?.close();
+      provider = await startProvider(callbackURL);
+      return startServer(await recipeDir(path.join(root, 'a'), provider.issuer, callbackURL, port, { settings }), path.join(root, 'a'), { editorLogin: 'code' });
+    });
+    b = await startServer(await recipeDir(path.join(root, 'b'), provider.issuer, callbackURL, 0, { settings }), path.join(root, 'b'), { editorLogin: 'code' });
+  });
+  after(async () => {
+    await a?.stop();
+    await b?.stop();
+    await provider?.close();
+    await pg?.dispose();
+    await removeDir(root);
+  });
+
+  test('started on one instance, the callback completes on the other, and either exchanges the code once', async () => {
+    const jar = new CookieJar();
+    const back = await untilCallback(jar, a, provider.issuer, 'alice');
+    // The balancer sends the callback, with the browser's cookie, to the other instance.
+    const onB = new URL(back.url);
+    const res = await fetch(b.at(`${onB.pathname}${onB.search}`), { redirect: 'manual', headers: { cookie: jar.header(a.url)! } });
+    const code = landing(res, b).get('code');
+    assert.ok(code, `the login completed on the other instance: ${res.headers.get('location')}`);
+    const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code }).toString() };
+    const exchanged = await request(a.at('auth/token'), form);
+    assert.equal(exchanged.status, 200);
+    assert.equal((await request(b.at('settings'), { token: exchanged.body.accessToken })).body.user?.username, 'alice');
+    const reused = await request(b.at('auth/token'), form);
+    assert.equal(reused.status, 400);
+    assert.equal(reused.body.error, 'invalid_grant');
+  });
+});
+
+/**
+ * The built-in OIDC login on two instances sharing PostgreSQL: the provider calls back to one and
+ * posts its back-channel logout to the other.
+ */
+describe('adminAuth.type "oidc" on a cluster', () => {
+  let pg: TestPostgres;
+  let provider: TestProvider;
+  let a: TestServer;
+  let b: TestServer;
+
+  before(async () => {
+    pg = await startPostgres();
+    [a, b] = await withFreePorts(2, async ([portA, portB]) => {
+      await provider?.close();
+      provider = await startProvider(`http://127.0.0.1:${portA}/auth/strategy/callback`, { groups: { alice: ['admins'] }, backchannelLogoutURL: `http://127.0.0.1:${portB}/auth/backchannel-logout` });
+      const settings = (port: number) => ({
+        uiPort: port,
+        storage: { type: 'postgres', url: pg.url, schema: 'oidc_cluster' },
+        credentialSecret: 'cluster-secret',
+        adminAuth: { type: 'oidc', issuer: provider.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scope: 'openid profile groups', permissions: { admins: '*' }, callbackURL: `http://127.0.0.1:${portA}/auth/strategy/callback` },
+      });
+      const first = await startServer(settings(portA), undefined, { editorLogin: 'code' });
+      try {
+        return [first, await startServer(settings(portB), undefined, { editorLogin: 'code' })];
+      } catch (e) {
+        await first.dispose();
+        throw e;
+      }
+    });
+  });
+  after(async () => {
+    await a?.dispose();
+    await b?.dispose();
+    await provider?.close();
+    await pg?.dispose();
+  });
+
+  test('a login begun on one instance completes on the other; a back-channel logout at one ends the session on both within 1 s', async () => {
+    const jar = new CookieJar();
+    // Begun at B; the provider calls back to A (the registered callback), the code is exchanged at B.
+    const start = await browse(jar, b.at('auth/strategy'));
+    const back = await signIn(jar, start.headers.get('location')!, 'alice');
+    const res = await fetch(back.url, { redirect: 'manual', headers: { cookie: jar.header(b.url)! } });
+    const code = landing(res, a).get('code');
+    assert.ok(code, res.headers.get('location') ?? '');
+    const token = (await request(b.at('auth/token'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code }).toString() })).body.accessToken as string;
+    assert.equal((await request(a.at('flows'), { token })).status, 200);
+    assert.equal((await request(b.at('flows'), { token })).status, 200);
+
+    await signOutAtProvider(jar, provider.issuer);
+    const loggedOut = Date.now();
+    await eventually(async () => (await request(b.at('flows'), { token })).status === 401, 5000);
+    await eventually(async () => (await request(a.at('flows'), { token })).status === 401, 5000);
+    assert.ok(Date.now() - loggedOut < 1000, `took ${Date.now() - loggedOut} ms`);
+  });
+});
