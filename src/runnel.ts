@@ -20,6 +20,7 @@ import { refreshTls, resolveTls } from './server/http-security/tls.js';
 import type { Server as HttpsServer } from 'node:https';
 import { MemoryTrimmer } from './base/memory-trim.js';
 import type { Clock } from './base/clock.js';
+import { openProjects, projectKey } from './projects/start.js';
 
 export interface RunnelOptions {
   /** Log destination (tests capture logs to scan them). Defaults to stdout. */
@@ -63,9 +64,13 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const httpAdmin = createAdminRouteApp(settings, log);
   const queues = new QueueService(storage.queues, settings.queues, log.child({ module: 'queues' }));
   const builtinNodes = { ...CORE_NODES, sets: { ...CORE_NODES.sets, queue: queueNodes(queues) } };
-  const runtime = new Runtime({ settings, log, storage, httpNode, httpAdmin, auth, builtinNodes, beforeForeignCode: options.beforeForeignCode });
+  const projects = await openProjects(settings, storage);
+  const runtime = new Runtime({
+    settings, log, storage, httpNode, httpAdmin, auth, builtinNodes, beforeForeignCode: options.beforeForeignCode,
+    ...(projects ? { credentialKey: () => projectKey(projects) } : {}),
+  });
   // A single-flow edit's result passes the checks a deploy body passes.
-  const admin = adminApi(runtime, validateFlows, queues);
+  const admin = adminApi(runtime, validateFlows, queues, projects);
   // prom-client costs ~13 MiB resident: loaded only when metrics are on.
   const metrics = settings.metrics.enabled ? new (await import('./server/metrics/metrics.js')).Metrics(admin.metrics, settings.httpNodeRoot) : undefined;
   if (settings.unsupported.length > 0) log.warn(`Settings Runnel does not support (ignored): ${settings.unsupported.join(', ')}`);

@@ -52,6 +52,8 @@ export interface RuntimeDeps {
    * flow's nodes (the CLI starts its stop watchdog then; an empty runtime does without it).
    */
   beforeForeignCode?: () => void;
+  /** The credential key while it returns one, instead of the settings' (the active project's). */
+  credentialKey?: () => CredentialKey | undefined;
 }
 
 /**
@@ -131,7 +133,7 @@ export class Runtime {
     this.flowSet = new FlowSet(this.services);
     this.modules = new ModuleManager(this);
     this.state = new RunState(this.registry.isKnownType, { safeMode: deps.settings.safeMode, primary: deps.storage.shared === undefined });
-    this.nodeCredentials = new RuntimeCredentials({ settings: this.settings, log: this.log, storage: this.storage, registry: this.registry, mutex: this.mutex, state: this.state });
+    this.nodeCredentials = new RuntimeCredentials({ settings: this.settings, log: this.log, storage: this.storage, registry: this.registry, mutex: this.mutex, state: this.state, keyOverride: deps.credentialKey });
     this.notices = new FlowNotices(this.events, this.state, this.flowSet, this.nodeCredentials);
     const active = new ActiveFlows({
       events: this.events, moduleHost: this, mutex: this.mutex, transition: this.transition, flowSet: this.flowSet, state: this.state, notices: this.notices,
@@ -313,6 +315,24 @@ export class Runtime {
   /** A deploy computed from the active configuration inside the deploy lock (the single-flow API). */
   editFlows(change: (flows: FlowNodeConfig[]) => FlowNodeConfig[], req: Omit<DeployRequest, 'flows' | 'rev'>): Promise<DeployResult> {
     return this.deployer.editFlows(change, req);
+  }
+
+  /**
+   * Deploys another stored configuration as a reload (a project switch, a pull, a branch checkout):
+   * `retarget` runs while the nodes are stopped, then the credential key is resolved again and,
+   * with `clearContext`, every context value is dropped before the new flows start.
+   */
+  reopen(retarget: () => Promise<void>, clearContext: boolean, who: { user?: string; ip?: string; reqId?: string }): Promise<DeployResult> {
+    return this.deploy({
+      flows: [],
+      type: 'reload',
+      ...who,
+      beforeRead: async () => {
+        await retarget();
+        await this.nodeCredentials.open();
+        if (clearContext) await this.context.clearAll();
+      },
+    });
   }
 
   /** Deploys a kept revision (flows and its credentials) as a new revision. */

@@ -2,6 +2,7 @@ import Fastify, { LogController } from 'fastify';
 import formbody from '@fastify/formbody';
 import { randomUUID } from 'node:crypto';
 import type { Services } from './services.js';
+import { projectsRoutes } from './projects-routes.js';
 import { adminErrorHandler } from './errors.js';
 import { authRoutes } from './auth-routes.js';
 import { strategyRoutes } from './strategy-routes.js';
@@ -175,6 +176,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
       await admin.register(openApiRoute, { settings, routes });
       await admin.register(tokensRoutes, { services });
       await admin.register(diagnosticsRoutes, { services });
+      if (services.admin.projects) await admin.register(projectsRoutes, { services, projects: services.admin.projects });
       if (metrics && settings.metrics.port === undefined) await admin.register(metricsRoutes, { services, metrics });
     },
     { prefix: settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot },

@@ -242,6 +242,11 @@ export interface Storage {
   readonly loginFailures: LoginFailures;
   /** Where the credentials are kept, when that is a file a user can remove (the file backend's path). */
   readonly credentialsFile?: string;
+  /**
+   * Points the flows and credentials at another pair of files (the active project's), the file
+   * backend only: the next read loads them. Without `paths`, back to the settings' flowFile.
+   */
+  useFlowFiles?(paths?: { flows: string; creds: string }): Promise<void>;
   /** Prepares the backend (creates the user dir, repairs an interrupted save). Call once. */
   init(): Promise<void>;
   getFlows(): Promise<FlowsSnapshot>;

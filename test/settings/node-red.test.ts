@@ -64,7 +64,7 @@ describe("Node-RED's stock settings.js", () => {
     assert.deepEqual(unsupportedSettings({ lang: 'de' }), ['lang']);
     assert.deepEqual(unsupportedSettings({ lang: 'en-US' }), []);
     assert.deepEqual(unsupportedSettings({ telemetry: { enabled: true } }), ['telemetry.enabled']);
-    assert.deepEqual(unsupportedSettings({ editorTheme: { projects: { enabled: true } } }), ['editorTheme.projects.enabled']);
+    assert.deepEqual(unsupportedSettings({ editorTheme: { projects: { enabled: true } } }), []);
     // A custom logger is honoured; an entry without a handler is no logger, in Node-RED either.
     assert.deepEqual(unsupportedSettings({ logging: { console: { level: 'info', audit: false, metrics: false }, file: { level: 'info', handler: () => () => {} } } }), []);
     assert.deepEqual(unsupportedSettings({ logging: { file: { level: 'info' } } }), ['logging.file']);

@@ -12,6 +12,8 @@ import { commsApi, type CommsApi } from './comms.js';
 import { metricsApi, type MetricsApi } from './metrics.js';
 import { queuesApi, type QueuesApi } from './queues.js';
 import type { QueueService } from '../../queues/queue-service.js';
+import { projectsApi, type ProjectsApi } from './projects.js';
+import type { Projects } from '../../projects/projects.js';
 
 export type { Caller } from './caller.js';
 
@@ -32,13 +34,15 @@ export interface AdminApi {
   comms: CommsApi;
   metrics: MetricsApi;
   queues: QueuesApi;
+  /** Present when Projects are on (editorTheme.projects.enabled). */
+  projects?: ProjectsApi;
 }
 
 /**
  * The admin API over a runtime; `checkFlows` is the deploy body's check, applied to single-flow
- * edits too; `queues` the queue nodes' durable queues.
+ * edits too; `queues` the queue nodes' durable queues; `projects` when Projects are on.
  */
-export function adminApi(runtime: Runtime, checkFlows: FlowsCheck, queues: QueueService): AdminApi {
+export function adminApi(runtime: Runtime, checkFlows: FlowsCheck, queues: QueueService, projects?: Projects): AdminApi {
   return {
     flows: flowsApi(runtime, checkFlows),
     history: historyApi(runtime),
@@ -52,5 +56,6 @@ export function adminApi(runtime: Runtime, checkFlows: FlowsCheck, queues: Queue
     comms: commsApi(runtime),
     metrics: metricsApi(runtime, queues),
     queues: queuesApi(queues, runtime.log),
+    ...(projects ? { projects: projectsApi(runtime, projects) } : {}),
   };
 }

@@ -15,6 +15,11 @@ export interface DeployRequest {
   user?: string;
   ip?: string;
   reqId?: string;
+  /**
+   * For `reload`: runs once the nodes have stopped and before the stored flows are read (a project
+   * switch points storage and the credential key at the project's files here).
+   */
+  beforeRead?: () => Promise<void>;
 }
 
 export interface RollbackRequest {
@@ -45,7 +50,7 @@ export interface DeployPreview {
 export type DeployOutcome = 'success' | 'conflict' | 'rejected' | 'error';
 
 /** A finished deploy as the metrics see it: the rev and running node count after it. */
-export type DeployObserver = (done: { type: string; outcome: DeployOutcome; seconds: number; rev: string; nodes: number }) => void;
+export type DeployObserver = (done: { type: string; outcome: DeployOutcome; seconds: number; rev: string; nodes: number; user?: string }) => void;
 
 export interface DeployResult {
   rev: string;

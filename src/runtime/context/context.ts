@@ -130,6 +130,14 @@ export class ContextManager {
     );
   }
 
+  /** Drops every value of every store, global ones included (a project switch with clearContext). */
+  async clearAll(): Promise<void> {
+    await Promise.all([...this.uniqueStores()].map(async (store) => {
+      await store.clean([]);
+      await store.delete(GLOBAL_SCOPE);
+    }));
+  }
+
   /** Persists and closes every store: the last values written before a stop survive it. */
   async close(): Promise<void> {
     this.contexts.clear();

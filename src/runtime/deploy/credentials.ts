@@ -18,6 +18,8 @@ export interface RuntimeCredentialsDeps {
   /** The deploy queue: a node's credential change is saved in it, never between a deploy's steps. */
   mutex: SerialQueue;
   state: RunState;
+  /** A key that replaces the settings' one while it returns one (the active project's). */
+  keyOverride?: () => CredentialKey | undefined;
 }
 
 /**
@@ -34,9 +36,12 @@ export class RuntimeCredentials {
 
   constructor(private readonly deps: RuntimeCredentialsDeps) {}
 
-  /** Resolves the key (the settings' credentialSecret, else a generated one) and opens the store with it. */
+  /**
+   * Resolves the key (the override, else the settings' credentialSecret, else a generated one) and
+   * opens the store with it. Called again when a project switch changes the key.
+   */
   async open(): Promise<void> {
-    this.key = await resolveCredentialKey(this.deps.settings, this.deps.storage, this.deps.log, storedCredentialsName(this.deps.settings));
+    this.key = this.deps.keyOverride?.() ?? await resolveCredentialKey(this.deps.settings, this.deps.storage, this.deps.log, storedCredentialsName(this.deps.settings));
     this.store = new CredentialStore({
       key: this.key,
       definitionOf: this.deps.registry.getCredentialDefinition,

@@ -47,7 +47,7 @@ export class Deployer {
 
   /** Applies a deploy. Resolves after the new configuration is saved and its nodes have started. */
   deploy(req: DeployRequest): Promise<DeployResult> {
-    return this.exclusive(req.type, async () => {
+    return this.exclusive(req, async () => {
       if (req.type === 'reload') return this.reload(req);
       this.checkRev(req.rev);
       try {
@@ -73,7 +73,7 @@ export class Deployer {
   }
 
   /** Runs a deploy inside the deploy lock, timing it and reporting its outcome. */
-  private exclusive(type: string, run: () => Promise<DeployResult>): Promise<DeployResult> {
+  private exclusive({ type, user }: { type: string; user?: string }, run: () => Promise<DeployResult>): Promise<DeployResult> {
     return this.active.exclusive(async () => {
       const started = performance.now();
       this.deployStarted = Date.now();
@@ -88,7 +88,7 @@ export class Deployer {
       } finally {
         this.deployStarted = undefined;
         const seconds = (performance.now() - started) / 1000;
-        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.state.active.rev, nodes: this.deps.nodes.size });
+        for (const observer of this.deployObservers) observer({ type, outcome, seconds, rev: this.state.active.rev, nodes: this.deps.nodes.size, user });
       }
     });
   }
@@ -98,7 +98,7 @@ export class Deployer {
    * cannot slip in between reading and writing (the single-flow API edits one tab this way).
    */
   editFlows(change: (flows: FlowNodeConfig[]) => FlowNodeConfig[], req: Omit<DeployRequest, 'flows' | 'rev'>): Promise<DeployResult> {
-    return this.exclusive(req.type, async () => {
+    return this.exclusive(req, async () => {
       const flows = change(structuredClone(this.state.active.flows));
       return this.replace({ ...req, flows }, this.credentials.store.plan(flows), { action: 'deploy' });
     });
@@ -106,7 +106,7 @@ export class Deployer {
 
   /** Deploys a kept revision (flows and its credentials) as a new revision. */
   rollback(req: RollbackRequest): Promise<DeployResult> {
-    return this.exclusive(req.type, async () => {
+    return this.exclusive(req, async () => {
       this.checkRev(req.expectedRev);
       const target = await this.storage.getRevision({ rev: req.rev });
       if (target === undefined) throw new RunnelError('not_found', `No kept revision has rev ${req.rev}`);
@@ -174,6 +174,7 @@ export class Deployer {
   private async reload(req: DeployRequest): Promise<DeployResult> {
     const old = this.state.active;
     const { stopped, started: restarted } = await this.active.reload(async () => {
+      await req.beforeRead?.();
       const stored = await this.readStored();
       await this.storage.recordRevision({ action: 'reload', type: 'reload', ...this.revisionMeta(req, old.flows, stored.flows) });
       return stored;

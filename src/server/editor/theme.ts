@@ -78,7 +78,10 @@ export function buildTheme(editorTheme: unknown, baseDir: string): Theme {
   }
   // The editor reads palette.categories.order; Node-RED accepts a plain list and wraps it.
   if (isObject(theme.palette) && Array.isArray(theme.palette.categories)) settings.palette = { ...theme.palette, categories: { order: theme.palette.categories } };
-  // Projects need a git-backed storage Runnel does not have: the editor must not offer them.
-  settings.projects = { ...(isObject(theme.projects) ? theme.projects : {}), enabled: false };
+  // Node-RED's: the editor offers Projects only when they are switched on, manual commits by default.
+  const projects = isObject(theme.projects) ? theme.projects : {};
+  settings.projects = projects.enabled === true
+    ? { ...projects, workflow: { mode: isObject(projects.workflow) && projects.workflow.mode === 'auto' ? 'auto' : 'manual' } }
+    : { ...projects, enabled: false };
   return { context, settings, codeEditor, files };
 }

@@ -43,11 +43,11 @@ export function createFileStorage(settings: Settings, log: Logger): Storage {
 
 class FileStorage implements Storage {
   readonly loginFailures = new MemoryLoginFailures();
-  readonly credentialsFile: string;
   readonly queues: FileQueueStore;
   private readonly queue = new SerialQueue();
   private readonly userDir: string;
-  private readonly paths: PairPaths;
+  private readonly defaultPaths: PairPaths;
+  private paths: PairPaths;
   private readonly sessionsFile: string;
   private readonly runtimeFile: string;
   /** Node-RED's file for the editor's per-user settings, so a user dir moves between the two. */
@@ -61,8 +61,8 @@ class FileStorage implements Storage {
   constructor(settings: Settings, private readonly log: Logger) {
     this.userDir = settings.userDir;
     const flows = path.resolve(settings.userDir, settings.flowFile);
-    this.paths = { flows, creds: credentialsPathFor(flows) };
-    this.credentialsFile = this.paths.creds;
+    this.defaultPaths = { flows, creds: credentialsPathFor(flows) };
+    this.paths = this.defaultPaths;
     this.sessionsFile = path.join(settings.userDir, '.sessions.json');
     this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');
     this.usersFile = path.join(settings.userDir, '.config.users.json');
@@ -70,6 +70,19 @@ class FileStorage implements Storage {
     this.pretty = settings.flowFilePretty;
     this.history = new FileHistory(path.join(settings.userDir, '.history'), settings.flowHistory.max, log);
     this.queues = new FileQueueStore(path.join(settings.userDir, '.queues'));
+  }
+
+  get credentialsFile(): string {
+    return this.paths.creds;
+  }
+
+  useFlowFiles(paths?: PairPaths): Promise<void> {
+    this.assertOpen();
+    return this.queue.run(async () => {
+      this.paths = paths ?? this.defaultPaths;
+      this.state = undefined;
+      await mkdir(path.dirname(this.paths.flows), { recursive: true });
+    });
   }
 
   async init(): Promise<void> {

@@ -1,0 +1,33 @@
+import { SettingsError, type Settings } from '../settings/settings.js';
+import type { Storage } from '../storage/contract.js';
+import type { CredentialKey } from '../credentials/key.js';
+import { Projects } from './projects.js';
+
+/** Projects are on when the editor theme asks for them, as in Node-RED. */
+function projectsEnabled(settings: Pick<Settings, 'editorTheme'>): boolean {
+  const projects = settings.editorTheme.projects as { enabled?: unknown } | undefined;
+  return projects?.enabled === true;
+}
+
+/**
+ * Opens the projects folder when Projects are on and points storage at the active project's files
+ * before anything reads the flows. A shared database has no working copy on every instance, so
+ * Projects stay with the file backend.
+ */
+export async function openProjects(settings: Settings, storage: Storage): Promise<Projects | undefined> {
+  if (!projectsEnabled(settings)) return undefined;
+  if (storage.useFlowFiles === undefined) throw new SettingsError('editorTheme.projects.enabled needs the file storage: Projects keep each project as a git working copy in the user dir');
+  const path = (settings.editorTheme.projects as { path?: unknown }).path;
+  const projects = new Projects(settings.userDir, typeof path === 'string' ? path : undefined);
+  await projects.init();
+  const paths = await projects.flowPaths();
+  if (paths !== undefined) await storage.useFlowFiles(paths);
+  return projects;
+}
+
+/** The active project's key (Node-RED's: its credentialSecret, or none for credentials in clear); undefined without one. */
+export function projectKey(projects: Projects): CredentialKey | undefined {
+  if (projects.active === undefined) return undefined;
+  const secret = projects.activeSecret();
+  return secret === false ? { type: 'disabled', secret: undefined, legacySecrets: [] } : { type: 'user', secret, legacySecrets: [] };
+}

@@ -1,0 +1,178 @@
+import type { Runtime } from '../runtime.js';
+import { RunnelError } from '../../base/errors.js';
+import type { Projects, ProjectChange, ProjectInfo, NewProject } from '../../projects/projects.js';
+import type { GitUser, RepoStatus, Repository } from '../../projects/repository.js';
+import type { Branch, Commit, FileEntry } from '../../projects/git-parse.js';
+import type { Caller } from './caller.js';
+
+export type { ProjectInfo };
+
+/**
+ * Node-RED's Projects (editorTheme.projects.enabled): /projects and its sub-routes, with Node-RED's
+ * request and answer shapes. Every operation but listing, creating and describing works on the
+ * active project only, as Node-RED's do; changing the active project, pulling, reverting or
+ * switching branches deploys the project's flows (a reload). Changes are audited.
+ */
+export interface ProjectsApi {
+  list(): Promise<{ projects: string[]; active?: string }>;
+  /** Creates an empty project and makes it the active one. */
+  create(project: NewProject, caller: Caller): Promise<ProjectInfo>;
+  get(name: string): Promise<ProjectInfo>;
+  /** Opens a project: its flows are deployed, context values dropped with `clearContext`. */
+  activate(name: string, clearContext: boolean, caller: Caller): Promise<{ projects: string[]; active?: string }>;
+  update(name: string, change: ProjectChange, caller: Caller): Promise<ProjectInfo>;
+  remove(name: string, caller: Caller): Promise<void>;
+  status(name: string): Promise<RepoStatus>;
+  files(name: string): Promise<Record<string, FileEntry>>;
+  /** A file in a commit, the index (`index`) or the working copy (`_`). */
+  file(name: string, treeish: string, file: string): Promise<string>;
+  revert(name: string, file: string, caller: Caller): Promise<void>;
+  stage(name: string, files: string[]): Promise<RepoStatus>;
+  /** Unstages one file, or all when `file` is undefined. */
+  unstage(name: string, file: string | undefined): Promise<RepoStatus>;
+  commit(name: string, message: unknown, caller: Caller): Promise<RepoStatus>;
+  diff(name: string, type: string, file: string): Promise<string>;
+  commits(name: string, limit: number, before?: string): Promise<{ count: number; commits: Commit[]; before?: string; total: number }>;
+  /** One commit as `git show` prints it. */
+  show(name: string, sha: string): Promise<string>;
+  branches(name: string): Promise<{ branches: Branch[] }>;
+  /** Checks out a branch (creating it with `create`) and deploys its flows. */
+  setBranch(name: string, branch: unknown, create: boolean, caller: Caller): Promise<{ branches: Branch[] }>;
+  deleteBranch(name: string, branch: string, force: boolean, caller: Caller): Promise<void>;
+  abortMerge(name: string, caller: Caller): Promise<void>;
+}
+
+export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
+  const { storage, log } = runtime;
+  const userOf = (caller: Caller) => caller.user ?? '_';
+  const gitSettings = async (caller: Caller) => {
+    const git = (await storage.getUserSettings(userOf(caller))).git;
+    return typeof git === 'object' && git !== null ? (git as { user?: GitUser; workflow?: { mode?: unknown } }) : {};
+  };
+  const active = async (name: string): Promise<Repository> => {
+    const repo = await projects.repository(name);
+    if (projects.active !== name) throw new RunnelError('project_not_active', `${name} is not the active project: open it first`);
+    return repo;
+  };
+  const audit = (event: string, caller: Caller, extra: Record<string, unknown> = {}) =>
+    log.audit({ event: `projects.${event}`, user: caller.user, ip: caller.ip, reqId: caller.reqId, ...extra }, event);
+  const list = async () => ({ projects: await projects.list(), ...(projects.active === undefined ? {} : { active: projects.active }) });
+
+  /** Deploys the flows of the active project (or of `opening`, which becomes the active one), then tells the editors. */
+  const reload = async (action: string, clearContext: boolean, caller: Caller, opening?: string) => {
+    const paths = await projects.flowPaths(opening ?? projects.active);
+    if (paths === undefined) throw new RunnelError('missing_flow_file', 'The project\'s package.json names no flow file');
+    await runtime.reopen(async () => {
+      if (opening !== undefined) await projects.setActive(opening);
+      await storage.useFlowFiles?.(paths);
+    }, clearContext, caller);
+    runtime.events.emit('runtime-event', { id: 'project-update', payload: { project: projects.active, action } });
+  };
+
+  const switchTo = async (name: string, clearContext: boolean, caller: Caller) => {
+    await projects.repository(name);
+    await reload('loaded', clearContext, caller, name);
+  };
+
+  const workflowAuto = async (caller: Caller) => {
+    const own = (await gitSettings(caller)).workflow?.mode;
+    const theme = runtime.settings.editorTheme.projects as { workflow?: { mode?: unknown } } | undefined;
+    return (own ?? theme?.workflow?.mode) === 'auto';
+  };
+
+  // workflow.mode "auto": every deploy is committed, as Node-RED does in saveFlows.
+  runtime.observeDeploys(({ type, outcome, user }) => {
+    if (outcome !== 'success' || type === 'reload' || projects.active === undefined) return;
+    const caller = { user };
+    void projects.exclusive(async () => {
+      if (!(await workflowAuto(caller))) return;
+      const paths = await projects.flowPaths();
+      const repo = await projects.repository(projects.active);
+      if (paths === undefined || (await repo.isMerging())) return;
+      const files = [paths.flows, paths.creds].map((f) => f.slice(repo.dir.length + 1));
+      await repo.stage(files);
+      const status = await repo.status();
+      if (!files.some((f) => /^[MA]/.test(status.files[f]?.status ?? ''))) return;
+      await repo.commit('Update flow files', (await gitSettings(caller)).user);
+    }).catch((err: unknown) => log.error({ err, project: projects.active }, 'Committing the deployed flows failed'));
+  });
+
+  return {
+    list,
+    create: (project, caller) => projects.exclusive(async () => {
+      const name = await projects.create(project, (await gitSettings(caller)).user);
+      audit('create', caller, { name });
+      await switchTo(name, false, caller);
+      return projects.describe(name);
+    }),
+    get: (name) => projects.describe(name),
+    activate: (name, clearContext, caller) => projects.exclusive(async () => {
+      if (projects.active !== name) {
+        audit('set', caller, { id: name });
+        await switchTo(name, clearContext, caller);
+      }
+      return list();
+    }),
+    update: (name, change, caller) => projects.exclusive(async () => {
+      const repo = await active(name);
+      const result = await projects.update(name, change);
+      audit('update', caller, { id: name });
+      if (result.changedFiles.length > 0 && (await workflowAuto(caller))) {
+        await repo.stage(result.changedFiles);
+        await repo.commit(`Update ${result.changedFiles.join(', ')}`, (await gitSettings(caller)).user);
+      }
+      if (result.flowFilesChanged || result.secretChanged) await reload('updated', false, caller);
+      return projects.describe(name);
+    }),
+    remove: (name, caller) => projects.exclusive(async () => {
+      await projects.remove(name);
+      audit('delete', caller, { id: name });
+    }),
+    status: async (name) => (await active(name)).status(),
+    files: async (name) => (await (await active(name)).status()).files,
+    file: async (name, treeish, file) => (await active(name)).file(file, treeish),
+    revert: (name, file, caller) => projects.exclusive(async () => {
+      await (await active(name)).revert(file);
+      audit('revert', caller, { id: name, file });
+      await reload('revert', false, caller);
+    }),
+    stage: (name, files) => projects.exclusive(async () => {
+      const repo = await active(name);
+      await repo.stage(files);
+      return repo.status();
+    }),
+    unstage: (name, file) => projects.exclusive(async () => {
+      const repo = await active(name);
+      await repo.unstage(file);
+      return repo.status();
+    }),
+    commit: (name, message, caller) => projects.exclusive(async () => {
+      const repo = await active(name);
+      const merging = await repo.isMerging();
+      await repo.commit(message, (await gitSettings(caller)).user);
+      audit('commit', caller, { id: name });
+      if (merging) await reload('merge-complete', false, caller);
+      return repo.status();
+    }),
+    diff: async (name, type, file) => (await active(name)).diff(file, type),
+    commits: async (name, limit, before) => (await active(name)).commits(limit, before),
+    show: async (name, sha) => (await active(name)).show(sha),
+    branches: async (name) => (await active(name)).branches(false),
+    setBranch: (name, branch, create, caller) => projects.exclusive(async () => {
+      const repo = await active(name);
+      await repo.checkout(branch, create);
+      audit('branch', caller, { id: name, branch });
+      await reload('change-branch', false, caller);
+      return repo.branches(false);
+    }),
+    deleteBranch: (name, branch, force, caller) => projects.exclusive(async () => {
+      await (await active(name)).deleteBranch(branch, force);
+      audit('branch.delete', caller, { id: name, branch });
+    }),
+    abortMerge: (name, caller) => projects.exclusive(async () => {
+      await (await active(name)).abortMerge();
+      audit('merge.abort', caller, { id: name });
+      await reload('merge-abort', false, caller);
+    }),
+  };
+}
