@@ -46,7 +46,8 @@ const CLASSIFY: Array<[RegExp, ErrorCode, 'out' | 'err']> = [
   [/Repository not found|repository '.*' does not exist|returned error: 404/i, 'git_repository_not_found', 'err'],
   [/refusing to merge unrelated histories/i, 'git_pull_unrelated_history', 'err'],
   [/Please tell me who you are|empty ident name|name consists only of disallowed characters/i, 'git_missing_user', 'err'],
-  [/non-fast-forward|\[rejected\]|fetch first/i, 'git_push_failed', 'err'],
+  // `push --porcelain` reports a rejected ref on stdout, a line starting with "!".
+  [/^!.*(\[rejected\]|non-fast-forward|fetch first)/m, 'git_push_failed', 'out'],
 ];
 
 function gitError(stdout: string, stderr: string): RunnelError {

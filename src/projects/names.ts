@@ -36,3 +36,26 @@ export function checkRef(value: unknown, what: string): string {
   }
   return value;
 }
+
+/**
+ * A revision the editor reads a file at: a ref as above, optionally followed by `~n` or `^n`
+ * (`sha~1`), or a merge stage `:0` to `:3` (index, common ancestor, ours, theirs).
+ */
+export function checkTreeish(value: unknown): string {
+  if (typeof value === 'string' && /^:[0-3]$/.test(value)) return value;
+  const m = typeof value === 'string' ? /^(.*?)((?:[~^]\d{0,4})*)$/.exec(value) : null;
+  if (!m) throw new RunnelError('git_invalid_argument', 'The revision is not a valid git name');
+  return checkRef(m[1], 'The revision') + m[2];
+}
+
+/** Remote URLs git may use here: file://, http(s)://, ssh:// and scp-like user@host:path. */
+const REMOTE_URL = /^(file:\/\/|https?:\/\/|ssh:\/\/|git:\/\/)\S+$|^[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:\S+$/i;
+
+export function checkRemoteUrl(value: unknown): string {
+  if (typeof value !== 'string' || !REMOTE_URL.test(value)) {
+    throw new RunnelError('git_invalid_argument', 'A remote URL starts with file://, http(s)://, ssh:// or is user@host:path');
+  }
+  // Node-RED's rule: a password in the URL would be stored in .git/config in clear.
+  if (/^https?:\/\/[^/]*@/i.test(value)) throw new RunnelError('git_invalid_argument', 'Give the user name and password apart from the URL, not inside it');
+  return value;
+}

@@ -117,8 +117,13 @@ export class Projects {
       await rm(dir, { recursive: true, force: true });
       throw err;
     }
-    await this.config.setProject(name, secretEntry(req.credentialSecret));
+    await this.setSecret(name, req.credentialSecret);
     return name;
+  }
+
+  /** A project's credential secret: a string, or false / "" / undefined for credentials in clear. */
+  setSecret(name: string, secret: unknown): Promise<void> {
+    return this.config.setProject(name, secretEntry(secret));
   }
 
   async remove(name: string): Promise<void> {

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { RunnelError } from '../base/errors.js';
 import { git } from './git.js';
-import { checkProjectFile, checkRef } from './names.js';
+import { checkProjectFile, checkRef, checkTreeish } from './names.js';
 import {
   LOG_FORMAT, applyStatus, parseBranches, parseFileList, parseLog, parseRemotes,
   type Branch, type Commit, type FileEntry, type StatusBranches, type StatusCommits,
@@ -58,7 +58,7 @@ export class Repository {
     }
   }
 
-  /** A file as it is in a commit, in the index (`treeish` `_` is the working copy, as Node-RED has it). */
+  /** A file as it is in a commit or merge stage (`:0` the index); `treeish` `_` is the working copy, as Node-RED has it. */
   async file(file: string, treeish: string): Promise<string> {
     const rel = checkProjectFile(this.dir, file);
     if (treeish === '_') {
@@ -66,8 +66,7 @@ export class Repository {
         throw new RunnelError('not_found', `${rel} is not in the working copy`);
       });
     }
-    const ref = treeish === 'index' ? '' : checkRef(treeish, 'The commit');
-    return (await this.run(['show', `${ref}:${rel}`])).stdout;
+    return (await this.run(['show', `${checkTreeish(treeish)}:${rel}`])).stdout;
   }
 
   async stage(files: string[]): Promise<void> {
@@ -147,7 +146,7 @@ export class Repository {
 }
 
 /** `-c user.name=… -c user.email=…` when the editor user set both, else git's own configuration. */
-function identity(user: GitUser | undefined): string[] {
+export function identity(user: GitUser | undefined): string[] {
   const { name, email } = user ?? {};
   if (typeof name !== 'string' || typeof email !== 'string' || name === '' || email === '') return [];
   if (/[\0-\x1f\x7f]/.test(name + email)) throw new RunnelError('git_invalid_argument', 'The git user name and e-mail have no control characters');

@@ -20,7 +20,7 @@ const idParams = { type: 'object', required: ['id'], properties: { id: { type: '
 const pathParams = { type: 'object', required: ['id', '*'], properties: { id: { type: 'string' }, '*': { type: 'string' } } } as const;
 const textBody = (key: string) => ({ type: 'object', required: [key], properties: { [key]: { type: 'string' } } });
 
-type Req = FastifyRequest<{ Params: { id: string; '*'?: string; treeish?: string; type?: string; sha?: string; branch?: string }; Body: Record<string, unknown> | undefined; Querystring: Record<string, string | undefined> }>;
+type Req = FastifyRequest<{ Params: { id: string; '*'?: string; treeish?: string; type?: string; sha?: string; branch?: string; remote?: string }; Body: Record<string, unknown> | undefined; Querystring: Record<string, string | undefined> }>;
 
 export const projectsRoutes: FastifyPluginAsync<{ services: Services; projects: ProjectsApi }> = async (app, { services, projects }) => {
   const read = needsPermission(services.auth, 'projects.read');
@@ -47,10 +47,13 @@ export const projectsRoutes: FastifyPluginAsync<{ services: Services; projects: 
   });
   change('DELETE', '/projects/:id', { ...noContent('Deletes a project that is not the active one'), params: idParams }, (r, reply) => done(reply, projects.remove(r.params.id, requester(r))));
 
-  get('/projects/:id/status', { ...ok('Files with their git status, commits ahead and behind, branches'), params: idParams }, (r) => projects.status(r.params.id));
+  get('/projects/:id/status', {
+    ...ok('Files with their git status, commits ahead and behind, branches (?remote=true fetches first)'), params: idParams,
+    querystring: { type: 'object', properties: { remote: { type: 'string' } } },
+  }, (r) => projects.status(r.params.id, r.query.remote === 'true', requester(r)));
   get('/projects/:id/files', { ...ok('Every file of the working copy'), params: idParams }, (r) => projects.files(r.params.id));
   get('/projects/:id/files/:treeish/*', {
-    ...ok('A file in a commit, the index (index) or the working copy (_)', textBody('content')),
+    ...ok('A file in a commit, a merge stage (:0 the index, :1 base, :2 ours, :3 theirs) or the working copy (_)', textBody('content')),
     params: { type: 'object', required: ['id', 'treeish', '*'], properties: { id: { type: 'string' }, treeish: { type: 'string' }, '*': { type: 'string' } } },
   }, async (r) => ({ content: await projects.file(r.params.id, r.params.treeish ?? '', r.params['*'] ?? '') }));
   change('DELETE', '/projects/:id/files/_/*', { ...noContent('Reverts a file to its last commit and deploys the flows'), params: pathParams }, (r, reply) => done(reply, projects.revert(r.params.id, r.params['*'] ?? '', requester(r))));
@@ -86,5 +89,32 @@ export const projectsRoutes: FastifyPluginAsync<{ services: Services; projects: 
     ...noContent('Deletes a local branch (?force=true when it is not merged)'),
     params: { type: 'object', required: ['id', 'branch'], properties: { id: { type: 'string' }, branch: { type: 'string' } } },
   }, (r, reply) => done(reply, projects.deleteBranch(r.params.id, r.params.branch ?? '', r.query.force === 'true', requester(r))));
+  get('/projects/:id/branches/remote', { ...ok('Fetches every remote, then lists the remote branches'), params: idParams }, (r) => projects.remoteBranches(r.params.id, requester(r)));
+  get('/projects/:id/branches/remote/*', { ...ok('How far HEAD is ahead of and behind a remote branch (…/origin/main/status)'), params: pathParams }, async (r) => {
+    const m = /^(.+)\/status$/.exec(r.params['*'] ?? '');
+    if (!m) throw new RunnelError('not_found', 'GET /projects/:id/branches/remote/<remote>/<branch>/status');
+    return projects.branchStatus(r.params.id, m[1]);
+  });
+
+  const remoteParams = { type: 'object', required: ['id', 'remote'], properties: { id: { type: 'string' }, remote: { type: 'string' } } } as const;
+  get('/projects/:id/remotes', { ...ok('The remotes with their fetch and push URLs'), params: idParams }, (r) => projects.remotes(r.params.id));
+  change('POST', '/projects/:id/remotes', {
+    ...ok('Adds a remote ({name, url}, with username and password for HTTPS)'), params: idParams,
+    body: { type: 'object', required: ['name', 'url'], properties: { name: { type: 'string' }, url: { type: 'string' }, username: { type: 'string' }, password: { type: 'string' } } },
+  }, (r) => projects.addRemote(r.params.id, body(r), requester(r)));
+  change('DELETE', '/projects/:id/remotes/:remote', { ...ok('Removes a remote'), params: remoteParams }, (r) => projects.removeRemote(r.params.id, r.params.remote ?? '', requester(r)));
+  change('PUT', '/projects/:id/remotes/:remote', { ...noContent('Sets the credentials for a remote ({auth: {username, password}}), kept in memory'), params: remoteParams, body: anyObject }, (r, reply) =>
+    done(reply, projects.updateRemote(r.params.id, r.params.remote ?? '', body(r).auth, requester(r))));
+
+  const pushQuery = { type: 'object', properties: { u: { type: 'string' } } } as const;
+  const pullQuery = { type: 'object', properties: { setUpstream: { type: 'string' }, allowUnrelatedHistories: { type: 'string' } } } as const;
+  for (const suffix of ['', '/*']) {
+    change('POST', `/projects/:id/push${suffix}`, { ...noContent('Pushes to a remote branch (origin/main), or the upstream; ?u=true tracks it'), params: suffix ? pathParams : idParams, querystring: pushQuery }, (r, reply) =>
+      done(reply, projects.push(r.params.id, r.params['*'] || undefined, r.query.u === 'true', requester(r))));
+    change('POST', `/projects/:id/pull${suffix}`, { ...noContent('Pulls a remote branch (or the upstream) and deploys the merged flows'), params: suffix ? pathParams : idParams, querystring: pullQuery }, (r, reply) =>
+      done(reply, projects.pull(r.params.id, r.params['*'] || undefined, r.query.setUpstream === 'true', r.query.allowUnrelatedHistories === 'true', requester(r))));
+  }
+  change('POST', '/projects/:id/resolve/*', { ...noContent('Resolves a conflicted file ({resolutions}: the text, or a choice per conflict) and stages it'), params: pathParams, body: anyObject }, (r, reply) =>
+    done(reply, projects.resolve(r.params.id, r.params['*'] ?? '', body(r).resolutions)));
   change('DELETE', '/projects/:id/merge', { ...noContent('Aborts a merge and deploys the flows as they were'), params: idParams }, (r, reply) => done(reply, projects.abortMerge(r.params.id, requester(r))));
 };

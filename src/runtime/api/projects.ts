@@ -3,6 +3,8 @@ import { RunnelError } from '../../base/errors.js';
 import type { Projects, ProjectChange, ProjectInfo, NewProject } from '../../projects/projects.js';
 import type { GitUser, RepoStatus, Repository } from '../../projects/repository.js';
 import type { Branch, Commit, FileEntry } from '../../projects/git-parse.js';
+import { RemoteAuth } from '../../projects/remote-auth.js';
+import { projectRemotesApi, type ProjectRemotesApi, type ProjectsContext, type RemoteSpec } from './project-remotes.js';
 import type { Caller } from './caller.js';
 
 export type { ProjectInfo };
@@ -13,18 +15,19 @@ export type { ProjectInfo };
  * active project only, as Node-RED's do; changing the active project, pulling, reverting or
  * switching branches deploys the project's flows (a reload). Changes are audited.
  */
-export interface ProjectsApi {
+export interface ProjectsApi extends Omit<ProjectRemotesApi, 'clone' | 'statusWithRemote'> {
   list(): Promise<{ projects: string[]; active?: string }>;
-  /** Creates an empty project and makes it the active one. */
-  create(project: NewProject, caller: Caller): Promise<ProjectInfo>;
+  /** Creates an empty project, or clones one (`git.remotes.origin`), and makes it the active one. */
+  create(project: NewProject & { git?: { remotes?: { origin?: RemoteSpec } } }, caller: Caller): Promise<ProjectInfo>;
   get(name: string): Promise<ProjectInfo>;
   /** Opens a project: its flows are deployed, context values dropped with `clearContext`. */
   activate(name: string, clearContext: boolean, caller: Caller): Promise<{ projects: string[]; active?: string }>;
   update(name: string, change: ProjectChange, caller: Caller): Promise<ProjectInfo>;
   remove(name: string, caller: Caller): Promise<void>;
-  status(name: string): Promise<RepoStatus>;
+  /** With `remote`, the upstream's remote is fetched first. */
+  status(name: string, remote: boolean, caller: Caller): Promise<RepoStatus>;
   files(name: string): Promise<Record<string, FileEntry>>;
-  /** A file in a commit, the index (`index`) or the working copy (`_`). */
+  /** A file in a commit, a merge stage (`:0` the index) or the working copy (`_`). */
   file(name: string, treeish: string, file: string): Promise<string>;
   revert(name: string, file: string, caller: Caller): Promise<void>;
   stage(name: string, files: string[]): Promise<RepoStatus>;
@@ -56,6 +59,15 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
   };
   const audit = (event: string, caller: Caller, extra: Record<string, unknown> = {}) =>
     log.audit({ event: `projects.${event}`, user: caller.user, ip: caller.ip, reqId: caller.reqId, ...extra }, event);
+  const ctx: ProjectsContext = {
+    projects,
+    auth: new RemoteAuth(),
+    active,
+    reload: (action, clearContext, caller, opening) => reload(action, clearContext, caller, opening),
+    gitUser: async (caller) => (await gitSettings(caller)).user,
+    audit,
+  };
+  const remoteOps = projectRemotesApi(ctx);
   const list = async () => ({ projects: await projects.list(), ...(projects.active === undefined ? {} : { active: projects.active }) });
 
   /** Deploys the flows of the active project (or of `opening`, which becomes the active one), then tells the editors. */
@@ -73,6 +85,13 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     await projects.repository(name);
     await reload('loaded', clearContext, caller, name);
   };
+
+  const createEmpty = (project: NewProject, caller: Caller) => projects.exclusive(async () => {
+    const name = await projects.create(project, (await gitSettings(caller)).user);
+    audit('create', caller, { name });
+    await switchTo(name, false, caller);
+    return projects.describe(name);
+  });
 
   const workflowAuto = async (caller: Caller) => {
     const own = (await gitSettings(caller)).workflow?.mode;
@@ -97,14 +116,15 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     }).catch((err: unknown) => log.error({ err, project: projects.active }, 'Committing the deployed flows failed'));
   });
 
+  const { clone, statusWithRemote, ...remoteRoutes } = remoteOps;
   return {
+    ...remoteRoutes,
     list,
-    create: (project, caller) => projects.exclusive(async () => {
-      const name = await projects.create(project, (await gitSettings(caller)).user);
-      audit('create', caller, { name });
-      await switchTo(name, false, caller);
-      return projects.describe(name);
-    }),
+    create: async (project, caller) => {
+      const origin = project.git?.remotes?.origin;
+      if (origin !== undefined) return projects.describe(await clone({ ...project, git: { remotes: { origin } } }, caller));
+      return createEmpty(project, caller);
+    },
     get: (name) => projects.describe(name),
     activate: (name, clearContext, caller) => projects.exclusive(async () => {
       if (projects.active !== name) {
@@ -128,7 +148,10 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
       await projects.remove(name);
       audit('delete', caller, { id: name });
     }),
-    status: async (name) => (await active(name)).status(),
+    status: async (name, remote, caller) => {
+      const status = await (await active(name)).status();
+      return remote ? statusWithRemote(name, status, caller) : status;
+    },
     files: async (name) => (await (await active(name)).status()).files,
     file: async (name, treeish, file) => (await active(name)).file(file, treeish),
     revert: (name, file, caller) => projects.exclusive(async () => {

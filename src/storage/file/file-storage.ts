@@ -53,7 +53,8 @@ class FileStorage implements Storage {
   /** Node-RED's file for the editor's per-user settings, so a user dir moves between the two. */
   private readonly usersFile: string;
   private readonly library: LibraryFiles;
-  private readonly pretty: boolean;
+  private readonly defaultPretty: boolean;
+  private pretty: boolean;
   private readonly history: FileHistory;
   private state: PairState | undefined;
   private closed = false;
@@ -67,6 +68,7 @@ class FileStorage implements Storage {
     this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');
     this.usersFile = path.join(settings.userDir, '.config.users.json');
     this.library = new LibraryFiles(settings.userDir);
+    this.defaultPretty = settings.flowFilePretty;
     this.pretty = settings.flowFilePretty;
     this.history = new FileHistory(path.join(settings.userDir, '.history'), settings.flowHistory.max, log);
     this.queues = new FileQueueStore(path.join(settings.userDir, '.queues'));
@@ -80,6 +82,8 @@ class FileStorage implements Storage {
     this.assertOpen();
     return this.queue.run(async () => {
       this.paths = paths ?? this.defaultPaths;
+      // A project's files are pretty-printed, as Node-RED writes them there: git merges them line by line.
+      this.pretty = paths !== undefined || this.defaultPretty;
       this.state = undefined;
       await mkdir(path.dirname(this.paths.flows), { recursive: true });
     });

@@ -1,0 +1,143 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
+
+/** Projects against a real remote: a bare repository over file://, made and inspected with Debian's git. */
+
+const GIT_USER = { git: { user: { name: 'Ada Tester', email: 'ada@example.test' } } };
+const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
+const inject = (name: string) => ({ id: 'n1', type: 'inject', z: 't1', name, wires: [] });
+
+function sh(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=Other', '-c', 'user.email=other@example.test', ...args], { cwd, encoding: 'utf8' });
+}
+
+describe('Projects: remotes over file://', () => {
+  let server: TestServer;
+  let scratch: string;
+  let bare: string;
+  let url: string;
+  const call = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
+  const flowName = async () => ((await call('flows')).body as Array<{ id: string; name?: string }>).find((n) => n.id === 'n1')?.name;
+
+  before(async () => {
+    scratch = await tempDir();
+    bare = path.join(scratch, 'remote.git');
+    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+    url = pathToFileURL(bare).href;
+    server = await startServer({ editorTheme: { projects: { enabled: true } } });
+    await call('settings/user', { method: 'POST', json: GIT_USER });
+    assert.equal((await call('projects', { method: 'POST', json: { name: 'one', files: { flow: 'flows.json' }, credentialSecret: 'shared-secret' } })).status, 200);
+    await deploy(server, [tab, inject('from one')]);
+    await call('projects/one/stage', { method: 'POST', json: { files: ['flows.json', 'flows_cred.json'] } });
+    await call('projects/one/commit', { method: 'POST', json: { message: 'Flows from one' } });
+  });
+  after(async () => {
+    await server.dispose();
+    await removeDir(scratch);
+  });
+
+  it('adds a remote and pushes to it, tracking the branch', async () => {
+    const added = await call('projects/one/remotes', { method: 'POST', json: { name: 'origin', url } });
+    assert.equal(added.status, 200, added.text);
+    assert.deepEqual(added.body.remotes, [{ name: 'origin', fetch: url, push: url }]);
+    const pushed = await call('projects/one/push/origin/main?u=true', { method: 'POST' });
+    assert.equal(pushed.status, 204, pushed.text);
+    assert.match(sh(bare, 'log', '--format=%s', 'main'), /^Flows from one\nCreate project\n$/);
+    const status = await call('projects/one/status?remote=true');
+    assert.equal(status.body.branches.remote, 'origin/main');
+    assert.deepEqual([status.body.commits.ahead, status.body.commits.behind], [0, 0]);
+    const remoteBranches = await call('projects/one/branches/remote');
+    assert.deepEqual(remoteBranches.body.branches.map((b: { name: string }) => b.name), ['origin/main']);
+  });
+
+  it('clones the remote as a new project and deploys its flows', async () => {
+    const cloned = await call('projects', { method: 'POST', json: { name: 'two', credentialSecret: 'shared-secret', git: { remotes: { origin: { url } } } } });
+    assert.equal(cloned.status, 200, cloned.text);
+    assert.equal(cloned.body.files.flow, 'flows.json');
+    assert.deepEqual((await call('projects')).body, { projects: ['one', 'two'], active: 'two' });
+    assert.equal(await flowName(), 'from one');
+  });
+
+  it('pulls what another project pushed and deploys it', async () => {
+    await deploy(server, [tab, inject('from two')]);
+    await call('projects/two/stage', { method: 'POST', json: { files: ['flows.json', 'flows_cred.json'] } });
+    await call('projects/two/commit', { method: 'POST', json: { message: 'Flows from two' } });
+    assert.equal((await call('projects/two/push', { method: 'POST' })).status, 204);
+
+    await call('projects/one', { method: 'PUT', json: { active: true } });
+    assert.equal(await flowName(), 'from one');
+    const behind = await call('projects/one/status?remote=true');
+    assert.equal(behind.body.commits.behind, 1);
+    assert.deepEqual((await call('projects/one/branches/remote/origin/main/status')).body, { commits: { ahead: 0, behind: 1 } });
+    const pulled = await call('projects/one/pull', { method: 'POST' });
+    assert.equal(pulled.status, 204, pulled.text);
+    assert.equal(await flowName(), 'from two');
+  });
+
+  it('refuses a push that is not a fast-forward with git_push_failed', async () => {
+    const other = path.join(scratch, 'other');
+    sh(scratch, 'clone', '-q', bare, other);
+    await writeFile(path.join(other, 'NOTES.md'), 'elsewhere\n');
+    sh(other, 'add', 'NOTES.md');
+    sh(other, 'commit', '-q', '-m', 'Elsewhere');
+    sh(other, 'push', '-q', 'origin', 'main');
+
+    await call('projects/one', { method: 'PUT', json: { description: 'Local change' } });
+    await call('projects/one/stage/README.md', { method: 'POST' });
+    await call('projects/one/commit', { method: 'POST', json: { message: 'Local README' } });
+    const refused = await call('projects/one/push', { method: 'POST' });
+    assert.deepEqual([refused.status, refused.body.code], [400, 'git_push_failed']);
+    assert.equal(sh(bare, 'log', '-1', '--format=%s', 'main').trim(), 'Elsewhere');
+  });
+
+  it('reports a merge conflict, shows both sides, and completes the merge after resolve and commit', async () => {
+    const other = path.join(scratch, 'other');
+    const flows = JSON.parse(await readFile(path.join(other, 'flows.json'), 'utf8')) as Array<{ id: string; name?: string }>;
+    flows.find((n) => n.id === 'n1')!.name = 'theirs';
+    sh(other, 'pull', '-q', '--no-rebase', 'origin', 'main');
+    await writeFile(path.join(other, 'flows.json'), JSON.stringify(flows, null, 4));
+    sh(other, 'commit', '-q', '-am', 'Theirs');
+    sh(other, 'push', '-q', 'origin', 'main');
+    await deploy(server, [tab, inject('ours')]);
+    await call('projects/one/stage/flows.json', { method: 'POST' });
+    await call('projects/one/commit', { method: 'POST', json: { message: 'Ours' } });
+
+    const conflict = await call('projects/one/pull', { method: 'POST' });
+    assert.deepEqual([conflict.status, conflict.body.code], [400, 'git_pull_merge_conflict'], conflict.text);
+    assert.equal(await flowName(), 'ours', 'the running flows are untouched');
+    const status = await call('projects/one/status');
+    assert.equal(status.body.merging, true);
+    assert.equal(status.body.files['flows.json'].status, 'UU');
+    assert.match((await call('projects/one/files/:2/flows.json')).body.content, /"ours"/);
+    const theirs = (await call('projects/one/files/:3/flows.json')).body.content as string;
+    assert.match(theirs, /"theirs"/);
+
+    const resolved = await call('projects/one/resolve/flows.json', { method: 'POST', json: { resolutions: theirs } });
+    assert.equal(resolved.status, 204, resolved.text);
+    const merged = await call('projects/one/commit', { method: 'POST', json: { message: 'Merge theirs' } });
+    assert.equal(merged.status, 200, merged.text);
+    assert.equal(merged.body.merging, undefined);
+    assert.equal(await flowName(), 'theirs');
+    assert.equal((await call('projects/one/push', { method: 'POST' })).status, 204);
+  });
+
+  it('answers Node-RED\'s codes for a remote that is not a repository and for bad remote names and URLs', async () => {
+    const missing = await call('projects', { method: 'POST', json: { name: 'three', git: { remotes: { origin: { url: pathToFileURL(path.join(scratch, 'nothing')).href } } } } });
+    assert.equal(missing.status, 400);
+    assert.ok(['git_not_a_repository', 'git_repository_not_found'].includes(missing.body.code), missing.text);
+    assert.deepEqual((await call('projects')).body.projects, ['one', 'two'], 'a failed clone leaves no project behind');
+    for (const remote of [{ name: '-x', url }, { name: 'ok', url: '--upload-pack=touch /tmp/x' }, { name: 'ok', url: 'https://user:pw@example.test/r.git' }]) {
+      const res = await call('projects/one/remotes', { method: 'POST', json: remote });
+      assert.deepEqual([res.status, res.body.code], [400, 'git_invalid_argument'], JSON.stringify(remote));
+    }
+    const dup = await call('projects/one/remotes', { method: 'POST', json: { name: 'origin', url } });
+    assert.deepEqual([dup.status, dup.body.code], [400, 'git_remote_already_exists']);
+  });
+});
