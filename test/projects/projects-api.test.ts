@@ -233,3 +233,26 @@ function nodeRedEncrypt(creds: unknown, secret: string): { $: string } {
 function globalContext(server: TestServer) {
   return server.instance.runtime.context.getGlobalContext();
 }
+
+describe('Projects: the first project takes the running flows', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer(PROJECTS_ON);
+  });
+  after(() => server.dispose());
+
+  it('migrates the flows and their credentials into the project with migrateFiles, as the editor\'s welcome asks', async () => {
+    const call = api(server);
+    await call('settings/user', { method: 'POST', json: GIT_USER });
+    const flows = [tab, { id: 'h1', type: 'http request', z: 't1', name: 'kept', method: 'GET', url: 'http://127.0.0.1:1/', authType: 'basic', wires: [] }];
+    assert.equal((await call('flows', { method: 'POST', json: { flows, credentials: { h1: { user: 'bob', password: 'pw' } } }, headers: { 'Node-RED-API-Version': 'v2' } })).status, 200);
+    const created = await call('projects', { method: 'POST', json: { name: 'first', files: { flow: 'flows.json', credentials: 'flows_cred.json' }, migrateFiles: true, credentialSecret: 'first-secret' } });
+    assert.equal(created.status, 200, created.text);
+    assert.equal((await call('flows')).body.find((n: { id: string }) => n.id === 'h1').name, 'kept');
+    assert.equal((await call('credentials/http-request/h1')).body.user, 'bob');
+    const commits = await call('projects/first/commits');
+    assert.deepEqual(commits.body.commits.map((c: { subject: string }) => c.subject), ['Migrate the flows into the project', 'Create project']);
+    const committed = JSON.parse((await call(`projects/first/files/${commits.body.commits[0].sha}/flows.json`)).body.content);
+    assert.equal(committed.find((n: { id: string }) => n.id === 'h1').name, 'kept');
+  });
+});

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Runtime } from '../runtime.js';
 import { RunnelError } from '../../base/errors.js';
 import type { Projects, ProjectChange, ProjectInfo, NewProject } from '../../projects/projects.js';
@@ -86,12 +87,30 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     await reload('loaded', clearContext, caller, name);
   };
 
-  const createEmpty = (project: NewProject, caller: Caller) => projects.exclusive(async () => {
-    const name = await projects.create(project, (await gitSettings(caller)).user);
+  const createEmpty = (project: NewProject & { migrateFiles?: unknown }, caller: Caller) => projects.exclusive(async () => {
+    // The editor's first project takes the flows running now (Node-RED's migrateFiles), credentials included.
+    const migrated = project.migrateFiles === true && projects.active === undefined ? runningConfig() : undefined;
+    const user = (await gitSettings(caller)).user;
+    const name = await projects.create(project, user);
     audit('create', caller, { name });
     await switchTo(name, false, caller);
+    if (migrated !== undefined && migrated.flows.length > 0) {
+      await runtime.deploy({ ...migrated, type: 'full', ...caller });
+      const paths = await projects.flowPaths();
+      const repo = await projects.repository(name);
+      if (paths !== undefined) await repo.stage([paths.flows, paths.creds].map((f) => path.relative(repo.dir, f)));
+      await repo.commit('Migrate the flows into the project', user);
+    }
     return projects.describe(name);
   });
+  const runningConfig = () => {
+    const flows = structuredClone(runtime.getFlows().flows);
+    const credentials = Object.fromEntries(flows.flatMap((n) => {
+      const c = runtime.credentials.get(n.id);
+      return c === undefined ? [] : [[n.id, c]];
+    }));
+    return { flows, credentials };
+  };
 
   const workflowAuto = async (caller: Caller) => {
     const own = (await gitSettings(caller)).workflow?.mode;
@@ -108,7 +127,7 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
       const paths = await projects.flowPaths();
       const repo = await projects.repository(projects.active);
       if (paths === undefined || (await repo.isMerging())) return;
-      const files = [paths.flows, paths.creds].map((f) => f.slice(repo.dir.length + 1));
+      const files = [paths.flows, paths.creds].map((f) => path.relative(repo.dir, f));
       await repo.stage(files);
       const status = await repo.status();
       if (!files.some((f) => /^[MA]/.test(status.files[f]?.status ?? ''))) return;
