@@ -72,19 +72,20 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
   const list = async () => ({ projects: await projects.list(), ...(projects.active === undefined ? {} : { active: projects.active }) });
 
   /** Deploys the flows of the active project (or of `opening`, which becomes the active one), then tells the editors. */
-  const reload = async (action: string, clearContext: boolean, caller: Caller, opening?: string) => {
+  const reload = async (action: string, clearContext: boolean, caller: Caller, opening?: string, notify = true) => {
     const paths = await projects.flowPaths(opening ?? projects.active);
     if (paths === undefined) throw new RunnelError('missing_flow_file', 'The project\'s package.json names no flow file');
     await runtime.reopen(async () => {
       if (opening !== undefined) await projects.setActive(opening);
       await storage.useFlowFiles?.(paths);
     }, clearContext, caller);
-    runtime.events.emit('runtime-event', { id: 'project-update', payload: { project: projects.active, action } });
+    if (notify) announce(action);
   };
+  const announce = (action: string) => runtime.events.emit('runtime-event', { id: 'project-update', payload: { project: projects.active, action } });
 
-  const switchTo = async (name: string, clearContext: boolean, caller: Caller) => {
+  const switchTo = async (name: string, clearContext: boolean, caller: Caller, notify = true) => {
     await projects.repository(name);
-    await reload('loaded', clearContext, caller, name);
+    await reload('loaded', clearContext, caller, name, notify);
   };
 
   const createEmpty = (project: NewProject & { migrateFiles?: unknown }, caller: Caller) => projects.exclusive(async () => {
@@ -93,13 +94,16 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     const user = (await gitSettings(caller)).user;
     const name = await projects.create(project, user);
     audit('create', caller, { name });
-    await switchTo(name, false, caller);
-    if (migrated !== undefined && migrated.flows.length > 0) {
+    const migrating = migrated !== undefined && migrated.flows.length > 0;
+    // The editors load the project once, with the migrated flows in it.
+    await switchTo(name, false, caller, !migrating);
+    if (migrating) {
       await runtime.deploy({ ...migrated, type: 'full', ...caller });
       const paths = await projects.flowPaths();
       const repo = await projects.repository(name);
       if (paths !== undefined) await repo.stage([paths.flows, paths.creds].map((f) => path.relative(repo.dir, f)));
       await repo.commit('Migrate the flows into the project', user);
+      announce('loaded');
     }
     return projects.describe(name);
   });

@@ -135,7 +135,8 @@ class FileStorage implements Storage {
       // The revision is committed first: a crash before the flows are saved leaves a revision whose
       // prevRev is the stored rev, which the next load drops (see FileHistory.reconcile).
       if (req.revision) await this.history.append({ flows: req.flows, flowsJson, flowsBytes, rev, credentials: doc }, req.revision, current.rev);
-      if (current.creds.rev === undefined && current.creds.doc !== null) await this.keepNodeRedCredentials();
+      // A project's history keeps the Node-RED file already: no copy beside it in the working copy.
+      if (current.creds.rev === undefined && current.creds.doc !== null && this.paths === this.defaultPaths) await this.keepNodeRedCredentials();
       // Credentials first: a crash between the two renames leaves new credentials tagged with
       // prevRev = the flows still on disk, which is exactly what the loader recognises and undoes.
       await writeFileAtomic(this.paths.creds, credsFileText(doc, rev, current.rev, this.pretty), { backup: true, mode: SECRET_FILE_MODE });
