@@ -10,7 +10,10 @@ import net from 'node:net';
  *   or NAT, where the server's TCP keepalives test only the proxy and nobody sees an error;
  * - `cut()`: the server side of every connection is closed (the server ends its sessions) while
  *   the client side hears nothing, and new connections hang: a partition;
- * - `reset()`: every connection is reset on both sides, and bytes flow again.
+ * - `reset()`: every connection is reset on both sides, and bytes flow again;
+ * - `loseAnswerTo(text)`: the next message a client sends that contains `text` reaches the server,
+ *   but the server's answer is dropped and that one connection is reset a moment later: a link
+ *   lost between a COMMIT and its answer, so the client cannot know whether it took.
  */
 
 export type FaultMode = 'pass' | 'blackhole' | 'cut';
@@ -21,7 +24,12 @@ interface Link {
   /** Bytes held during a black hole, per direction, delivered in order when the path is back. */
   up: Buffer[];
   down: Buffer[];
+  /** The server's answers are dropped (`loseAnswerTo`). */
+  deaf?: boolean;
 }
+
+/** How long after the message whose answer is lost its connection is reset: time enough for the server to act on it. */
+const LOST_ANSWER_RESET_MS = 300;
 
 export interface FaultProxy {
   port: number;
@@ -32,12 +40,14 @@ export interface FaultProxy {
   blackhole(): void;
   cut(): void;
   reset(): void;
+  loseAnswerTo(text: string): void;
   close(): Promise<void>;
 }
 
 export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
   const links = new Set<Link>();
   let mode: FaultMode = 'pass';
+  let loseAnswer: string | undefined;
 
   const drop = (link: Link) => {
     link.client.destroy();
@@ -55,7 +65,7 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     const server = net.connect(targetPort, '127.0.0.1');
     link.server = server;
     server.on('data', (b) => {
-      if (link.server !== server) return;
+      if (link.server !== server || link.deaf) return;
       if (mode === 'pass') link.client.write(b);
       else if (mode === 'blackhole') link.down.push(b);
     });
@@ -71,7 +81,16 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     const link: Link = { client, server: undefined, up: [], down: [] };
     links.add(link);
     client.on('data', (b) => {
-      if (mode === 'pass' && link.server?.destroyed) {
+      if (mode === 'pass' && link.server && loseAnswer !== undefined && b.includes(loseAnswer)) {
+        loseAnswer = undefined;
+        link.deaf = true;
+        link.server.write(b);
+        setTimeout(() => {
+          link.client.resetAndDestroy();
+          link.server?.destroy();
+          links.delete(link);
+        }, LOST_ANSWER_RESET_MS);
+      } else if (mode === 'pass' && link.server?.destroyed) {
         link.client.resetAndDestroy();
         links.delete(link);
       } else if (mode === 'pass' && link.server) link.server.write(b);
@@ -122,6 +141,9 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
         link.server?.resetAndDestroy();
         links.delete(link);
       }
+    },
+    loseAnswerTo(text) {
+      loseAnswer = text;
     },
     close: async () => {
       for (const link of [...links]) drop(link);

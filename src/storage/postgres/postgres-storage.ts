@@ -8,7 +8,7 @@ import type {
 } from '../contract.js';
 import { ChangeFeed, channelOf } from './change-feed.js';
 import { DEFAULT_CLUSTER_TIMINGS } from '../../settings/cluster.js';
-import { createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
+import { applicationName, createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
 import type { LibraryListing } from '../file/library-files.js';
 import { Election } from './election.js';
 import { Library } from './library.js';
@@ -72,7 +72,7 @@ class PostgresStorage implements Storage {
   private closed = false;
 
   constructor(private readonly config: PostgresConfig, private readonly instanceId: string, private readonly log: Logger, historyMax: number) {
-    this.pool = createPool(config, log);
+    this.pool = createPool(config, log, applicationName(instanceId));
     const s = quoteIdent(config.schema);
     this.t = { flows: `${s}.flows`, sessions: `${s}.sessions`, config: `${s}.runtime_config`, instances: `${s}.instances`, users: `${s}.user_settings` };
     this.revisions = new Revisions(`${s}.revisions`, historyMax);
@@ -86,7 +86,7 @@ class PostgresStorage implements Storage {
       instanceId,
     };
     this.loginFailures = loginFailures({ ...db, table: `${s}.login_failures` });
-    this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log, (config.cluster ?? DEFAULT_CLUSTER_TIMINGS).checkMs);
+    this.feed = new ChangeFeed(() => createClient(config, applicationName(instanceId, 'feed')), config.schema, instanceId, log, (config.cluster ?? DEFAULT_CLUSTER_TIMINGS).checkMs);
     this.queues = postgresQueues({ ...db, table: `${s}.queue_messages`, onChange: (listener) => this.feed.onChange(listener) });
     this.shared = {
       instanceId,
@@ -97,7 +97,7 @@ class PostgresStorage implements Storage {
       modules: sharedModules({ ...db, table: `${s}.modules` }),
       campaign: (onRole: (primary: boolean, epoch?: number) => void) => {
         const timings = config.cluster ?? DEFAULT_CLUSTER_TIMINGS;
-        const election = new Election(() => createClient(config, timings.renewMs * 2), `${s}.lease`, instanceId, timings, onRole, log);
+        const election = new Election(() => createClient(config, applicationName(instanceId, 'election'), timings.renewMs * 2), `${s}.lease`, instanceId, timings, onRole, log);
         election.start();
         return () => election.stop();
       },
