@@ -69,6 +69,8 @@ class PostgresStorage implements Storage {
   private readonly queue = new SerialQueue();
   /** Token hashes this instance read or saved: what a saveSessions may remove. */
   private knownSessions = new Set<string>();
+  /** The epoch of the primary's lease while this instance holds it (campaign): what primary-only writes carry. */
+  private leaseEpoch: number | undefined;
   private closed = false;
 
   constructor(private readonly config: PostgresConfig, private readonly instanceId: string, private readonly log: Logger, historyMax: number) {
@@ -84,6 +86,7 @@ class PostgresStorage implements Storage {
       transaction: (work) => this.transaction(work),
       notify: (client, change) => this.notify(client, change),
       instanceId,
+      lease: { table: `${s}.lease`, epoch: () => this.leaseEpoch },
     };
     this.loginFailures = loginFailures({ ...db, table: `${s}.login_failures` });
     this.feed = new ChangeFeed(() => createClient(config, applicationName(instanceId, 'feed')), config.schema, instanceId, log, (config.cluster ?? DEFAULT_CLUSTER_TIMINGS).checkMs);
@@ -97,7 +100,12 @@ class PostgresStorage implements Storage {
       modules: sharedModules({ ...db, table: `${s}.modules` }),
       campaign: (onRole: (primary: boolean, epoch?: number) => void) => {
         const timings = config.cluster ?? DEFAULT_CLUSTER_TIMINGS;
-        const election = new Election(() => createClient(config, applicationName(instanceId, 'election'), timings.renewMs * 2), `${s}.lease`, instanceId, timings, onRole, log);
+        const role = (primary: boolean, epoch?: number) => {
+          // Before the runtime hears of it: a primary-only write from now on carries this epoch, or none.
+          this.leaseEpoch = primary ? epoch : undefined;
+          onRole(primary, epoch);
+        };
+        const election = new Election(() => createClient(config, applicationName(instanceId, 'election'), timings.renewMs * 2), `${s}.lease`, instanceId, timings, role, log);
         election.start();
         return () => election.stop();
       },
