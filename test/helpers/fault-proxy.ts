@@ -8,6 +8,8 @@ import net from 'node:net';
  *   as the server would answer it, so an idle one (a LISTEN) stays silently dead;
  * - `blackhole()`: no byte moves either way and every socket stays open: a stalled proxy, pooler
  *   or NAT, where the server's TCP keepalives test only the proxy and nobody sees an error;
+ * - `muteAnswers()`: what clients send still reaches the server, but no byte comes back (held as in
+ *   a black hole): an asymmetric fault, where the server acts on statements whose answers are lost;
  * - `cut()`: the server side of every connection is closed (the server ends its sessions) while
  *   the client side hears nothing, and new connections hang: a partition;
  * - `reset()`: every connection is reset on both sides, and bytes flow again;
@@ -16,7 +18,7 @@ import net from 'node:net';
  *   lost between a COMMIT and its answer, so the client cannot know whether it took.
  */
 
-export type FaultMode = 'pass' | 'blackhole' | 'cut';
+export type FaultMode = 'pass' | 'blackhole' | 'mute' | 'cut';
 
 interface Link {
   client: net.Socket;
@@ -38,6 +40,7 @@ export interface FaultProxy {
   readonly mode: FaultMode;
   pass(): void;
   blackhole(): void;
+  muteAnswers(): void;
   cut(): void;
   reset(): void;
   loseAnswerTo(text: string): void;
@@ -67,7 +70,7 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     server.on('data', (b) => {
       if (link.server !== server || link.deaf) return;
       if (mode === 'pass') link.client.write(b);
-      else if (mode === 'blackhole') link.down.push(b);
+      else if (mode === 'blackhole' || mode === 'mute') link.down.push(b);
     });
     server.on('error', () => undefined);
     server.on('close', () => {
@@ -93,7 +96,7 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       } else if (mode === 'pass' && link.server?.destroyed) {
         link.client.resetAndDestroy();
         links.delete(link);
-      } else if (mode === 'pass' && link.server) link.server.write(b);
+      } else if ((mode === 'pass' || mode === 'mute') && link.server && !link.server.destroyed) link.server.write(b);
       else if (mode !== 'cut' || !link.server) link.up.push(b);
     });
     client.on('error', () => drop(link));
@@ -125,6 +128,11 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     },
     blackhole() {
       mode = 'blackhole';
+    },
+    muteAnswers() {
+      mode = 'mute';
+      // Bytes a black hole held on their way up are sent on now: that direction works.
+      for (const link of links) for (const b of link.up.splice(0)) link.server?.write(b);
     },
     cut() {
       mode = 'cut';
