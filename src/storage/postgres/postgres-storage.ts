@@ -199,7 +199,7 @@ class PostgresStorage implements Storage {
         return { rev };
       }, () => new RunnelError(
         'deploy_outcome_unknown',
-        `The connection to the database was lost while the deploy was being committed: it may or may not have been saved. Send the same deploy again with the same rev: if it was saved, the retry changes nothing and answers its rev`,
+        `The connection to the database was lost while the deploy was being committed: it may or may not have been saved. Send the same deploy again with the same rev: if it was saved, the retry changes nothing and answers its rev, or 409 version_mismatch once this instance runs it (GET /flows then shows it)`,
         { retryAfter: RETRY_AFTER_S },
       )),
     );
