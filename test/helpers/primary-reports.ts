@@ -65,7 +65,7 @@ export function reportingFlows(reportUrl: string, text: string): Array<Record<st
 }
 
 /** Each instance's terms as primary: runs of reports no further apart than TERM_GAP_MS. */
-export function terms(reports: Report[]): Array<{ instance: string; from: number; to: number }> {
+function terms(reports: Report[]): Array<{ instance: string; from: number; to: number }> {
   const open = new Map<string, { instance: string; from: number; to: number }>();
   const all: Array<{ instance: string; from: number; to: number }> = [];
   for (const r of [...reports].sort((a, b) => a.time - b.time)) {
