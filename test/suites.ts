@@ -17,6 +17,7 @@ export const E2E: readonly string[] = [
   'auth/strategy-cluster',
   'server/editor-browser',
   'storage/postgres-storage.test',
+  'storage/postgres-fencing.test',
   'export/postgres.test',
   'crash.test',
   'storage/history-crash.test',

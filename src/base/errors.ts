@@ -80,7 +80,7 @@ export const ERRORS = {
   internal_error: [500, 'an unexpected server error (logged in full; the answer carries no internals)'],
   credentials_undecryptable: [500, 'the stored credentials do not decrypt with the configured key'],
   module_download_failed: [502, "a module's url could not be fetched (unreachable, an error status, or too slow)"],
-  deploy_outcome_unknown: [503, 'the connection to the database was lost while a deploy was committed: send the same deploy with the same rev again (a retry of a deploy that was saved changes nothing)'],
+  deploy_outcome_unknown: [503, 'the connection to the database was lost while a deploy was committed: send the same deploy with the same rev again (a retry of a deploy that was saved changes nothing, or answers 409 version_mismatch once this instance runs it: GET /flows shows it)'],
   storage_unavailable: [503, 'the shared database cannot be reached; nothing was changed: retry after the Retry-After header'],
   server_busy: [503, 'the server holds as many request bodies as httpServerLimits.bodyBufferTotal allows; retry after Retry-After'],
   git_not_found: [503, 'Projects need git, and this server has none on PATH'],

@@ -34,6 +34,7 @@ import { createRedApi } from './red-api/red-api.js';
 import type { NodeSets } from './red-api/red-api-types.js';
 import { nodeClasses } from './flows/node-classes.js';
 import { FlowTransition } from './deploy/transition.js';
+import { primaryOnlyScopes } from './config/primary-only.js';
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
@@ -104,13 +105,15 @@ export class Runtime {
     this.history = new History(deps.storage);
     this.builtinNodes = deps.builtinNodes;
     this.beforeForeignCode = deps.beforeForeignCode;
+    const shared = deps.storage.shared;
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
       exportGlobalContextKeys: this.settings.extra.exportGlobalContextKeys !== false,
       contextStorage: this.settings.contextStorage,
       userDir: this.settings.userDir,
       log: this.log,
-      shared: deps.storage.shared,
+      // A primary-only tab's context is written with the primary's lease: a deposed primary's late write is refused.
+      shared: shared && { context: shared.context, onChange: (listener) => shared.onChange(listener), primaryOnly: primaryOnlyScopes(() => this.state.active.flows) },
     });
     this.services = {
       settings: this.settings,

@@ -158,8 +158,13 @@ export interface SharedContext {
   load(): Promise<ContextEntry[]>;
   /** The stored values of some keys of a scope (all of its keys when `keys` is null). */
   read(scope: string, keys: string[] | null): Promise<ContextEntry[]>;
-  /** Writes values (`undefined` deletes the key) in one transaction and tells the other instances. */
-  write(changes: Array<{ scope: string; key: string; value: string | undefined }>): Promise<void>;
+  /**
+   * Writes values (`undefined` deletes the key) in one transaction and tells the other instances.
+   * `primaryOnly`: the values belong to primary-only work, so they commit only while this instance
+   * holds the primary's lease in the database, with the epoch it was elected with; otherwise
+   * nothing is written and the write fails with LeaseLostError.
+   */
+  write(changes: Array<{ scope: string; key: string; value: string | undefined }>, primaryOnly?: boolean): Promise<void>;
   deleteScope(scope: string): Promise<void>;
   /** Deletes every node and flow scope whose id (before the `:`) is not listed; global stays. */
   clean(activeIds: string[]): Promise<void>;

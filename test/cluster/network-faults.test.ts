@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
+import { skewedClock, startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { assertNeverTwoPrimaries, reportingFlows as flows, startReporter, type Reporter } from '../helpers/primary-reports.js';
 import { killRunnels } from '../helpers/process.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 
@@ -11,85 +11,33 @@ import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
  * Three instances, each reaching PostgreSQL through its own fault proxy, and a primary-only tab
  * that reports `{instance}` to this test's HTTP server (which the faults do not reach) ten times a
  * second. From those reports: who was primary when, so two primaries at once, and how long the
- * cluster went without one, can be measured. Slow (real processes, faults of several seconds).
+ * cluster went without one, can be measured. The instances' wall clocks disagree by a minute: only
+ * the database's clock may matter. Slow (real processes, faults of several seconds).
  */
+
+/** How far node1's and node2's wall clocks run ahead of and behind node0's. */
+const SKEW_MS = 30_000;
 
 const FAILOVER_BOUND_MS = 10_000;
 const CATCH_UP_BOUND_MS = 5000;
 const VIEW_BOUND_MS = 100;
-/** Reports of one instance further apart than this belong to two terms. */
-const TERM_GAP_MS = 1000;
 
 const v2 = { 'Runtime-API-Version': 'v2' };
 const loginBody = { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD };
-
-interface Report {
-  instance: string;
-  time: number;
-}
-
-const flows = (reportUrl: string, text: string) => [
-  { id: 'sched', type: 'tab', label: 'Scheduler', env: [{ name: 'RUNNEL_PRIMARY_ONLY', value: 'true', type: 'str' }] },
-  { id: 'tick', type: 'inject', z: 'sched', repeat: '0.1', once: true, onceDelay: 0, props: [{ p: 'payload', v: '1', vt: 'num' }], x: 1, y: 1, wires: [['who']] },
-  { id: 'who', type: 'function', z: 'sched', outputs: 1, x: 1, y: 1, wires: [['report']], func: "msg.payload = {instance: global.get('instance')}; return msg;" },
-  { id: 'report', type: 'http request', z: 'sched', method: 'POST', ret: 'txt', url: reportUrl, x: 1, y: 1, wires: [] },
-  { id: 'web', type: 'tab', label: 'Web' },
-  { id: 'in', type: 'http in', z: 'web', url: '/text', method: 'get', x: 1, y: 1, wires: [['fn']] },
-  { id: 'fn', type: 'function', z: 'web', outputs: 1, x: 1, y: 1, wires: [['out']], func: `msg.payload = ${JSON.stringify(text)}; return msg;` },
-  { id: 'out', type: 'http response', z: 'web', x: 1, y: 1, wires: [] },
-];
-
-/** Each instance's terms as primary: runs of reports no further apart than TERM_GAP_MS. */
-function terms(reports: Report[]): Array<{ instance: string; from: number; to: number }> {
-  const open = new Map<string, { instance: string; from: number; to: number }>();
-  const all: Array<{ instance: string; from: number; to: number }> = [];
-  for (const r of [...reports].sort((a, b) => a.time - b.time)) {
-    const term = open.get(r.instance);
-    if (term && r.time - term.to <= TERM_GAP_MS) term.to = r.time;
-    else {
-      const next = { instance: r.instance, from: r.time, to: r.time };
-      open.set(r.instance, next);
-      all.push(next);
-    }
-  }
-  return all;
-}
-
-function assertNeverTwoPrimaries(reports: Report[]): void {
-  const all = terms(reports);
-  for (const a of all) {
-    for (const b of all) {
-      if (a.instance === b.instance) continue;
-      assert.ok(a.to < b.from || b.to < a.from, `two primaries at once: ${JSON.stringify(a)} and ${JSON.stringify(b)}`);
-    }
-  }
-}
 
 describe('cluster under network faults between the instances and PostgreSQL', { timeout: 240_000 }, () => {
   let pg: TestPostgres;
   let cluster: TestCluster;
   let nodes: ClusterInstance[];
   const proxies = new Map<string, FaultProxy>();
-  let reporter: Server;
+  let reporter: Reporter;
   let reportUrl: string;
-  const reports: Report[] = [];
+  let reports: Reporter['reports'];
   let token: string;
 
   before(async () => {
-    reporter = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        try {
-          reports.push({ instance: (JSON.parse(body) as { instance: string }).instance, time: Date.now() });
-        } catch {
-          // Not a report: ignored.
-        }
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => reporter.listen(0, '127.0.0.1', resolve));
-    reportUrl = `http://127.0.0.1:${(reporter.address() as { port: number }).port}/report`;
+    reporter = await startReporter();
+    ({ url: reportUrl, reports } = reporter);
     pg = await startPostgres();
     const perInstance: Record<string, Record<string, unknown>> = {};
     for (const id of ['node0', 'node1', 'node2']) {
@@ -97,7 +45,7 @@ describe('cluster under network faults between the instances and PostgreSQL', { 
       proxies.set(id, proxy);
       perInstance[id] = { storage: { type: 'postgres', url: proxy.urlFor(pg.url), schema: 'faults' }, functionGlobalContext: { instance: id } };
     }
-    cluster = await startCluster(pg.url, 'faults', 3, {}, perInstance);
+    cluster = await startCluster(pg.url, 'faults', 3, {}, perInstance, { node1: skewedClock(SKEW_MS), node2: skewedClock(-SKEW_MS) });
     nodes = cluster.instances;
     token = (await request(nodes[0]!.at('auth/token'), { method: 'POST', json: loginBody })).body.access_token;
     const deployed = await request(nodes[0]!.at('flows'), { method: 'POST', token, headers: v2, json: { flows: flows(reportUrl, 'one') } });
@@ -114,7 +62,7 @@ describe('cluster under network faults between the instances and PostgreSQL', { 
     reporter?.close();
   });
 
-  const primaryNow = () => reports[reports.length - 1]!.instance;
+  const primaryNow = () => reporter.latest();
   const node = (id: string) => nodes.find((n) => n.id === id)!;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   /** The first report after `since` from another instance than `old`: when the next primary started. */
@@ -170,10 +118,49 @@ describe('cluster under network faults between the instances and PostgreSQL', { 
     assertNeverTwoPrimaries(reports);
   });
 
+  it('moves the primary within the bound, never to two at once, when only the answers to it are lost (its statements still reach the database)', async (t) => {
+    const old = primaryNow();
+    const faultAt = Date.now();
+    proxies.get(old)!.muteAnswers();
+    try {
+      const next = (await successorAfter(old, faultAt))!;
+      t.diagnostic(`new primary ${next.instance} ${next.time - faultAt} ms after the answers to ${old} were lost`);
+      assert.ok(next.time - faultAt < FAILOVER_BOUND_MS);
+      await sleep(2000);
+    } finally {
+      proxies.get(old)!.pass();
+    }
+    await sleep(3000);
+    assertNeverTwoPrimaries(reports);
+  });
+
+  it('brings a follower whose link black-holed during a deploy to the new rev within the bound once the link is back', async (t) => {
+    const primary = primaryNow();
+    const follower = nodes.find((n) => n.id !== primary)!;
+    const deployer = nodes.find((n) => n !== follower)!;
+    const before = (await request(follower.at('text'))).text;
+    proxies.get(follower.id)!.blackhole();
+    let back = 0;
+    try {
+      await sleep(500);
+      const deployed = await request(deployer.at('flows'), { method: 'POST', token, headers: v2, json: { flows: flows(reportUrl, 'black') } });
+      assert.equal(deployed.status, 200, deployed.text);
+      await sleep(3000);
+      assert.equal((await request(follower.at('text'))).text, before, 'the faulted follower keeps serving what it ran');
+      back = Date.now();
+    } finally {
+      proxies.get(follower.id)!.pass();
+    }
+    await eventually(async () => (await request(follower.at('text'))).text === 'black', CATCH_UP_BOUND_MS, 50);
+    t.diagnostic(`${follower.id} caught up ${Date.now() - back} ms after its link came back`);
+    assertNeverTwoPrimaries(reports);
+  });
+
   it('brings a follower whose link was cut during a deploy to the new rev within the bound once the link is back, though its LISTEN connection looks alive', async (t) => {
     const primary = primaryNow();
     const follower = nodes.find((n) => n.id !== primary)!;
     const deployer = nodes.find((n) => n.id !== primary && n !== follower)!;
+    const before = (await request(follower.at('text'))).text;
     proxies.get(follower.id)!.cut();
     let back = 0;
     try {
@@ -181,7 +168,7 @@ describe('cluster under network faults between the instances and PostgreSQL', { 
       const deployed = await request(deployer.at('flows'), { method: 'POST', token, headers: v2, json: { flows: flows(reportUrl, 'two') } });
       assert.equal(deployed.status, 200, deployed.text);
       await sleep(3000);
-      assert.equal((await request(follower.at('text'))).text, 'one', 'the faulted follower keeps serving what it ran');
+      assert.equal((await request(follower.at('text'))).text, before, 'the faulted follower keeps serving what it ran');
       back = Date.now();
     } finally {
       proxies.get(follower.id)!.pass();

@@ -27,9 +27,13 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-/** `extra`: settings of every instance; `perInstance`: settings of one instance by id (`node0`, ...). */
+/**
+ * `extra`: settings of every instance; `perInstance`: settings of one instance by id (`node0`, ...);
+ * `envFor`: environment variables of one instance's process by id.
+ */
 export async function startCluster(
   url: string, schema: string, size: number, extra: Record<string, unknown> = {}, perInstance: Record<string, Record<string, unknown>> = {},
+  envFor: Record<string, Record<string, string>> = {},
 ): Promise<TestCluster> {
   const root = await tempDir('runnel-cluster-');
   const instances: ClusterInstance[] = [];
@@ -44,7 +48,7 @@ export async function startCluster(
       adminAuth: adminAuth(),
       ...extra,
       ...perInstance[id],
-    });
+    }, [], envFor[id]);
     const instance = { id, url: process.url, at: (p: string) => new URL(p.replace(/^\//, ''), process.url).href, process };
     instances.push(instance);
     return instance;
@@ -99,4 +103,16 @@ export function clusterSuite(schema: string, size: number, extra: Record<string,
       return cluster!.instances;
     },
   };
+}
+
+/**
+ * Environment for a process whose wall clock (Date) runs `skewMs` ahead (behind when negative) of
+ * the machine's: instances of a cluster need not agree on the time. Monotonic clocks are untouched.
+ */
+export function skewedClock(skewMs: number): Record<string, string> {
+  const code = `const skew = ${skewMs}; const Real = Date; globalThis.Date = class extends Real {
+    constructor(...a) { super(...(a.length === 0 ? [Real.now() + skew] : a)); }
+    static now() { return Real.now() + skew; }
+  };`;
+  return { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(code)}` };
 }

@@ -3,7 +3,7 @@ import type { InstanceRecord } from '../../storage/contract.js';
 import type { ModuleManager } from '../../registry/modules.js';
 import { planDeploy } from '../config/plan.js';
 import { ClusterMember } from './cluster-member.js';
-import { isPrimaryOnly, primaryOnlyIds } from '../config/primary-only.js';
+import { primaryOnlyIds } from '../config/primary-only.js';
 import type { Storage } from '../../storage/contract.js';
 import type { Logger } from '../../base/log.js';
 import type { Registry } from '../../registry/registry.js';
@@ -31,7 +31,7 @@ export interface FollowerDeps {
   credentials: Pick<RuntimeCredentials, 'store'>;
   instance: InstanceFacts;
   /** Fences primary-only tabs the moment the role is lost, ahead of the deploy lock. */
-  flowSet: Pick<FlowSet, 'fence' | 'unfence'>;
+  flowSet: Pick<FlowSet, 'fencePrimaryOnly' | 'unfencePrimaryOnly'>;
 }
 
 /**
@@ -103,10 +103,10 @@ export class Follower {
    */
   private setPrimary(primary: boolean): Promise<void> {
     this.leaseHeld = primary;
-    if (!primary) this.deps.flowSet.fence(this.primaryOnlyTabs());
+    if (!primary) this.deps.flowSet.fencePrimaryOnly();
     return this.active.exclusive(async () => {
       const held = this.leaseHeld;
-      if (!held) this.deps.flowSet.fence(this.primaryOnlyTabs());
+      if (!held) this.deps.flowSet.fencePrimaryOnly();
       if (this.state.primary !== held) {
         this.state.primary = held;
         if (this.state.started) {
@@ -116,12 +116,8 @@ export class Follower {
         }
       }
       // Running as the role says now (stopped if not primary): the fence can go, unless the role changed again meanwhile.
-      if (this.leaseHeld === held) this.deps.flowSet.unfence(this.primaryOnlyTabs());
+      if (this.leaseHeld === held) this.deps.flowSet.unfencePrimaryOnly();
     });
-  }
-
-  private primaryOnlyTabs(): string[] {
-    return this.state.active.flows.filter(isPrimaryOnly).map((t) => t.id);
   }
 
   /**

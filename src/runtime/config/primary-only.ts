@@ -29,3 +29,21 @@ export function primaryOnlyIds(flows: FlowNodeConfig[]): Set<string> {
   for (const n of flows) if (n.z !== undefined && tabs.has(n.z)) ids.add(n.id);
   return ids;
 }
+
+/**
+ * Whether a context scope (`flowId`, or `nodeId:flowId`) belongs to a primary-only tab of the
+ * configuration `flows()` returns now: the tab's own flow context, and the context of its nodes and
+ * of the subflow instances on it. The ids are worked out once per configuration.
+ */
+export function primaryOnlyScopes(flows: () => FlowNodeConfig[]): (scope: string) => boolean {
+  let seen: FlowNodeConfig[] | undefined;
+  let ids = new Set<string>();
+  return (scope) => {
+    const current = flows();
+    if (current !== seen) {
+      seen = current;
+      ids = primaryOnlyIds(current);
+    }
+    return scope.split(':').some((id) => ids.has(id));
+  };
+}

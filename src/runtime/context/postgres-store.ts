@@ -6,9 +6,14 @@
  * key, last writer wins: `set('a.b', 1)` stores the whole of `a`. A callback passed to `set` runs
  * once the value is in the database (or with the error that kept it out; the value is then retried
  * with the next write). Values are stored as JSON, as the localfilesystem store writes them.
+ *
+ * The context of a primary-only tab (its flow's and its nodes' scopes) is written only with the
+ * primary's lease (SharedContext.write's `primaryOnly`): a write the database refuses because the
+ * lease has passed on is dropped, not retried, and the keys are read back from the database.
  */
 import { SerialQueue } from '../../base/serial-queue.js';
 import type { SharedContext, StorageChange } from '../../storage/contract.js';
+import { LeaseLostError } from '../../storage/lease-lost.js';
 import type { ContextCallback } from '../util/types.js';
 import { normalisePropertyExpression } from '../util/expression.js';
 import { stringifyContext } from './context-json.js';
@@ -18,13 +23,15 @@ import type { ContextStore, StoreLogger } from './store.js';
 export interface PostgresStoreSource {
   context: SharedContext;
   onChange(listener: (change: StorageChange) => void): () => void;
+  /** Whether a scope belongs to primary-only work (none when absent). */
+  primaryOnly?(scope: string): boolean;
 }
 
 export class PostgresStore implements ContextStore {
   private readonly cache = new MemoryStore();
   /** scope → top-level keys written here and not yet in the database. */
   private pending = new Map<string, Set<string>>();
-  private waiting: ContextCallback[] = [];
+  private waiting: Array<{ scope: string; cb: ContextCallback }> = [];
   /** Flushes one at a time, so writes reach the database in the order they were made. */
   private readonly flushes = new SerialQueue();
   private scheduled = false;
@@ -61,7 +68,7 @@ export class PostgresStore implements ContextStore {
       cb(err as Error);
       return;
     }
-    if (cb) this.waiting.push(cb);
+    if (cb) this.waiting.push({ scope, cb });
     this.schedule();
   }
 
@@ -104,24 +111,42 @@ export class PostgresStore implements ContextStore {
       const waiting = this.waiting;
       this.pending = new Map();
       this.waiting = [];
-      const changes: Array<{ scope: string; key: string; value: string | undefined }> = [];
-      for (const [scope, keys] of pending) {
-        const data = this.cache.data(scope);
-        for (const key of keys) {
-          const value = data?.[key];
-          changes.push({ scope, key, value: value === undefined ? undefined : stringifyContext(value).json });
-        }
+      const failed = new Map<string, Error>();
+      for (const primaryOnly of [false, true]) {
+        const batch = [...pending].filter(([scope]) => (this.source.primaryOnly?.(scope) ?? false) === primaryOnly);
+        const err = await this.write(batch, primaryOnly);
+        if (err) for (const [scope] of batch) failed.set(scope, err);
       }
-      try {
-        await this.source.context.write(changes);
-        for (const cb of waiting) cb(undefined);
-      } catch (err) {
-        // Kept for the next write, unless a newer local change to the key is already pending.
-        for (const [scope, keys] of pending) for (const key of keys) this.touch(scope, key);
-        this.log.warn(`Writing shared context failed: ${(err as Error).message}`);
-        for (const cb of waiting) cb(err as Error);
-      }
+      for (const { scope, cb } of waiting) cb(failed.get(scope));
     });
+  }
+
+  /** Sends one batch of pending keys; returns the error that kept it out of the database. */
+  private async write(batch: Array<[string, Set<string>]>, primaryOnly: boolean): Promise<Error | undefined> {
+    if (batch.length === 0) return undefined;
+    const changes: Array<{ scope: string; key: string; value: string | undefined }> = [];
+    for (const [scope, keys] of batch) {
+      const data = this.cache.data(scope);
+      for (const key of keys) {
+        const value = data?.[key];
+        changes.push({ scope, key, value: value === undefined ? undefined : stringifyContext(value).json });
+      }
+    }
+    try {
+      await this.source.context.write(changes, primaryOnly);
+      return undefined;
+    } catch (err) {
+      if (err instanceof LeaseLostError) {
+        // The new primary's values win: this instance's give way to what the database holds.
+        this.log.warn(`Context of a primary-only tab not written: ${err.message}`);
+        for (const [scope, keys] of batch) void this.refresh(scope, [...keys]);
+      } else {
+        // Kept for the next write, unless a newer local change to the key is already pending.
+        for (const [scope, keys] of batch) for (const key of keys) this.touch(scope, key);
+        this.log.warn(`Writing shared context failed: ${(err as Error).message}`);
+      }
+      return err as Error;
+    }
   }
 
   /**

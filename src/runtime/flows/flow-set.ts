@@ -6,6 +6,7 @@ import type { NodeErrorReport } from '../config/deploy-types.js';
 import type { LiveNode } from './services.js';
 import { startSubflowInstance } from './subflow/subflow.js';
 import { GlobalEnv } from './env/global-env.js';
+import { isPrimaryOnly } from '../config/primary-only.js';
 
 const GLOBAL = 'global';
 const SUBFLOW_TYPE = /^subflow:(.+)$/;
@@ -25,6 +26,8 @@ export class FlowSet {
   readonly waiting = new Set<string>();
   /** Tabs stopped for flooding the delivery queue; they stay stopped until a deploy touches them. */
   private readonly halted = new Set<string>();
+  /** Primary-only tabs are fenced (fencePrimaryOnly): a tab a deploy starts meanwhile is fenced too. */
+  private primaryOnlyFenced = false;
   private missing: string[] = [];
   /** Where each live node runs, to stop it without a search. */
   private readonly home = new Map<string, Flow>();
@@ -130,15 +133,23 @@ export class FlowSet {
   }
 
   /**
-   * Drops every message to the nodes of `tabs` from now on, at once, until `unfence`: what a
-   * primary that can no longer prove its lease does before its primary-only tabs are stopped.
+   * Drops every message to the nodes of the primary-only tabs from now on, at once, until
+   * `unfencePrimaryOnly`: what a primary that can no longer prove its lease does before its
+   * primary-only tabs are stopped. A deploy under way that starts a primary-only tab (one it
+   * planned while this instance was the primary) starts it fenced.
    */
-  fence(tabs: Iterable<string>): void {
-    for (const tab of tabs) this.services.queue.block(tab);
+  fencePrimaryOnly(): void {
+    this.primaryOnlyFenced = true;
+    for (const tab of this.primaryOnlyTabs()) this.services.queue.block(tab);
   }
 
-  unfence(tabs: Iterable<string>): void {
-    for (const tab of tabs) if (!this.halted.has(tab)) this.services.queue.unblock(tab);
+  unfencePrimaryOnly(): void {
+    this.primaryOnlyFenced = false;
+    for (const tab of this.primaryOnlyTabs()) if (!this.halted.has(tab)) this.services.queue.unblock(tab);
+  }
+
+  private primaryOnlyTabs(): string[] {
+    return [...(this.current?.tabs ?? [])].filter(([, tab]) => isPrimaryOnly(tab.config)).map(([id]) => id);
   }
 
   /** Closes the nodes of a halted tab; nothing if a deploy restarted the tab meanwhile. */
@@ -220,6 +231,7 @@ export class FlowSet {
         this.waiting.add(tabId);
         continue;
       }
+      if (this.primaryOnlyFenced && isPrimaryOnly(tab.config)) this.services.queue.block(tabId);
       let flow = this.flows.get(tabId);
       if (!flow) {
         flow = new Flow(this.services, tabId, tab.config);

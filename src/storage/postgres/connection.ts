@@ -32,9 +32,19 @@ export function redactUrl(url: string): string {
   }
 }
 
-export function createPool(config: PostgresConfig, log: Logger): pg.Pool {
+/**
+ * What a connection says it is in `pg_stat_activity.application_name`: `runnel/<instance>` for the
+ * pool, with `/feed` or `/election` for the dedicated connections, so an operator (or a test) can
+ * tell whose sessions hold a lock or should be terminated. PostgreSQL keeps 63 bytes of it.
+ */
+export function applicationName(instanceId: string, role?: 'feed' | 'election'): string {
+  return role === undefined ? `runnel/${instanceId}` : `runnel/${instanceId}/${role}`;
+}
+
+export function createPool(config: PostgresConfig, log: Logger, name: string): pg.Pool {
   const pool = new pg.Pool({
     connectionString: config.url,
+    application_name: name,
     max: config.poolSize,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
@@ -55,9 +65,9 @@ export function createPool(config: PostgresConfig, log: Logger): pg.Pool {
  * A dedicated connection (the change feed, the election). `statementTimeoutMs`: the server gives
  * up on a statement after this long, and its own socket after as long without an acknowledgement.
  */
-export function createClient(config: PostgresConfig, statementTimeoutMs?: number): pg.Client {
+export function createClient(config: PostgresConfig, name: string, statementTimeoutMs?: number): pg.Client {
   const options = statementTimeoutMs === undefined ? undefined : `-c statement_timeout=${statementTimeoutMs} -c tcp_user_timeout=${statementTimeoutMs}`;
-  return new pg.Client({ connectionString: config.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, options });
+  return new pg.Client({ connectionString: config.url, application_name: name, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, options });
 }
 
 /** `"schema"`: names are validated by the settings (lower-case letters, digits, _), quoting keeps them exact. */

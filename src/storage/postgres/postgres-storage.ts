@@ -8,7 +8,7 @@ import type {
 } from '../contract.js';
 import { ChangeFeed, channelOf } from './change-feed.js';
 import { DEFAULT_CLUSTER_TIMINGS } from '../../settings/cluster.js';
-import { createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
+import { applicationName, createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
 import type { LibraryListing } from '../file/library-files.js';
 import { Election } from './election.js';
 import { Library } from './library.js';
@@ -69,10 +69,12 @@ class PostgresStorage implements Storage {
   private readonly queue = new SerialQueue();
   /** Token hashes this instance read or saved: what a saveSessions may remove. */
   private knownSessions = new Set<string>();
+  /** The epoch of the primary's lease while this instance holds it (campaign): what primary-only writes carry. */
+  private leaseEpoch: number | undefined;
   private closed = false;
 
   constructor(private readonly config: PostgresConfig, private readonly instanceId: string, private readonly log: Logger, historyMax: number) {
-    this.pool = createPool(config, log);
+    this.pool = createPool(config, log, applicationName(instanceId));
     const s = quoteIdent(config.schema);
     this.t = { flows: `${s}.flows`, sessions: `${s}.sessions`, config: `${s}.runtime_config`, instances: `${s}.instances`, users: `${s}.user_settings` };
     this.revisions = new Revisions(`${s}.revisions`, historyMax);
@@ -84,9 +86,10 @@ class PostgresStorage implements Storage {
       transaction: (work) => this.transaction(work),
       notify: (client, change) => this.notify(client, change),
       instanceId,
+      lease: { table: `${s}.lease`, epoch: () => this.leaseEpoch },
     };
     this.loginFailures = loginFailures({ ...db, table: `${s}.login_failures` });
-    this.feed = new ChangeFeed(() => createClient(config), config.schema, instanceId, log, (config.cluster ?? DEFAULT_CLUSTER_TIMINGS).checkMs);
+    this.feed = new ChangeFeed(() => createClient(config, applicationName(instanceId, 'feed')), config.schema, instanceId, log, (config.cluster ?? DEFAULT_CLUSTER_TIMINGS).checkMs);
     this.queues = postgresQueues({ ...db, table: `${s}.queue_messages`, onChange: (listener) => this.feed.onChange(listener) });
     this.shared = {
       instanceId,
@@ -97,7 +100,12 @@ class PostgresStorage implements Storage {
       modules: sharedModules({ ...db, table: `${s}.modules` }),
       campaign: (onRole: (primary: boolean, epoch?: number) => void) => {
         const timings = config.cluster ?? DEFAULT_CLUSTER_TIMINGS;
-        const election = new Election(() => createClient(config, timings.renewMs * 2), `${s}.lease`, instanceId, timings, onRole, log);
+        const role = (primary: boolean, epoch?: number) => {
+          // Before the runtime hears of it: a primary-only write from now on carries this epoch, or none.
+          this.leaseEpoch = primary ? epoch : undefined;
+          onRole(primary, epoch);
+        };
+        const election = new Election(() => createClient(config, applicationName(instanceId, 'election'), timings.renewMs * 2), `${s}.lease`, instanceId, timings, role, log);
         election.start();
         return () => election.stop();
       },
@@ -191,7 +199,7 @@ class PostgresStorage implements Storage {
         return { rev };
       }, () => new RunnelError(
         'deploy_outcome_unknown',
-        `The connection to the database was lost while the deploy was being committed: it may or may not have been saved. Send the same deploy again with the same rev: if it was saved, the retry changes nothing and answers its rev`,
+        `The connection to the database was lost while the deploy was being committed: it may or may not have been saved. Send the same deploy again with the same rev: if it was saved, the retry changes nothing and answers its rev, or 409 version_mismatch once this instance runs it (GET /flows then shows it)`,
         { retryAfter: RETRY_AFTER_S },
       )),
     );
