@@ -20,9 +20,9 @@ const FLOW = [
 /**
  * What the Node-RED 5 editor adds, against Runnel in Chromium: the welcome tour of 5.x and the
  * Explorer and Information panels, the debug sidebar's pause, the context sidebar, the dark theme
- * that outlives a reload, and removing a module in the palette manager.
+ * that outlives a reload, and the palette manager's plugin count and module removal.
  */
-describe('the Node-RED 5 editor in Chromium: tour, sidebars, debug pause, dark theme, palette remove', { timeout: 900_000 }, () => {
+describe('the Node-RED 5 editor in Chromium: tour, sidebars, debug pause, dark theme, plugin count, palette remove', { timeout: 900_000 }, () => {
   let server: TestServer;
   let browser: Browser;
   let w: WatchedPage;
@@ -36,6 +36,9 @@ describe('the Node-RED 5 editor in Chromium: tour, sidebars, debug pause, dark t
     server = await startServer({ editorTheme: { palette: { catalogues: [] } } });
     const installed = await request(server.at('nodes'), { method: 'POST', json: { module: await copyFixture('node-red-contrib-shout', work) } });
     assert.equal(installed.status, 200, installed.text);
+    const plugins = await copyFixture('../shapes/node-red-contrib-shape-plugin', work, 'node-red-contrib-shape-plugin');
+    const withPlugins = await request(server.at('nodes'), { method: 'POST', json: { module: plugins } });
+    assert.equal(withPlugins.status, 200, withPlugins.text);
     assert.equal((await request(server.at('flows'), { method: 'POST', json: FLOW })).status, 204);
     browser = await launchBrowser();
     w = await watchedPage(browser, 'nr5');
@@ -122,16 +125,23 @@ describe('the Node-RED 5 editor in Chromium: tour, sidebars, debug pause, dark t
     await w.shot('05-dark');
   });
 
+  it("counts a module's plugins in the palette manager: the runtime's and the editor-only one", async () => {
+    const { page } = w;
+    await page.evaluate(() => (globalThis as any).RED.actions.invoke('core:manage-palette', { view: 'nodes' }));
+    const entry = page.locator('.red-ui-palette-module-header:has-text("node-red-contrib-shape-plugin")');
+    await entry.locator(':text("2 plugins")').first().waitFor();
+    await w.shot('06-plugin-count');
+  });
+
   it('removes an installed module in the palette manager', async () => {
     const { page } = w;
     await page.waitForSelector('.red-ui-palette-node[data-palette-type="shout"]');
-    await page.evaluate(() => (globalThis as any).RED.actions.invoke('core:manage-palette', { view: 'nodes' }));
     const entry = page.locator('.red-ui-palette-module-header:has-text("node-red-contrib-shout")');
     await entry.locator('.red-ui-palette-module-button-group a:text-is("remove")').click();
     await page.locator('.red-ui-notification button:text-is("Remove")').click();
     await page.waitForSelector('.red-ui-palette-node[data-palette-type="shout"]', { state: 'detached', timeout: 120_000 });
     await entry.waitFor({ state: 'detached' });
-    await w.shot('06-removed');
+    await w.shot('07-removed');
     assert.equal((await request(server.at('nodes/node-red-contrib-shout'))).status, 404);
     await page.getByRole('button', { name: 'Close' }).click();
     assert.deepEqual(w.errors, []);

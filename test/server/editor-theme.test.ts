@@ -63,6 +63,19 @@ describe('the Node-RED 5 editor theme and version', { timeout: 120_000 }, () => 
     assert.deepEqual(scripts((await request(basic.url)).text), []);
   });
 
+  it("serves every message catalog with i18next v4 plural keys (_other), as Node-RED renames Node-RED's _plural ones", async () => {
+    const plurals = (text: string) => [...text.matchAll(/"(\w+)_(plural|other)"/g)].map((m) => m[2]);
+    const editor = await request(plain.at('locales/editor?lng=en-US'));
+    assert.equal(editor.body.palette.editor.pluginCount_other, '__count__ plugins');
+    assert.equal(editor.body.palette.editor.pluginCount, '__count__ plugin');
+    for (const ns of ['editor', 'node-red']) {
+      const found = plurals((await request(plain.at(`locales/${ns}?lng=en-US`))).text);
+      assert.ok(found.length > 0 && found.every((p) => p === 'other'), `${ns}: ${found.join(',')}`);
+    }
+    const messages = (await request(plain.at('nodes/messages?lng=en-US'))).text;
+    assert.ok(plurals(messages).every((p) => p === 'other'));
+  });
+
   it('passes the login message and button of editorTheme.login to the login dialog', async () => {
     const server = await start({ editorTheme: { login: { message: 'Authorised staff only', button: { label: 'Sign in' } } } });
     assert.deepEqual((await request(server.at('theme'))).body.login, { message: 'Authorised staff only', button: { label: 'Sign in' } });
