@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
-import { paletteTypes } from '../helpers/editor-page.js';
+import { paletteTypes, turnTipsOff } from '../helpers/editor-page.js';
 import { copyFixture } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 
@@ -40,6 +40,7 @@ describe('the Node-RED 5 editor in Chromium: tour, sidebars, debug pause, dark t
     const withPlugins = await request(server.at('nodes'), { method: 'POST', json: { module: plugins } });
     assert.equal(withPlugins.status, 200, withPlugins.text);
     assert.equal((await request(server.at('flows'), { method: 'POST', json: FLOW })).status, 204);
+    await turnTipsOff(server);
     browser = await launchBrowser();
     w = await watchedPage(browser, 'nr5');
   });
