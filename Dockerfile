@@ -1,11 +1,12 @@
-# Runnel in a container: Debian's Node.js 20 image, production dependencies only, an unprivileged
-# user, the user dir (flows, credentials, installed modules) a volume. Build and run:
+# Runnel in a container: the Debian slim image of Node.js 26 (the active LTS), production
+# dependencies only, an unprivileged user, the user dir (flows, credentials, installed modules) a
+# volume. Build and run:
 #   docker build -t runnel .
 #   docker run -d --name runnel -p 127.0.0.1:1880:1880 -v runnel-data:/data runnel
 # Give it a settings file with adminAuth before publishing the port beyond this host (README:
 # "Deployment").
 
-FROM node:20-bookworm-slim AS build
+FROM node:26-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 # No dependency has an install script; skipping them also skips `prepare` before src is here.
@@ -14,7 +15,7 @@ COPY src ./src
 # tsc, then the editor's files compressed once (dist/editor-precompressed).
 RUN npm run prepare
 
-FROM node:20-bookworm-slim
+FROM node:26-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

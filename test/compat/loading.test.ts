@@ -39,7 +39,7 @@ describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }
     const res = await request(server.at('nodes'), { method: 'POST', token: admin, json: { module: path.join(COMPAT_FIXTURES, 'node-red-contrib-compat-future') } });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.code, 'node_red_version_unsupported');
-    assert.equal(res.body.message, 'node-red-contrib-compat-future needs Node-RED >=99; Runnel presents 4.1.15');
+    assert.equal(res.body.message, 'node-red-contrib-compat-future needs Node-RED >=99; Runnel presents 5.0.7');
   });
 
   it('serves httpAdmin routes registered at load time, guarded by RED.auth.needsPermission', async () => {
@@ -81,7 +81,7 @@ describe('compat: loading a multi-set module from nodesDir', { timeout: 30_000 }
       many: '3 items',
       one: '1 item',
       missing: 'compat.nope',
-      version: '4.1.15',
+      version: '5.0.7',
     });
   });
 

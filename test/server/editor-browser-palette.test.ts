@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { eventually, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
 import { packageRegistry, type LoopbackRegistry } from '../helpers/registry.js';
-import { paletteTypes } from '../helpers/editor-page.js';
+import { paletteTypes, turnTipsOff } from '../helpers/editor-page.js';
 import { copyFixture, npmPack } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 
@@ -73,6 +73,7 @@ describe('the editor in Chromium: missing node types, and updating a module from
       { id: SHOUT, version: '2.0.0', description: 'Shouts', updated_at: new Date().toISOString(), types: ['shout'], keywords: ['node-red'] },
     ]);
     server = await startServer({ editorTheme: { palette: { catalogues: [catalogue.url] }, tours: false } });
+    await turnTipsOff(server);
     const installed = await request(server.at('nodes'), { method: 'POST', json: { module: SHOUT, version: '1.0.0' } });
     assert.equal(installed.status, 200, installed.text);
     const res = await request(server.at('flows'), { method: 'POST', json: [...FLOW, MISSING] });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { eventually, request, startServer, type TestServer } from '../helpers/server.js';
 import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
-import { paletteTypes } from '../helpers/editor-page.js';
+import { paletteTypes, turnTipsOff } from '../helpers/editor-page.js';
 import { deploy } from '../helpers/deploy.js';
 
 const FLOWS = [{ id: 'r1', type: 'http request', z: 'tab1', name: 'with a password', method: 'GET', url: 'http://127.0.0.1:9/', x: 200, y: 120, wires: [[]] }];
@@ -21,6 +21,7 @@ describe('the editor in Chromium shows what cannot work: credentials that do not
     await deploy(first, FLOWS, { tab: 'tab1', api: 'v2', credentials: { r1: { user: 'u', password: 'p' } } });
     await first.stop();
     server = await startServer({ ...THEME, credentialSecret: 'another key' }, first.userDir);
+    await turnTipsOff(server);
     browser = await launchBrowser();
   });
   after(async () => {

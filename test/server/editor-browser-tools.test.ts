@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { eventually, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
-import { deploy, paletteTypes, storedFlows } from '../helpers/editor-page.js';
+import { deploy, paletteTypes, storedFlows, turnTipsOff } from '../helpers/editor-page.js';
 import { copyFixture, npmPack } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 
@@ -53,6 +53,7 @@ describe('the editor in Chromium: palette upgrade, debug copy tools, runtime not
   before(async () => {
     work = await tempDir('runnel-browser-');
     server = await startServer({ editorTheme: { palette: { catalogues: [] }, tours: false }, runtimeState: { enabled: true, ui: true } });
+    await turnTipsOff(server);
     const installed = await request(server.at('nodes'), { method: 'POST', json: { module: await shoutModule(work, '1.0.0') } });
     assert.equal(installed.status, 200, installed.text);
     const res = await request(server.at('flows'), { method: 'POST', json: FLOW });

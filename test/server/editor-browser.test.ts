@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { ADMIN_PASSWORD, adminAuth, eventually, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
-import { EXPECTED_PALETTE, FLOW, deploy, expectedFailure, importFlow, paletteTypes, pressInjectAndReadDebug, storedFlows } from '../helpers/editor-page.js';
+import { EXPECTED_PALETTE, FLOW, deploy, expectedFailure, importFlow, paletteTypes, pressInjectAndReadDebug, storedFlows, turnTipsOff } from '../helpers/editor-page.js';
 import { copyFixture, npmPack } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 
@@ -16,6 +16,7 @@ describe('the editor in Chromium, with adminAuth', { timeout: 900_000 }, () => {
   before(async () => {
     work = await tempDir('runnel-browser-');
     server = await startServer({ adminAuth: adminAuth(), editorTheme: { palette: { catalogues: [] }, tours: false } });
+    await turnTipsOff(server, await login(server));
     browser = await launchBrowser();
     w = await watchedPage(browser, 'auth');
   });
@@ -132,6 +133,7 @@ describe('the editor in Chromium, without adminAuth', { timeout: 900_000 }, () =
 
   before(async () => {
     server = await startServer({ editorTheme: { palette: { catalogues: [] }, tours: false } });
+    await turnTipsOff(server);
     browser = await launchBrowser();
   });
   after(async () => {

@@ -80,7 +80,7 @@ describe('GET /diagnostics', () => {
       assert.deepEqual(Object.keys(r.body), ['report', 'scope', 'time', 'intl', 'nodejs', 'os', 'runtime']);
       assert.equal(r.body.nodejs.version, process.version);
       assert.deepEqual(r.body.runtime.flows, { state: 'start', started: true });
-      assert.equal(r.body.runtime.modules['node-red'], '4.1.15');
+      assert.equal(r.body.runtime.modules['node-red'], '5.0.7');
       const s = r.body.runtime.settings;
       assert.deepEqual([s.adminAuth, s.credentialSecret, s.userDir, s.uiHost, s.uiPort], ['SET', 'SET', 'SET', 'SET', 'SET']);
       assert.ok(!r.text.includes('very-secret-key') && !r.text.includes(server.userDir) && !r.text.includes('$2'), 'no secret, hash or path');

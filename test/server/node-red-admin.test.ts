@@ -40,7 +40,7 @@ describe('node-red-admin against Runnel', { timeout: 120_000 }, () => {
     assert.ok(list.some((s) => s.id === 'node-red/inject' && s.module === 'node-red'));
     const core = await admin('info', 'node-red');
     assert.equal(core.name, 'node-red');
-    assert.equal(core.version, '4.1.15');
+    assert.equal(core.version, '5.0.7');
     assert.ok(core.nodes.some((s: { id: string }) => s.id === 'node-red/split'));
     const set = await admin('info', 'node-red/split');
     assert.deepEqual([...set.types].sort(), ['join', 'split']);

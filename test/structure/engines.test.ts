@@ -43,6 +43,12 @@ describe('Node.js versions the installed packages support', () => {
     assert.deepEqual(refusing(oldest.version, (entry) => !entry.dev), []);
   });
 
+  it('admits the Node.js lines Runnel is tested on (26, the active LTS; 24 and 22; 20, the machine\'s), each from its first release every runtime dependency runs on', () => {
+    const lines = new semver.Range(pkg.engines.node).set.map((comparators) => semver.minVersion(comparators.map((c) => c.value).join(' '))!);
+    assert.deepEqual(lines.map((v) => v.major), [20, 22, 24, 26]);
+    for (const first of lines) assert.deepEqual(refusing(first.version, (entry) => !entry.dev), [], `on Node.js ${first.version}`);
+  });
+
   it('every package, development tools included, runs on this Node.js (npm ci has no EBADENGINE)', () => {
     assert.ok(semver.satisfies(process.version, pkg.engines.node), `${process.version} is within engines.node ${pkg.engines.node}`);
     assert.deepEqual(refusing(process.version, () => true), []);

@@ -17,6 +17,7 @@ import { CORE_MODULE, type NodeResources } from './node-resources.js';
 import { requestLang } from './lang.js';
 import { fileAnswer, pageAnswer, themeAnswer } from './schemas.js';
 import { sendCompressed } from './compress.js';
+import { withI18nextPlurals } from './plurals.js';
 
 const require = createRequire(import.meta.url);
 const CLIENT_DIR = path.dirname(require.resolve('@node-red/editor-client/package.json'));
@@ -90,7 +91,7 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
     if (CLIENT_NAMESPACES.has(namespace)) {
       for (const l of [lang, lang.split('-')[0], 'en-US']) {
         const text = await readFile(path.join(CLIENT_DIR, 'locales', l, `${namespace}.json`), 'utf8').catch(() => undefined);
-        if (text !== undefined) return sendCompressed(request, reply, text, 'application/json; charset=utf-8');
+        if (text !== undefined) return sendCompressed(request, reply, JSON.stringify(withI18nextPlurals(JSON.parse(text) as Record<string, unknown>)), 'application/json; charset=utf-8');
       }
     }
     const catalog = namespace === CORE_MODULE || namespace.includes('/') ? await resources.catalog(namespace, lang) : undefined;

@@ -6,6 +6,7 @@ import type { ModuleInfo, NodeSetInfo } from '../../registry/registry.js';
 import type { NodesApi } from '../../runtime/api/nodes.js';
 import { readNodeModulePackage } from '../../registry/package.js';
 import { QUEUE_NODES_HTML } from '../../nodes/queue/editor-html.js';
+import { withI18nextPlurals } from './plurals.js';
 
 const require = createRequire(import.meta.url);
 /** `@node-red/nodes`: the core nodes' editor HTML, help, message catalog and icons. */
@@ -226,7 +227,7 @@ export async function readCatalog(dir: string, base: string, lang: string): Prom
     const text = await readFile(path.join(dir, l, `${base}.json`), 'utf8').catch(() => undefined);
     if (text === undefined) continue;
     try {
-      return JSON.parse(text) as Record<string, unknown>;
+      return withI18nextPlurals(JSON.parse(text) as Record<string, unknown>);
     } catch {
       return undefined;
     }

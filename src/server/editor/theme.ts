@@ -10,8 +10,8 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is
 export interface ThemeContext {
   page: { title: string; favicon: string; tabicon: { icon: string; colour: string }; css?: string[]; scripts?: string[] };
   header: { title: string; image: string; url?: string };
-  asset: { red: string; main: string; vendorMonaco: string };
-  login?: { image: string };
+  asset: { red: string; main: string; vendorMonaco: string; vendorAce: string };
+  login?: { image?: string; message?: string; button?: unknown };
   [key: string]: unknown;
 }
 
@@ -26,10 +26,12 @@ export interface Theme {
 }
 
 /**
- * Node-RED's editor theme from `editorTheme`: page title, favicon, tab icon, extra css and scripts,
- * header title, image and link, login image, the code editor (Monaco unless `codeEditor.lib` is
- * `ace`), and the flags the editor reads from /settings (palette, projects, tours, menu, ...).
- * The user's own files are served from their paths under `theme/...`, as Node-RED does.
+ * Node-RED 5's editor theme from `editorTheme`: page title, favicon, tab icon, extra css and scripts,
+ * header title, image and link, login image, message and button, the code editor's bootstrap script
+ * (Monaco unless `codeEditor.lib` is `ace`, none for `basic`), and the flags the editor reads from
+ * /settings (palette, projects, tours, menu, ...). The user's own files are served from their paths
+ * under `theme/...`, as Node-RED does. Page and header say Runnel unless the user's theme names
+ * them, so a screenshot shows which runtime the editor talks to.
  */
 export function buildTheme(editorTheme: unknown, baseDir: string): Theme {
   const theme = isObject(editorTheme) ? editorTheme : {};
@@ -42,10 +44,16 @@ export function buildTheme(editorTheme: unknown, baseDir: string): Theme {
   };
 
   const codeEditor = isObject(theme.codeEditor) ? theme.codeEditor : undefined;
+  const lib = codeEditor?.lib ?? 'monaco';
   const context: ThemeContext = {
-    page: { title: 'Node-RED', favicon: 'favicon.ico', tabicon: { icon: 'red/images/node-red-icon-black.svg', colour: '#8f0000' } },
-    header: { title: 'Node-RED', image: 'red/images/node-red.svg' },
-    asset: { red: 'red/red.min.js', main: 'red/main.min.js', vendorMonaco: codeEditor?.lib === 'ace' ? '' : 'vendor/monaco/monaco-bootstrap.js' },
+    page: { title: 'Runnel', favicon: 'favicon.ico', tabicon: { icon: 'red/images/node-red-icon-black.svg', colour: '#8f0000' } },
+    header: { title: 'Runnel', image: 'red/images/node-red-icon.svg' },
+    asset: {
+      red: 'red/red.min.js',
+      main: 'red/main.min.js',
+      vendorMonaco: lib === 'monaco' ? 'vendor/monaco/monaco-bootstrap.js' : '',
+      vendorAce: lib === 'ace' ? 'vendor/ace/ace-bootstrap.js' : '',
+    },
   };
 
   if (isObject(theme.page)) {
@@ -70,7 +78,13 @@ export function buildTheme(editorTheme: unknown, baseDir: string): Theme {
     else if (str(header.image)) context.header.image = serve('header', header.image as string);
     if (str(header.url)) context.header.url = header.url as string;
   }
-  if (isObject(theme.login) && str(theme.login.image)) context.login = { image: serve('login', theme.login.image as string) };
+  if (isObject(theme.login)) {
+    const login: NonNullable<ThemeContext['login']> = {};
+    if (str(theme.login.image)) login.image = serve('login', theme.login.image as string);
+    if (str(theme.login.message)) login.message = theme.login.message as string;
+    if (theme.login.button) login.button = theme.login.button;
+    if (Object.keys(login).length) context.login = login;
+  }
 
   const settings: Obj = {};
   for (const key of ['deployButton', 'menu', 'userMenu', 'palette', 'projects', 'tours', 'keymap', 'mermaid', 'multiplayer', 'help', 'languages', 'theme', 'logout']) {

@@ -131,7 +131,7 @@ describe('createRedApi', () => {
     assert.equal(RED.require('shared-dep'), 'module');
     assert.equal(RED.require('user-only'), 'user-only');
     assert.throws(() => RED.require('no-such-dep-anywhere'), { code: 'MODULE_NOT_FOUND' });
-    assert.equal(RED.version(), '4.1.15');
+    assert.equal(RED.version(), '5.0.7');
     assert.equal(RED.hooks, runtime.services.hooks);
   });
 });
