@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import formbody from '@fastify/formbody';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +28,9 @@ import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
 import { AdminPaths } from './admin-paths.js';
 import { receiveBudget } from '../base/receive-budget.js';
-import { answerUnclaimedUpgrades, applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
+import { applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
+import { setClientAddress } from '../base/upgrades.js';
+import { stalledBodies } from './body-timeout.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
@@ -97,15 +100,18 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   const theme = buildTheme(settings.editorTheme, settings.settingsFile ? path.dirname(settings.settingsFile) : process.cwd());
   const resources = new NodeResources(services.admin.nodes);
 
+  const trust = trustProxy(settings.trustProxy);
+  const clientAddress = (req: IncomingMessage) => (trust ? proxyaddr(req, trust) : (req.socket.remoteAddress ?? ''));
+  // The flows' websocket listeners bound connections per client address with the same reading.
+  setClientAddress(app.server, clientAddress);
   if (!settings.disableEditor) {
-    const trust = trustProxy(settings.trustProxy);
     const comms = new CommsServer(app.server, {
       path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`,
       auth: services.auth,
       log: services.log,
       originCheck,
       requireHttps: settings.requireHttps,
-      clientAddress: (req) => (trust ? proxyaddr(req, trust) : (req.socket.remoteAddress ?? '')),
+      clientAddress,
       // A quarter of the connections at most: the rest stays for the admin and /health.
       maxPending: Math.max(1, Math.floor(settings.httpServerLimits.maxConnections / 4)),
     });
@@ -119,9 +125,9 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   }
 
   applyServerLimits(app.server, settings);
-  answerUnclaimedUpgrades(app.server);
   if (settings.requireHttps) app.addHook('onRequest', requireHttpsHook(settings));
   app.addHook('onRequest', bodyBudget(settings, receiveBudget(app.server, settings.httpServerLimits.bodyBufferTotal)));
+  app.addHook('onRequest', stalledBodies(app.server, settings.httpServerLimits.bodyTimeout));
   app.addHook('onRequest', corsPreflight(settings));
   // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
   // an unserved http-in path (Express's page) even when both share a root.
