@@ -31,6 +31,7 @@ import { receiveBudget } from '../base/receive-budget.js';
 import { applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
 import { setClientAddress } from '../base/upgrades.js';
 import { stalledBodies } from './body-timeout.js';
+import { refuseUnsafePaths } from './path-check.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
@@ -125,6 +126,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   }
 
   applyServerLimits(app.server, settings);
+  app.addHook('onRequest', refuseUnsafePaths);
   if (settings.requireHttps) app.addHook('onRequest', requireHttpsHook(settings));
   app.addHook('onRequest', bodyBudget(settings, receiveBudget(app.server, settings.httpServerLimits.bodyBufferTotal)));
   app.addHook('onRequest', stalledBodies(app.server, settings.httpServerLimits.bodyTimeout));
@@ -142,9 +144,11 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   // the admin scope did not take (another case, method or spelling): those never reach a flow.
   const nodeMount = settings.httpNodeRoot.replace(/\/+$/, '').toLowerCase();
   const adminPaths = nodeMount === '' || `${settings.httpAdminRoot.toLowerCase()}/`.startsWith(`${nodeMount}/`) ? new AdminPaths(settings.httpAdminRoot) : undefined;
+  // The editor's websocket is the admin's too: another method, or a GET without an upgrade, never reaches a flow.
+  if (!settings.disableEditor) adminPaths?.add('GET', `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`);
   await app.register(
     async (admin) => {
-      if (adminPaths) admin.addHook('onRoute', (route) => adminPaths.add(route.url));
+      if (adminPaths) admin.addHook('onRoute', (route) => [route.method].flat().forEach((method) => adminPaths.add(method, route.url)));
       admin.addHook('onRoute', ({ url }) => {
         if (!seen.has(url)) apiPaths.on('GET', url, () => {});
         seen.add(url);
