@@ -405,9 +405,11 @@ class CredentialsAuth implements AuthService {
     return this.tokens.list().filter((s) => s.client !== EXCHANGE_CLIENT).map((s) => ({ id: s.tokenHash.slice(0, 16), username: s.username, client: s.client, scope: [...s.scope], expires: new Date(s.expires).toISOString() }));
   }
 
+  /** Ends the user's sessions and the automation tokens acting for them: a token may not outlive its user's revocation. */
   async revokeUser(caller: Principal, username: string, reqId?: string): Promise<number> {
-    const ended = await this.tokens.retain((s) => s.automation !== undefined || s.username !== username);
-    this.log.audit({ event: 'auth.revoke.user', username: caller.username, owner: username.slice(0, 256), count: ended.length, reqId }, 'sessions of a user revoked');
+    const ended = await this.tokens.retain((s) => ownerName(s) !== username);
+    const tokens = ended.filter((s) => s.automation !== undefined).map((s) => s.automation!.id);
+    this.log.audit({ event: 'auth.revoke.user', username: caller.username, owner: username.slice(0, 256), count: ended.length, ...(tokens.length > 0 ? { tokens } : {}), reqId }, 'sessions and automation tokens of a user revoked');
     return ended.length;
   }
 

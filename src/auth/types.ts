@@ -62,7 +62,7 @@ export interface AuthService {
    * does not check out.
    */
   backchannelLogout(logoutToken: string, reqId?: string): Promise<number>;
-  /** Ends every session of `username` (DELETE /auth/sessions/:user); the count ended. */
+  /** Ends every session of `username` and every automation token acting for them (DELETE /auth/sessions/:user); the count ended. */
   revokeUser(caller: Principal, username: string, reqId?: string): Promise<number>;
   /**
    * Issues an automation token for CI/CD: scope within the creator's, optional lifetime in seconds;

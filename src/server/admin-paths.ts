@@ -6,12 +6,15 @@ import FindMyWay from 'find-my-way';
  * case and bytes, while http-in routes (like Express) ignore case and a catch-all route (`/*`,
  * `/:a/:b`) takes any path, so `POST /Auth/Token`, `GET //flows`, `PUT /flows`, `/flows%2f` or a
  * `/credentials/...` path past Fastify's parameter length reached a flow with the admin's
- * password or token. Routes nodes add through RED.httpAdmin still see such requests first.
+ * password or token; so did `/flows.json`, `/flows%252f` (escaped twice) and the methods `/comms`
+ * and the module routes do not take. Routes nodes add through RED.httpAdmin still see such
+ * requests first.
  */
 export class AdminPaths {
   // No parameter length limit: a path too long for the admin router is still the admin's.
   private readonly router = FindMyWay({ caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: Number.MAX_SAFE_INTEGER });
-  private readonly seen = new Set<string>();
+  /** The methods of each path pattern, keyed by the pattern without its parameters' names. */
+  private readonly methods = new Map<string, Set<string>>();
   private readonly root: string;
 
   /** @param adminRoot - httpAdminRoot: the root itself (the editor's page) is left to http-in's other methods. */
@@ -19,27 +22,40 @@ export class AdminPaths {
     this.root = adminRoot.replace(/\/+$/, '').toLowerCase();
   }
 
-  /** Adds an admin route's path; every method on it is the API's. */
-  add(url: string): void {
-    const key = url.toLowerCase();
-    if (this.seen.has(key) || key.replace(/\/+$/, '') === this.root) return;
-    this.seen.add(key);
+  /** Adds an admin route's method and path; every method on the path is the API's. */
+  add(method: string, url: string): void {
+    const key = url.toLowerCase().replace(/:[\w-]+/g, ':');
+    if (key.replace(/\/+$/, '') === this.root) return;
+    const known = this.methods.get(key);
+    if (known) return void known.add(method);
+    this.methods.set(key, new Set([method]));
     try {
-      this.router.on('GET', url, () => undefined);
+      this.router.on('GET', url, () => undefined, { key });
     } catch {
-      // The same pattern under other parameter names, from a route of another method: already in.
+      // The same pattern with a regexp find-my-way reads otherwise: already in under another key.
     }
   }
 
-  /** Whether `url` names an admin path once normalised (normalPath); one the router cannot read counts as one. */
-  covers(url: string): boolean {
+  /**
+   * The methods the admin API takes on `url` once normalised (normalPath), with or without an
+   * extension on its last segment (`/flows.json`); undefined when it names no admin path. A path
+   * the router cannot read counts as one, taking no method.
+   */
+  methodsOf(url: string): string[] | undefined {
+    let path: string;
     try {
-      return this.router.find('GET', normalPath(url)) !== null;
+      path = normalPath(url);
+      const found = this.router.find('GET', path) ?? this.router.find('GET', path.replace(/(\/[^/]+)\.[^/.]*$/, '$1'));
+      if (!found) return undefined;
+      return [...(this.methods.get((found.store as { key: string }).key) ?? [])];
     } catch {
-      return true;
+      return [];
     }
   }
 }
+
+/** How many times a path is decoded: a proxy or a framework may decode it once more than Runnel. */
+const DECODINGS = 3;
 
 /** The spellings normalPath rewrites: percent-escapes, empty or dot segments, `;` parameters. */
 const UNUSUAL = /%|\/\/|\/\.|;/;
@@ -54,8 +70,10 @@ function normalPath(url: string): string {
   let path = q === -1 ? url : url.slice(0, q);
   if (path.charCodeAt(0) !== 47) path = path.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
   else if (!UNUSUAL.test(path)) return path;
+  let decoded = path;
+  for (let i = 0; i < DECODINGS && decoded.includes('%'); i++) decoded = decode(decoded);
   const segments: string[] = [];
-  for (const part of decode(path).split('/')) {
+  for (const part of decoded.split('/')) {
     const semi = part.indexOf(';');
     const segment = semi === -1 ? part : part.slice(0, semi);
     if (segment === '' || segment === '.') continue;

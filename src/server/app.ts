@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import formbody from '@fastify/formbody';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +28,10 @@ import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
 import { AdminPaths } from './admin-paths.js';
 import { receiveBudget } from '../base/receive-budget.js';
-import { answerUnclaimedUpgrades, applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
+import { applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
+import { setClientAddress } from '../base/upgrades.js';
+import { stalledBodies } from './body-timeout.js';
+import { refuseUnsafePaths } from './path-check.js';
 import { editorRoutes } from './editor/editor-routes.js';
 import { editorApiRoutes } from './editor/editor-api-routes.js';
 import { libraryRoutes } from './editor/library-routes.js';
@@ -97,15 +101,18 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   const theme = buildTheme(settings.editorTheme, settings.settingsFile ? path.dirname(settings.settingsFile) : process.cwd());
   const resources = new NodeResources(services.admin.nodes);
 
+  const trust = trustProxy(settings.trustProxy);
+  const clientAddress = (req: IncomingMessage) => (trust ? proxyaddr(req, trust) : (req.socket.remoteAddress ?? ''));
+  // The flows' websocket listeners bound connections per client address with the same reading.
+  setClientAddress(app.server, clientAddress);
   if (!settings.disableEditor) {
-    const trust = trustProxy(settings.trustProxy);
     const comms = new CommsServer(app.server, {
       path: `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`,
       auth: services.auth,
       log: services.log,
       originCheck,
       requireHttps: settings.requireHttps,
-      clientAddress: (req) => (trust ? proxyaddr(req, trust) : (req.socket.remoteAddress ?? '')),
+      clientAddress,
       // A quarter of the connections at most: the rest stays for the admin and /health.
       maxPending: Math.max(1, Math.floor(settings.httpServerLimits.maxConnections / 4)),
     });
@@ -119,9 +126,10 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   }
 
   applyServerLimits(app.server, settings);
-  answerUnclaimedUpgrades(app.server);
+  app.addHook('onRequest', refuseUnsafePaths);
   if (settings.requireHttps) app.addHook('onRequest', requireHttpsHook(settings));
   app.addHook('onRequest', bodyBudget(settings, receiveBudget(app.server, settings.httpServerLimits.bodyBufferTotal)));
+  app.addHook('onRequest', stalledBodies(app.server, settings.httpServerLimits.bodyTimeout));
   app.addHook('onRequest', corsPreflight(settings));
   // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
   // an unserved http-in path (Express's page) even when both share a root.
@@ -136,9 +144,11 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   // the admin scope did not take (another case, method or spelling): those never reach a flow.
   const nodeMount = settings.httpNodeRoot.replace(/\/+$/, '').toLowerCase();
   const adminPaths = nodeMount === '' || `${settings.httpAdminRoot.toLowerCase()}/`.startsWith(`${nodeMount}/`) ? new AdminPaths(settings.httpAdminRoot) : undefined;
+  // The editor's websocket is the admin's too: another method, or a GET without an upgrade, never reaches a flow.
+  if (!settings.disableEditor) adminPaths?.add('GET', `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/comms`);
   await app.register(
     async (admin) => {
-      if (adminPaths) admin.addHook('onRoute', (route) => adminPaths.add(route.url));
+      if (adminPaths) admin.addHook('onRoute', (route) => [route.method].flat().forEach((method) => adminPaths.add(method, route.url)));
       admin.addHook('onRoute', ({ url }) => {
         if (!seen.has(url)) apiPaths.on('GET', url, () => {});
         seen.add(url);

@@ -8,13 +8,15 @@ import type { Duplex } from 'node:stream';
  * admin. Here a new connection at the cap instead closes the connection idle the longest — no
  * request in flight: it never sent its headers, or it is a keep-alive socket between requests —
  * and is refused only when every connection is busy. A flood of silent sockets thus pushes out
- * its own sockets, never a request being answered. Upgraded sockets (websockets) are never pushed
- * out: `/comms` bounds its unauthenticated ones itself, within a quarter of the cap.
+ * its own sockets, never a request being answered. Websockets a listener took (`hold`) are never
+ * pushed out: `/comms` bounds its unauthenticated ones itself, and the flows' websocket listeners
+ * theirs (webSocketNodeLimits), each within a quarter of the cap. An upgrade request no listener
+ * has taken yet stays idle, so a flood of them pushes itself out too.
  *
  * Closing is asynchronous, so Node's own cap stays a little above this one to bound file
  * descriptors while pushed-out sockets finish closing.
  */
-export function reserveConnections(server: Server, cap: number): void {
+export function reserveConnections(server: Server, cap: number): { hold(socket: Duplex): void } {
   server.maxConnections = cap + Math.max(4, Math.ceil(cap / 20));
   const inFlight = new Map<Socket, number>();
   /** Sockets with no request in flight, longest idle first. */
@@ -46,18 +48,20 @@ export function reserveConnections(server: Server, cap: number): void {
       if (held === 1 && !socket.destroyed) idle.add(socket);
     });
   });
-  server.on('upgrade', (req: IncomingMessage) => {
-    const socket = connectionOf(req.socket);
-    if (!inFlight.has(socket)) return;
-    // Counted for good (until it closes), never idle.
-    inFlight.set(socket, Number.POSITIVE_INFINITY);
-    idle.delete(socket);
-  });
 
   function forget(socket: Socket): void {
     inFlight.delete(socket);
     idle.delete(socket);
   }
+  return {
+    /** A websocket a listener took: counted for good (until it closes), never idle. */
+    hold(upgraded: Duplex): void {
+      const socket = connectionOf(upgraded);
+      if (!inFlight.has(socket)) return;
+      inFlight.set(socket, Number.POSITIVE_INFINITY);
+      idle.delete(socket);
+    },
+  };
 }
 
 /** Under TLS, requests arrive on the TLS socket and 'connection' saw the TCP socket beneath it. */

@@ -5,6 +5,7 @@ import type { Settings } from '../settings/settings.js';
 import { RunnelError } from '../base/errors.js';
 import type { ReceiveBudget } from '../base/receive-budget.js';
 import { reserveConnections } from './connection-reserve.js';
+import { isClaimed, onUpgrade, othersListen, refuseUpgrade } from '../base/upgrades.js';
 
 /**
  * Bounds on what clients can make the server hold. Bodies are buffered before routes see them,
@@ -35,7 +36,8 @@ export function applyServerLimits(server: Server, settings: Settings): void {
   server.headersTimeout = limits.headersTimeout;
   server.requestTimeout = limits.requestTimeout;
   server.keepAliveTimeout = limits.keepAliveTimeout;
-  reserveConnections(server, limits.maxConnections);
+  const reserve = reserveConnections(server, limits.maxConnections);
+  answerUnclaimedUpgrades(server, reserve.hold);
 }
 
 /** How often the server checks for timed-out requests: a quarter of the shortest timeout, at most 30 s (Node's default). */
@@ -44,23 +46,34 @@ export function checkInterval(settings: Settings): number {
   return Math.max(100, Math.min(30_000, Math.floor(Math.min(headersTimeout, requestTimeout) / 4)));
 }
 
-/** How long an upgrade request may wait for a listener (comms, a websocket node, a module) to take it. */
+/** How long an upgrade request may wait for a node module's listener to take it. */
 const UNCLAIMED_UPGRADE_MS = 2_000;
 
 /**
  * An upgrade request (`Connection: upgrade`) for a path no websocket listens on was left open by
  * every listener, holding its socket forever: no header or request timeout covers a socket handed
- * to 'upgrade' listeners. One that nothing has written to after a short while gets a 404 and is
- * closed (socket.io's engine.io applies the same test to the paths it does not serve).
+ * to 'upgrade' listeners. Runnel's own listeners (`/comms`, the flows' websocket listeners) decide
+ * at once, so once they all ran a socket none took gets a 404 and is closed. A node module's
+ * listener may answer later: then one nothing has written to after a short while is closed
+ * (socket.io's engine.io applies the same test to the paths it does not serve). A socket taken is
+ * held in the connection cap (`hold`).
  */
-export function answerUnclaimedUpgrades(server: Server): void {
-  server.on('upgrade', (_req: IncomingMessage, socket: Duplex & { bytesWritten?: number }) => {
-    const timer = setTimeout(() => {
-      if (!socket.writable || (socket.bytesWritten ?? 0) > 0) return;
-      const body = JSON.stringify({ code: 'not_found', message: 'No websocket listens on this path' });
-      socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
-    }, UNCLAIMED_UPGRADE_MS);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
+function answerUnclaimedUpgrades(server: Server, hold: (socket: Duplex) => void): void {
+  const notFound = (socket: Duplex) => refuseUpgrade(socket, 404, 'not_found', 'No websocket listens on this path');
+  const taken = (socket: Duplex & { bytesWritten?: number }) => isClaimed(socket) || (socket.bytesWritten ?? 0) > 0;
+  onUpgrade(server, (_req: IncomingMessage, socket: Duplex) => {
+    // Every listener has run by then (the event is synchronous).
+    setImmediate(() => {
+      if (socket.destroyed) return;
+      if (taken(socket)) return hold(socket);
+      if (!othersListen(server)) return notFound(socket);
+      const timer = setTimeout(() => {
+        if (socket.destroyed) return;
+        if (taken(socket)) hold(socket);
+        else notFound(socket);
+      }, UNCLAIMED_UPGRADE_MS);
+      timer.unref();
+      socket.once('close', () => clearTimeout(timer));
+    });
   });
 }

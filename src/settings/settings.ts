@@ -108,6 +108,8 @@ export interface Settings extends HttpSecuritySettings {
   apiMaxLength: number;
   /** Bytes of one message a `websocket in` listener or client accepts (Node-RED: 100 MiB, ws's default). */
   webSocketNodeMaxPayload: number;
+  /** Bounds on the connections of `websocket in` listeners (see src/nodes/network/websocket/admission.ts). */
+  webSocketNodeLimits: { maxConnections: number; perListener: number; perAddress: number; idleTimeout: number; pingInterval: number };
   nodeCloseTimeout: number;
   /** Node-RED's safe mode (`--safe`, `RUNNEL_SAFE=1`): the flows are loaded, not started, until a deploy or POST /flows/state starts them. */
   safeMode: boolean;
@@ -141,7 +143,7 @@ export interface Settings extends HttpSecuritySettings {
    */
   trustProxy: boolean | number | string | string[];
   /** Bounds on connections and the bodies being received (see src/server/request-limits.ts). */
-  httpServerLimits: { bodyBufferTotal: number; headersTimeout: number; requestTimeout: number; keepAliveTimeout: number; maxConnections: number };
+  httpServerLimits: { bodyBufferTotal: number; headersTimeout: number; requestTimeout: number; bodyTimeout: number; keepAliveTimeout: number; maxConnections: number };
   /** Host names (or `*.domain`) an unauthenticated admin API answers to besides IP literals, localhost and uiHost. */
   httpAdminAllowedHosts: string[];
   /** Named context stores; undefined when none are configured (one memory store, Node-RED's default). */
@@ -205,7 +207,7 @@ const KNOWN_KEYS = new Set([
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
   'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'queues', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
-  'instanceId', 'instanceUrl', 'safeMode', 'verbose', 'webSocketNodeMaxPayload', ...HTTP_SECURITY_KEYS,
+  'instanceId', 'instanceUrl', 'safeMode', 'verbose', 'webSocketNodeMaxPayload', 'webSocketNodeLimits', ...HTTP_SECURITY_KEYS,
 ]);
 
 /** Parses sizes such as 5mb, 200kb, 1048576. */
@@ -518,8 +520,25 @@ function parseServerLimits(v: unknown): Settings['httpServerLimits'] {
     bodyBufferTotal: raw.bodyBufferTotal === undefined ? 256 * 1024 * 1024 : parseSize(raw.bodyBufferTotal, 'httpServerLimits.bodyBufferTotal'),
     headersTimeout,
     requestTimeout,
+    bodyTimeout: ms('bodyTimeout', 10_000),
     keepAliveTimeout: ms('keepAliveTimeout', 5_000),
     maxConnections: pick(raw, 'maxConnections', isInt(1, 1_000_000), 'a positive integer (httpServerLimits.maxConnections)', 900),
+  };
+}
+
+/** The defaults keep flow websockets to a quarter of the connection cap, so they cannot take the admin's share. */
+function parseWebSocketLimits(v: unknown, connectionCap: number): Settings['webSocketNodeLimits'] {
+  const raw = v === undefined ? {} : v;
+  if (!isObject(raw)) throw new SettingsError('webSocketNodeLimits must be an object');
+  const count = (key: string, dflt: number) => pick(raw, key, isInt(1, 1_000_000), `a positive integer (webSocketNodeLimits.${key})`, dflt);
+  const ms = (key: string, dflt: number) => pick(raw, key, isInt(1, 86_400_000), `milliseconds (webSocketNodeLimits.${key})`, dflt);
+  const maxConnections = count('maxConnections', Math.max(1, Math.floor(connectionCap / 4)));
+  return {
+    maxConnections,
+    perListener: count('perListener', maxConnections),
+    perAddress: count('perAddress', 20),
+    idleTimeout: ms('idleTimeout', 300_000),
+    pingInterval: ms('pingInterval', 30_000),
   };
 }
 
@@ -575,6 +594,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     if (e instanceof HttpSettingsError) throw new SettingsError(e.message);
     throw e;
   }
+  const httpServerLimits = parseServerLimits(raw.httpServerLimits);
 
   return {
     uiPort: pick(raw, 'uiPort', isInt(0, 65535), 'an integer port between 0 and 65535', 1880),
@@ -613,7 +633,8 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     },
     httpAdminCors: cors as Settings['httpAdminCors'],
     trustProxy: parseTrustProxy(raw.httpServerOptions),
-    httpServerLimits: parseServerLimits(raw.httpServerLimits),
+    httpServerLimits,
+    webSocketNodeLimits: parseWebSocketLimits(raw.webSocketNodeLimits, httpServerLimits.maxConnections),
     httpAdminAllowedHosts: (raw.httpAdminAllowedHosts as string[] | undefined) ?? [],
     contextStorage: parseContextStorage(raw.contextStorage, baseDir),
     storage,

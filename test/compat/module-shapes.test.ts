@@ -128,8 +128,9 @@ describe('modules shaped like the popular ones run as on Node-RED', { timeout: 1
     assert.match(page.text, /<pre>Cannot GET \/no\/such\/path<\/pre>/);
     for (const [method, p] of [['DELETE', 'auth/revoke'], ['PATCH', 'nodes/@scope/mod'], ['PUT', 'flows/state']]) {
       const res = await api(p, { method });
-      assert.equal(res.status, 404, `${method} ${p}`);
-      assert.equal(res.body.code, 'not_found', `${method} ${p}: ${res.text}`);
+      assert.equal(res.status, 405, `${method} ${p}`);
+      assert.equal(res.body.code, 'method_not_allowed', `${method} ${p}: ${res.text}`);
+      assert.ok(res.headers.get('allow'), `${method} ${p}: Allow`);
     }
   });
 

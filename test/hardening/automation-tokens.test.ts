@@ -141,3 +141,42 @@ test("only the token's user or a holder of * revokes an automation token; its to
     await server.dispose();
   }
 });
+
+test("revoking a user's sessions also ends the automation tokens acting for them, and theirs only", async () => {
+  const server = await startServer({ adminAuth: auth(user('alice', '*'), user('bob', '*')) });
+  try {
+    const alice = await login(server, 'alice', 'alice-password-1');
+    const bob = await login(server, 'bob', 'bob-password-1');
+    const bobCi = await mint(server, bob, { name: 'bob-ci', scope: '*' });
+    const bobChild = await mint(server, bobCi.body.token, { name: 'bob-child', scope: 'flows.read' });
+    const aliceCi = await mint(server, alice, { name: 'alice-ci', scope: '*' });
+    assert.equal(bobChild.status, 200, bobChild.text);
+
+    const revoked = await request(server.at('auth/sessions/bob'), { method: 'DELETE', token: alice });
+    assert.deepEqual([revoked.status, revoked.body], [200, { revoked: 3 }]);
+    for (const gone of [bob, bobCi.body.token, bobChild.body.token]) {
+      const res = await request(server.at('flows'), { token: gone });
+      assert.deepEqual([res.status, res.body.code], [401, 'invalid_token']);
+    }
+    const listed = await request(server.at('auth/tokens'), { token: alice });
+    assert.deepEqual(listed.body.tokens.map((t: { name: string }) => t.name), ['alice-ci']);
+    assert.equal((await request(server.at('flows'), { token: aliceCi.body.token })).status, 200);
+    assert.ok(server.logs.some((l) => l.includes('auth.revoke.user') && l.includes(bobCi.body.id) && l.includes(bobChild.body.id)));
+  } finally {
+    await server.dispose();
+  }
+});
+
+test('a user left without permissions in adminAuth.users, on restart, leaves their automation tokens nothing', async () => {
+  await withRestarts(async (start) => {
+    let server = await start(auth(user('alice', '*'), user('bob', '*')));
+    const bob = await login(server, 'bob', 'bob-password-1');
+    const ci = (await mint(server, bob, { name: 'bob-ci', scope: '*' })).body.token as string;
+
+    server = await start(auth(user('alice', '*'), user('bob', [])));
+    for (const [path, method] of [['flows', 'GET'], ['flows', 'POST'], ['auth/tokens', 'GET']] as const) {
+      const res = await request(server.at(path), { method, token: ci, ...(method === 'POST' ? { json: deployBody } : {}) });
+      assert.deepEqual([res.status, res.body.code], [401, 'insufficient_scope'], `${method} ${path}`);
+    }
+  });
+});

@@ -5,6 +5,7 @@ import https from 'node:https';
 import net from 'node:net';
 import selfsigned from 'selfsigned';
 import { ADMIN_PASSWORD, adminAuth, login, startServer, type TestServer } from '../helpers/server.js';
+import { arrivals } from './support.js';
 
 /**
  * Sockets that connect and send nothing, re-opening as soon as they are closed, once held every
@@ -56,10 +57,12 @@ function probe(path: string, headers: http.OutgoingHttpHeaders = {}): Promise<nu
 }
 
 test('silent sockets beyond maxConnections never lock out /health or the admin', async () => {
+  const raw = server.instance.app.server;
+  // The flood fills the cap first: the server has taken (or dropped) each of its sockets.
+  const filled = Promise.race([arrivals(raw, 'connection', 60), arrivals(raw, 'drop', 1)]);
   const attack = flood(60);
   try {
-    // Let the flood fill the cap first.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await filled;
     for (let i = 0; i < 5; i++) {
       assert.equal(await probe('health'), 200, `/health, probe ${i}`);
       assert.equal(await probe('flows', { authorization: `Bearer ${token}` }), 200, `GET /flows, probe ${i}`);
@@ -101,10 +104,14 @@ for (const tls of [false, true]) {
         req.on('error', reject);
         req.end(body);
       });
+      const raw = small.instance.app.server;
+      const uploading = arrivals(raw, 'request', 1, '/flows');
       const upload = slowUpload(small.at('flows'), token, ca);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await uploading;
+      // More sockets than the cap holds came: the flood has pushed out every idle socket it could.
+      const pushing = arrivals(raw, 'connection', 30);
       const attack = flood(30, small.url);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await pushing;
       upload.finish();
       const status = await upload.answer;
       attack.stop();

@@ -6,7 +6,7 @@ import { hashSync } from '../../src/auth/bcrypt.js';
 import { LoginThrottle, normaliseAddress } from '../../src/auth/throttle.js';
 import { MemoryLoginFailures } from '../../src/storage/memory-login-failures.js';
 import { ADMIN_PASSWORD, adminAuth, startServer, type TestServer } from '../helpers/server.js';
-import { median, send } from './support.js';
+import { arrivals, median, send } from './support.js';
 import { fakeClock } from '../helpers/clock.js';
 
 /**
@@ -165,8 +165,9 @@ describe('attackers queueing guesses for a user', () => {
     // A few failures from two addresses: the user's logins now wait their turn.
     for (const from of ['127.0.0.2', '127.0.0.3']) for (let i = 0; i < 2; i++) assert.equal(await guess(from).answer, 400);
     const attackers = ['127.0.0.4', '127.0.0.5', '127.0.0.6'];
+    const queued = arrivals(server.instance.app.server, 'request', 120, '/auth/token');
     const guesses = attackers.flatMap((from) => Array.from({ length: 40 }, () => ({ from, ...guess(from) })));
-    await new Promise((r) => setTimeout(r, 200));
+    await queued;
 
     const during = await owner('127.0.0.9');
     assert.equal(during.status, 200, during.text);
@@ -202,8 +203,9 @@ describe('the owner on an address they logged in from before', () => {
     try {
       const first = await owner(server);
       assert.equal(first.status, 200, first.text);
+      const queued = arrivals(server.instance.app.server, 'request', 10, '/auth/token');
       const guesses = Array.from({ length: 10 }, (_, i) => send(server.at('auth/token'), { method: 'POST', from: `127.0.0.${i + 2}`, body: form('wrong'), headers: { 'content-type': 'application/x-www-form-urlencoded' }, timeoutMs: 20_000 }));
-      await new Promise((r) => setTimeout(r, 250));
+      await queued;
       const again = await owner(server);
       const statuses = (await Promise.all(guesses)).map((g) => g.status);
       return { again, statuses };

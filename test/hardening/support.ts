@@ -58,3 +58,21 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 }
+
+/**
+ * Resolves once `server` has emitted `event` `count` times from now — for `request`, only requests
+ * whose path ends with `path`. Tests wait on it for the server to have seen what they sent, instead
+ * of sleeping and hoping it did on a loaded machine.
+ */
+export function arrivals(server: http.Server, event: 'request' | 'connection' | 'drop', count: number, path = ''): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const listener = (req?: http.IncomingMessage) => {
+      if (event === 'request' && !(req?.url ?? '').split('?')[0].endsWith(path)) return;
+      if (++seen < count) return;
+      server.off(event, listener);
+      resolve();
+    };
+    server.on(event, listener);
+  });
+}

@@ -48,7 +48,9 @@ test('messages being assembled count against httpServerLimits.bodyBufferTotal wi
   const second = await open();
   // Two unfinished messages of 550 KB: together past the 1 MB budget.
   first.send(Buffer.alloc(550 * 1024), { fin: false });
-  await new Promise((r) => setTimeout(r, 100));
+  // A ping after the fragment: its pong says the server has read (and counted) the fragment.
+  first.ping();
+  await once(first, 'pong');
   second.send(Buffer.alloc(550 * 1024), { fin: false });
   const [code] = await once(second, 'close');
   assert.equal(code, 1006, 'the connection that passed the budget is closed');

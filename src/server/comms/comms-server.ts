@@ -4,6 +4,7 @@ import type { TLSSocket } from 'node:tls';
 import type { WebSocketServer, WebSocket, RawData } from 'ws';
 import type * as WsModule from 'ws';
 import { lazy } from '../../base/lazy.js';
+import { claimUpgrade, onUpgrade } from '../../base/upgrades.js';
 import type { AuthService } from '../../auth/types.js';
 import type { Logger } from '../../base/log.js';
 import { RunnelError } from '../../base/errors.js';
@@ -150,7 +151,7 @@ export class CommsServer {
     this.maxQueue = opts.maxQueue ?? 1000;
     this.maxQueueBytes = opts.maxQueueBytes ?? 1024 * 1024;
     this.pending = new PendingAdmission(PENDING_PER_ADDRESS, opts.maxPending ?? 200);
-    server.on('upgrade', this.onUpgrade);
+    onUpgrade(server, this.onUpgrade);
     this.ticker = setInterval(() => this.tick(), Math.min(AUTH_CHECK_MS, this.heartbeatMs));
     this.ticker.unref();
   }
@@ -231,6 +232,7 @@ export class CommsServer {
     const pathname = (req.url ?? '').split('?')[0];
     // Other paths belong to whoever else listens (websocket nodes through RED.server).
     if (pathname !== this.opts.path && pathname !== `${this.opts.path}/`) return;
+    claimUpgrade(socket);
     if (this.opts.requireHttps && !isSecure(req)) {
       return refuse(socket, new RunnelError('https_required', 'requireHttps: connect to /comms over wss://'));
     }

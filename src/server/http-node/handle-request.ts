@@ -76,9 +76,15 @@ function withNodeAuth(ctx: EntryContext, req: IncomingMessage, res: ServerRespon
 function toFlowRoutes(ctx: EntryContext, req: IncomingMessage, res: ServerResponse, body: unknown, raw: Buffer | undefined): void {
   const { app, adminPaths } = ctx;
   const url = req.url ?? '/';
-  if (adminPaths?.covers(url)) {
+  const methods = adminPaths?.methodsOf(url);
+  if (methods) {
     const path = url.split('?')[0].slice(0, 200);
-    return app.respondUnhandled(new RunnelError('not_found', `${req.method} ${path} names an admin API path; http-in routes never answer those`), req, res);
+    const method = req.method ?? 'GET';
+    if (methods.length > 0 && !methods.includes(method)) {
+      res.setHeader('Allow', methods.join(', '));
+      return app.respondUnhandled(new RunnelError('method_not_allowed', `${path} names an admin API path, which takes ${methods.join(', ')}; http-in routes never answer those`), req, res);
+    }
+    return app.respondUnhandled(new RunnelError('not_found', `${method} ${path} names an admin API path; http-in routes never answer those`), req, res);
   }
   app.dispatch(req, res, body, (err, q, s) => unmatched(ctx, err, q, s, raw));
 }

@@ -17,6 +17,8 @@ import type { TlsConfigNode } from '../tls/tls.js';
 import { proxySelector } from '../proxy/select.js';
 import { tunnelAgent } from '../proxy/tunnel.js';
 import { receiveBudgetOf, type ReceiveBudget } from '../../../base/receive-budget.js';
+import { claimUpgrade, onUpgrade, refuseUpgrade } from '../../../base/upgrades.js';
+import { admissionOf, IdleWatch, type WebSocketNodeLimits } from './admission.js';
 
 /** ws (~12 MiB resident with its parsers) loads when a flow first uses a websocket node. */
 const ws = lazy<typeof WsModule>('ws');
@@ -35,6 +37,9 @@ export interface WebSocketEndpoint extends NodeInstance {
   broadcast(data: string | Buffer): void;
   reply(id: string, data: string | Buffer): void;
 }
+
+/** For a server whose settings did not pass through resolveSettings (a test's bare RED). */
+const DEFAULT_LIMITS: WebSocketNodeLimits = { maxConnections: 225, perListener: 225, perAddress: 20, idleTimeout: 300_000, pingInterval: 30_000 };
 
 /** The client's fixed reconnect delay, as in Node-RED. */
 const RECONNECT_MS = 3000;
@@ -63,19 +68,34 @@ function sendFrame(ws: WebSocket, data: string | Buffer): void {
   ws.send(data);
 }
 
-/** Listeners by full path, per HTTP server (several runtimes may share a process). */
-const listeners = new WeakMap<Server, Map<string, { wss: WebSocketServer }>>();
+interface Listener {
+  wss: WebSocketServer;
+  /** Connections open or being opened, against webSocketNodeLimits.perListener. */
+  open: number;
+}
 
-function listenersOf(server: Server): Map<string, { wss: WebSocketServer }> {
+/** Listeners by full path, per HTTP server (several runtimes may share a process). */
+const listeners = new WeakMap<Server, Map<string, Listener>>();
+
+function listenersOf(server: Server, limits: WebSocketNodeLimits): Map<string, Listener> {
   let map = listeners.get(server);
   if (!map) {
-    const byPath = new Map<string, { wss: WebSocketServer }>();
+    const byPath = new Map<string, Listener>();
+    const admission = admissionOf(server, limits);
     listeners.set(server, (map = byPath));
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    onUpgrade(server, (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
       const listener = byPath.get(pathname);
       // Another upgrade handler (the editor's comms) may own this path: leave the socket alone.
       if (!listener) return;
+      const admitted = admission.admit(server, req, listener.open);
+      if (typeof admitted === 'string') return refuseUpgrade(socket, 503, 'websocket_limit', admitted, 'Retry-After: 5\r\n');
+      claimUpgrade(socket);
+      listener.open++;
+      socket.once('close', () => {
+        listener.open--;
+        admitted.release();
+      });
       listener.wss.handleUpgrade(req, socket, head, (ws) => {
         if (socket instanceof net.Socket) rawSockets.set(ws, socket);
         countReceived(ws, socket, receiveBudgetOf(server));
@@ -135,6 +155,8 @@ export default function (RED: RedApi) {
     const heartbeat = heartbeatMs(config.hb);
     // A larger message closes the connection (1009); Node-RED accepts up to ws's 100 MiB.
     const maxPayload = typeof RED.settings.webSocketNodeMaxPayload === 'number' ? RED.settings.webSocketNodeMaxPayload : 1024 * 1024;
+    const limits = (RED.settings.webSocketNodeLimits as WebSocketNodeLimits | undefined) ?? DEFAULT_LIMITS;
+    const idle = new IdleWatch(limits);
     // Node-RED's client follows http_proxy/https_proxy/no_proxy (ws:// as http, wss:// as https).
     const selectProxy = proxySelector(RED, {});
     const proxyFor = (url: string) => selectProxy(url.replace(/^ws/i, 'http'));
@@ -177,6 +199,7 @@ export default function (RED: RedApi) {
       let pendingPong = false;
       if (node.isServer) {
         clients.set(id, socket);
+        idle.add(socket);
         node.emit('opened', { count: clients.size, id } satisfies SessionEvent);
       }
       socket.on('open', () => {
@@ -255,7 +278,7 @@ export default function (RED: RedApi) {
       const root = String(RED.settings.httpNodeRoot || '/');
       fullPath = root + (root.endsWith('/') ? '' : '/') + (path.startsWith('/') ? path.slice(1) : path);
       const server = RED.server as Server | undefined;
-      const byPath = server ? listenersOf(server) : undefined;
+      const byPath = server ? listenersOf(server, limits) : undefined;
       if (byPath?.has(fullPath)) {
         node.error(`Cannot have two WebSocket listeners on the same path: ${path}`);
       } else {
@@ -263,7 +286,7 @@ export default function (RED: RedApi) {
         wss = new (ws().WebSocketServer)({ noServer: true, maxPayload, ...(typeof verifyClient === 'function' ? { verifyClient: verifyClient as never } : {}) });
         wss.setMaxListeners(0);
         wss.on('connection', (socket: WebSocket) => track(socket, RED.util.generateId()));
-        byPath?.set(fullPath, { wss });
+        byPath?.set(fullPath, { wss, open: 0 });
       }
     } else connect();
 
@@ -272,6 +295,7 @@ export default function (RED: RedApi) {
       for (const [id, socket] of targets) {
         try {
           sendFrame(socket, data);
+          idle.touch(socket);
         } catch (err) {
           node.warn(`An error occurred while sending:  ${id ? `${id} ` : ''}${String(err)}`);
         }
@@ -280,7 +304,10 @@ export default function (RED: RedApi) {
     node.reply = (id, data) => {
       try {
         const socket = clients.get(id);
-        if (socket) sendFrame(socket, data);
+        if (socket) {
+          sendFrame(socket, data);
+          idle.touch(socket);
+        }
       } catch {
         // the session went away while the reply was on its way
       }
@@ -293,7 +320,9 @@ export default function (RED: RedApi) {
       inputs.length = 0;
       if (node.isServer) {
         const server = RED.server as Server | undefined;
-        if (server && wss && listenersOf(server).get(fullPath)?.wss === wss) listenersOf(server).delete(fullPath);
+        const byPath = server && listenersOf(server, limits);
+        if (byPath && wss && byPath.get(fullPath)?.wss === wss) byPath.delete(fullPath);
+        idle.stop();
         // ws 8 leaves connections open on close(); Node-RED's ws 7 ended them.
         for (const socket of clients.values()) socket.terminate();
         wss?.close();
