@@ -7,11 +7,12 @@ import { RunnelError, errorMessage } from '../base/errors.js';
 import { SerialQueue } from '../base/serial-queue.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
-import { readNodeModulePackage } from './package.js';
+import { readNodeModulePackage, type NodeModulePackage } from './package.js';
+import { ModuleRules } from './module-rules.js';
 import { inspectTarball } from './tarball.js';
 import { downloadTarball } from './download.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
-import { assertAllowed, assertInstallableManifest, assertUpdateAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
+import { assertAllowed, assertInstallableManifest, assertRegistryInstallAllowed, assertUpdateAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 import { InstallSnapshot } from './install-snapshot.js';
 import { findNpm, npmNotFoundMessage } from './npm.js';
 
@@ -79,7 +80,7 @@ export class ModuleManager implements LocalModules {
       if (!this.host.registry.modules.has(name)) fresh.push(dir);
     }
     if (fresh.length) {
-      await loadModules(this.host, fresh, (name) => this.records[name]?.sets ?? {});
+      await loadModules(this.host, fresh.filter((dir) => this.notExcluded(dir)), (name) => this.records[name]?.sets ?? {}, (pkg) => this.loadAllowed(pkg));
       for (const mod of this.host.registry.modules.values()) {
         if (!this.records[mod.name] && mod.path && this.inNodeModules(mod.path)) this.records[mod.name] = { source: 'dependency', version: mod.version, sets: {} };
       }
@@ -118,7 +119,7 @@ export class ModuleManager implements LocalModules {
       if (REMOVABLE.includes(rec.source)) dirs.push(path.join(settings.userDir, 'node_modules', name));
     }
     dirs.push(...(await nodeRedModulesIn(this.nodeModules)));
-    await loadModules(this.host, dirs, (name) => this.records[name]?.sets ?? {});
+    await loadModules(this.host, dirs.filter((dir) => this.notExcluded(dir)), (name) => this.records[name]?.sets ?? {}, (pkg) => this.loadAllowed(pkg));
     for (const mod of registry.modules.values()) {
       const rec = this.records[mod.name];
       if (mod.builtin && rec) for (const set of mod.sets.values()) registry.setEnabled(set, rec.sets[set.name] ?? true);
@@ -129,6 +130,21 @@ export class ModuleManager implements LocalModules {
     if ((palette.allowInstall || (settings.functionExternalModules && modules.allowInstall)) && !findNpm()) {
       this.host.log.warn(`${npmNotFoundMessage()}; until then every install answers npm_not_found`);
     }
+  }
+
+  /** Node-RED's `nodesExcludes` names a module by its directory's name (within its scope). */
+  private notExcluded(dir: string): boolean {
+    if (!this.host.settings.nodesExcludes.includes(path.basename(dir))) return true;
+    this.host.log.info({ dir }, `node module ${path.basename(dir)} not loaded: nodesExcludes names it`);
+    return false;
+  }
+
+  /** As in Node-RED, a module the palette's allowList/denyList refuse is not loaded either. */
+  private loadAllowed(pkg: NodeModulePackage): boolean {
+    const { allowList, denyList } = this.host.settings.externalModules.palette;
+    if (new ModuleRules(allowList, denyList).allows(pkg.name, pkg.version)) return true;
+    this.host.log.info({ module: pkg.name, version: pkg.version }, `node module ${pkg.name} not loaded: externalModules.palette's allowList/denyList refuse it`);
+    return false;
   }
 
   /** POST /nodes with `{module, version}`: a registry package or an absolute directory path. */
@@ -147,7 +163,7 @@ export class ModuleManager implements LocalModules {
         return this.published(await this.installSpec(pkg.name, target.dir, 'local', target.dir), null);
       });
     }
-    assertAllowed(target.name, palette);
+    await assertRegistryInstallAllowed(target.name, target.version, this.ctx);
     return this.queue.run(async () => {
       await this.sync?.assertReachable();
       this.assertInstallable(target.name, target.version);
@@ -170,7 +186,8 @@ export class ModuleManager implements LocalModules {
     const palette = this.ctx.palette;
     if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled');
     if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Installing a module from a URL installs a tarball, and uploading modules is disabled');
-    assertAllowed(module, palette);
+    // Refused before the download when its version cannot change the answer.
+    if (!new ModuleRules(palette.allowList, palette.denyList).versioned) assertAllowed(module, palette);
     const dir = await mkdtemp(path.join(os.tmpdir(), 'runnel-download-'));
     try {
       const file = path.join(dir, 'module.tgz');
@@ -201,7 +218,7 @@ export class ModuleManager implements LocalModules {
     const palette = this.ctx.palette;
     const pkg = await inspectTarball(file);
     if (expected !== undefined && pkg.name !== expected) throw new RunnelError('invalid_module', `The tarball for ${expected} holds ${pkg.name}`);
-    assertAllowed(pkg.name, palette);
+    assertAllowed(pkg.name, palette, pkg.version);
     assertInstallableManifest(pkg, palette);
     this.assertInstallable(pkg.name, pkg.version);
     const nodesDir = path.join(this.ctx.userDir, 'nodes');
@@ -247,7 +264,7 @@ export class ModuleManager implements LocalModules {
     }
     const target = parseInstallTarget(name, want.version);
     if (target.kind !== 'registry') throw new RunnelError('invalid_module_name', `Invalid module name: ${name}`);
-    assertAllowed(name, palette);
+    assertAllowed(name, palette, want.version);
     this.assertInstallable(name, want.version);
     await this.installSpec(name, `${name}@${want.version}`, 'npm', undefined, want.sets);
   }

@@ -180,9 +180,13 @@ export class Runtime {
   }
 
   private registerBuiltinNodes(): void {
-    const { module, sets, version } = this.builtinNodes;
+    const { module, sets, version, files = {} } = this.builtinNodes;
     this.registry.addModule({ name: module, version: version ?? RUNNEL_VERSION, builtin: true });
-    for (const [name, register] of Object.entries(sets)) register(createRedApi(this, this.registry.addSet(module, name)));
+    for (const [name, register] of Object.entries(sets)) {
+      // As Node-RED, an excluded core file is not loaded at all: its set is not even listed.
+      if (files[name] !== undefined && this.settings.nodesExcludes.includes(files[name])) continue;
+      register(createRedApi(this, this.registry.addSet(module, name)));
+    }
   }
 
   /** Read-modify-write of the runtime config as one step (module records, RED.settings.set). */

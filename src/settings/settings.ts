@@ -58,8 +58,9 @@ export interface PaletteSettings {
   allowLocalPaths: boolean;
   /** Let uploaded and local modules depend on file:, link:, git or URL specs. */
   allowNonRegistryDependencies: boolean;
-  allowList: string[];
-  denyList: string[];
+  /** Node-RED's install lists, undefined when not given (their meaning depends on it: see ModuleRules). */
+  allowList: string[] | undefined;
+  denyList: string[] | undefined;
   /** Node-RED's: false refuses installing a module that is already there (update_not_allowed). */
   allowUpdate: boolean;
   /** Node-RED's update lists; undefined when not given (their meaning depends on it: see assertUpdateAllowed). */
@@ -77,8 +78,8 @@ export interface PaletteSettings {
  */
 export interface FunctionModuleSettings {
   allowInstall: boolean;
-  allowList: string[];
-  denyList: string[];
+  allowList: string[] | undefined;
+  denyList: string[] | undefined;
   /** Milliseconds; Runnel's addition, as for the palette. */
   installTimeout: number;
 }
@@ -125,6 +126,8 @@ export interface Settings extends HttpSecuritySettings {
   /** `false`: function nodes may not list modules (Node-RED's default is true). */
   functionExternalModules: boolean;
   nodesDir: string[];
+  /** Node-RED's: node file and module directory names (`90-exec.js`, `node-red-contrib-foo`) that are not loaded. */
+  nodesExcludes: string[];
   /** Process env variables flows may not read (Node-RED's `envVarExcludes`). */
   envVarExcludes: string[];
   /** The console logger and Node-RED's custom log handlers. */
@@ -203,7 +206,7 @@ export class SettingsError extends Error {}
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth', 'httpAdminCookieOptions',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
-  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
+  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'nodesExcludes', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'queues', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
   'instanceId', 'instanceUrl', 'safeMode', 'verbose', 'webSocketNodeMaxPayload', ...HTTP_SECURITY_KEYS,
 ]);
@@ -343,9 +346,10 @@ function section(ext: Raw, name: string) {
       if (typeof x !== 'boolean') throw new SettingsError(`${k(key)} must be true or false`);
       return x;
     },
-    list(key: string): string[] {
+    /** Undefined when not given: Node-RED's module lists mean something else then. */
+    list(key: string): string[] | undefined {
       const x = raw[key];
-      if (x === undefined) return [];
+      if (x === undefined) return undefined;
       if (!isStringList(x)) throw new SettingsError(`${k(key)} must be an array of strings`);
       return x as string[];
     },
@@ -375,8 +379,8 @@ function parseExternalModules(v: unknown, editorTheme: unknown): Settings['exter
       allowList: pal.list('allowList'),
       denyList: pal.list('denyList'),
       allowUpdate: pal.bool('allowUpdate', true),
-      allowUpdateList: pal.raw.allowUpdateList === undefined ? undefined : pal.list('allowUpdateList'),
-      denyUpdateList: pal.raw.denyUpdateList === undefined ? undefined : pal.list('denyUpdateList'),
+      allowUpdateList: pal.list('allowUpdateList'),
+      denyUpdateList: pal.list('denyUpdateList'),
       maxUploadSize: pal.raw.maxUploadSize === undefined ? 20 * 1024 * 1024 : parseSize(pal.raw.maxUploadSize, pal.k('maxUploadSize')),
       installTimeout: pal.timeout('installTimeout', 5 * 60 * 1000),
     },
@@ -562,6 +566,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   for (const key of ['httpAdminRoot', 'httpNodeRoot']) {
     if (raw[key] === false) throw new SettingsError(`${key}: false (Node-RED's way to turn its routes off) is not supported: give a path such as "/"`);
   }
+  if (raw.nodesExcludes !== undefined && !isStringList(raw.nodesExcludes)) {
+    throw new SettingsError('nodesExcludes must be an array of node file or module directory names');
+  }
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
   }
@@ -602,6 +609,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),
     functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),
     nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),
+    nodesExcludes: (raw.nodesExcludes as string[] | undefined) ?? [],
     envVarExcludes: (raw.envVarExcludes as string[] | undefined) ?? [],
     logging,
     externalModules: parseExternalModules(raw.externalModules, raw.editorTheme),
