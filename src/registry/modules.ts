@@ -9,6 +9,7 @@ import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
 import { readNodeModulePackage, type NodeModulePackage } from './package.js';
 import { ModuleRules } from './module-rules.js';
+import { readNodeRedFlags, writeNodeRedFlags } from './node-red-config.js';
 import { inspectTarball } from './tarball.js';
 import { downloadTarball } from './download.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
@@ -113,18 +114,23 @@ export class ModuleManager implements LocalModules {
     const { settings, registry } = this.host;
     const stored = (await this.host.storage.getRuntimeConfig())[configKey(this.host)];
     this.records = stored && typeof stored === 'object' ? { ...(stored as Record<string, ModuleRecord>) } : {};
+    // Node-RED's flags win for the sets they name: Runnel writes its own there at every change, so
+    // a newer flag there was set on Node-RED.
+    const nodeRed = await readNodeRedFlags(settings.userDir);
+    const flagsOf = (name: string): SetFlags => ({ ...this.records[name]?.sets, ...nodeRed[name] });
     const dirs: string[] = [];
     for (const dir of settings.nodesDir) dirs.push(...(await modulesIn(dir)));
     for (const [name, rec] of Object.entries(this.records)) {
       if (REMOVABLE.includes(rec.source)) dirs.push(path.join(settings.userDir, 'node_modules', name));
     }
     dirs.push(...(await nodeRedModulesIn(this.nodeModules)));
-    await loadModules(this.host, dirs.filter((dir) => this.notExcluded(dir)), (name) => this.records[name]?.sets ?? {}, (pkg) => this.loadAllowed(pkg));
+    await loadModules(this.host, dirs.filter((dir) => this.notExcluded(dir)), flagsOf, (pkg) => this.loadAllowed(pkg));
     for (const mod of registry.modules.values()) {
       const rec = this.records[mod.name];
-      if (mod.builtin && rec) for (const set of mod.sets.values()) registry.setEnabled(set, rec.sets[set.name] ?? true);
+      if (mod.builtin) for (const set of mod.sets.values()) registry.setEnabled(set, flagsOf(mod.name)[set.name] ?? true);
       else if (!rec && mod.path) this.records[mod.name] = { source: this.inNodeModules(mod.path) ? 'dependency' : 'nodesDir', version: mod.version, sets: {} };
     }
+    await this.writeNodeRedFlags();
     const { palette, modules } = settings.externalModules;
     // Said once, at start, rather than discovered at the first install.
     if ((palette.allowInstall || (settings.functionExternalModules && modules.allowInstall)) && !findNpm()) {
@@ -291,7 +297,7 @@ export class ModuleManager implements LocalModules {
     await this.syncDependencies();
     if (this.records[name].source === 'tarball') await rm(this.keptTarball(name, mod.version), { force: true });
     delete this.records[name];
-    await this.persist();
+    await this.persist(name);
     this.host.log.info({ module: name }, 'node module removed');
     this.notify('node/removed', [...mod.sets.values()].map((set) => setInfo(set, mod)));
   }
@@ -435,7 +441,17 @@ export class ModuleManager implements LocalModules {
     return file;
   }
 
-  private persist(): Promise<void> {
-    return this.host.updateRuntimeConfig((config) => ({ ...config, [configKey(this.host)]: this.records }));
+  private async persist(removed?: string): Promise<void> {
+    await this.host.updateRuntimeConfig((config) => ({ ...config, [configKey(this.host)]: this.records }));
+    await this.writeNodeRedFlags(removed);
+  }
+
+  /** Node-RED's `.config.nodes.json` follows: a failure to write it is said, and changes nothing here. */
+  private async writeNodeRedFlags(removed?: string): Promise<void> {
+    try {
+      await writeNodeRedFlags(this.host.settings.userDir, this.host.registry.modules.values(), removed);
+    } catch (err) {
+      this.host.log.warn({ err: errorMessage(err) }, "could not record the node sets' enabled flags in .config.nodes.json for Node-RED");
+    }
   }
 }
