@@ -10,6 +10,7 @@ import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unlo
 import { readNodeModulePackage, type NodeModulePackage } from './package.js';
 import { ModuleRules } from './module-rules.js';
 import { readNodeRedFlags, writeNodeRedFlags } from './node-red-config.js';
+import { AutoInstaller, missingModules } from './auto-install.js';
 import { inspectTarball } from './tarball.js';
 import { downloadTarball } from './download.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
@@ -41,9 +42,18 @@ export class ModuleManager implements LocalModules {
   /** Present with shared storage: the list every instance follows. */
   readonly sync: ModuleSync | undefined;
 
+  private readonly autoInstaller: AutoInstaller;
+
   constructor(private readonly host: ModuleHost) {
     const shared = host.storage.shared;
     this.sync = shared && new ModuleSync(shared.modules, this, host.log.child({ module: 'modules' }));
+    const retryMs = host.settings.externalModules.autoInstallRetry;
+    this.autoInstaller = new AutoInstaller({ log: host.log, retryMs, install: (name, version) => this.install(name, version), clock: host.clock });
+  }
+
+  /** Stops installing missing modules (the runtime stops). */
+  stop(): void {
+    this.autoInstaller.stop();
   }
 
   run<T>(task: () => Promise<T>): Promise<T> {
@@ -131,7 +141,8 @@ export class ModuleManager implements LocalModules {
       else if (!rec && mod.path) this.records[mod.name] = { source: this.inNodeModules(mod.path) ? 'dependency' : 'nodesDir', version: mod.version, sets: {} };
     }
     await this.writeNodeRedFlags();
-    const { palette, modules } = settings.externalModules;
+    const { palette, modules, autoInstall } = settings.externalModules;
+    if (autoInstall && palette.allowInstall) this.autoInstaller.start(await missingModules(settings.userDir, this.records, (name) => registry.modules.has(name)));
     // Said once, at start, rather than discovered at the first install.
     if ((palette.allowInstall || (settings.functionExternalModules && modules.allowInstall)) && !findNpm()) {
       this.host.log.warn(`${npmNotFoundMessage()}; until then every install answers npm_not_found`);

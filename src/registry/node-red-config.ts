@@ -43,6 +43,21 @@ export async function readNodeRedFlags(userDir: string): Promise<Record<string, 
 }
 
 /**
+ * The modules Node-RED recorded with an enabled set, at the version it had (the one an update
+ * waiting for a restart was to bring, if any): what Node-RED's autoInstall installs when missing.
+ */
+export async function listedNodeRedModules(userDir: string): Promise<Map<string, string | undefined>> {
+  const out = new Map<string, string | undefined>();
+  for (const [name, entry] of Object.entries((await read(userDir)) ?? {})) {
+    const sets = isObject(entry.nodes) ? Object.values(entry.nodes) : [];
+    if (name === 'node-red' || !sets.some((set) => isObject(set) && set.enabled !== false)) continue;
+    const version = entry.pending_version ?? entry.version;
+    out.set(name, typeof version === 'string' ? version : undefined);
+  }
+  return out;
+}
+
+/**
  * Records the loaded modules' flags in Node-RED's format (`removed`: a module uninstalled here,
  * whose entry goes). A user dir without the file gets one only once a set is disabled: until
  * then Node-RED has nothing to learn from it.

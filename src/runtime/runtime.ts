@@ -1,3 +1,4 @@
+import type { Clock } from '../base/clock.js';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings/settings.js';
 import type { Logger } from '../base/log.js';
@@ -54,6 +55,8 @@ export interface RuntimeDeps {
   beforeForeignCode?: () => void;
   /** The credential key while it returns one, instead of the settings' (the active project's). */
   credentialKey?: () => CredentialKey | undefined;
+  /** The clock automatic module installs wait on between attempts (tests move their own). */
+  clock?: Clock;
 }
 
 /**
@@ -76,6 +79,7 @@ export class Runtime {
   readonly services: RuntimeServices;
   readonly history: History;
   server: Server | undefined;
+  readonly clock: Clock | undefined;
   private readonly flowSet: FlowSet;
   private readonly builtinNodes: NodeSets;
   private beforeForeignCode: (() => void) | undefined;
@@ -104,6 +108,7 @@ export class Runtime {
     this.history = new History(deps.storage);
     this.builtinNodes = deps.builtinNodes;
     this.beforeForeignCode = deps.beforeForeignCode;
+    this.clock = deps.clock;
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
       exportGlobalContextKeys: this.settings.extra.exportGlobalContextKeys !== false,
@@ -268,6 +273,7 @@ export class Runtime {
   }
 
   async stop(): Promise<void> {
+    this.modules.stop();
     await this.follower.stop();
     await this.active.exclusive(async () => {
       this.state.started = false;

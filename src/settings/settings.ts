@@ -132,7 +132,14 @@ export interface Settings extends HttpSecuritySettings {
   envVarExcludes: string[];
   /** The console logger and Node-RED's custom log handlers. */
   logging: LoggingSettings;
-  externalModules: { palette: PaletteSettings; modules: FunctionModuleSettings };
+  externalModules: {
+    palette: PaletteSettings;
+    modules: FunctionModuleSettings;
+    /** Node-RED's: install at start the node modules `.config.nodes.json` (or Runnel's record) lists and the user dir lacks. */
+    autoInstall: boolean;
+    /** Milliseconds between attempts at a failed automatic install (the setting is in seconds). */
+    autoInstallRetry: number;
+  };
   /** Login throttling: failures allowed per window before 429. */
   loginThrottle: { maxFailures: number; windowMs: number; userDelayMs: number; maxUserDelayMs: number };
   /** CORS for the admin API; off when undefined. */
@@ -206,7 +213,7 @@ export class SettingsError extends Error {}
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth', 'httpAdminCookieOptions',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
-  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'nodesExcludes', 'logging', 'externalModules',
+  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'nodesExcludes', 'autoInstallModules', 'autoInstallModulesRetry', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'queues', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
   'instanceId', 'instanceUrl', 'safeMode', 'verbose', 'webSocketNodeMaxPayload', ...HTTP_SECURITY_KEYS,
 ]);
@@ -362,7 +369,21 @@ function section(ext: Raw, name: string) {
   };
 }
 
-function parseExternalModules(v: unknown, editorTheme: unknown): Settings['externalModules'] {
+/**
+ * Node-RED's `externalModules.autoInstall`/`autoInstallRetry` (seconds), or their deprecated
+ * top-level forms `autoInstallModules`/`autoInstallModulesRetry` (milliseconds) when not given.
+ */
+function parseAutoInstall(ext: Raw, raw: Raw): { autoInstall: boolean; autoInstallRetry: number } {
+  const on = ext.autoInstall ?? raw.autoInstallModules;
+  if (on !== undefined && typeof on !== 'boolean') throw new SettingsError('externalModules.autoInstall must be true or false');
+  const seconds = ext.autoInstallRetry;
+  const ms = raw.autoInstallModulesRetry;
+  if (seconds !== undefined && !isInt(1, 86_400)(seconds)) throw new SettingsError('externalModules.autoInstallRetry must be seconds between 1 and 86400');
+  if (seconds === undefined && ms !== undefined && !isInt(1000, 86_400_000)(ms)) throw new SettingsError('autoInstallModulesRetry must be milliseconds between 1000 and 86400000');
+  return { autoInstall: on === true, autoInstallRetry: seconds !== undefined ? (seconds as number) * 1000 : ((ms as number | undefined) ?? 30_000) };
+}
+
+function parseExternalModules(v: unknown, editorTheme: unknown, raw: Raw): Settings['externalModules'] {
   const ext = v === undefined ? {} : v;
   if (!isObject(ext)) throw new SettingsError('externalModules must be an object');
   const pal = section(ext, 'palette');
@@ -390,6 +411,7 @@ function parseExternalModules(v: unknown, editorTheme: unknown): Settings['exter
       denyList: mods.list('denyList'),
       installTimeout: mods.timeout('installTimeout', 5 * 60 * 1000),
     },
+    ...parseAutoInstall(ext, raw),
   };
 }
 
@@ -612,7 +634,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     nodesExcludes: (raw.nodesExcludes as string[] | undefined) ?? [],
     envVarExcludes: (raw.envVarExcludes as string[] | undefined) ?? [],
     logging,
-    externalModules: parseExternalModules(raw.externalModules, raw.editorTheme),
+    externalModules: parseExternalModules(raw.externalModules, raw.editorTheme, raw),
     loginThrottle: {
       maxFailures: pick(throttle, 'maxFailures', isInt(1, 1_000_000), 'a positive integer', 5),
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),

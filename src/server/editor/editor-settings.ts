@@ -42,7 +42,7 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
     functionExternalModules: settings.functionExternalModules,
     tlsConfigDisableLocalFiles: extra.tlsConfigDisableLocalFiles === true,
     externalModules: {
-      autoInstall: false,
+      autoInstall: settings.externalModules.autoInstall,
       palette: {
         allowInstall: palette.allowInstall,
         allowUpload: palette.allowInstall && palette.allowUpload,
