@@ -31,7 +31,7 @@ export interface RunnelOptions {
   onListening?: (url: string) => void;
   /** Called once, before the first code of an installed module or of a flow's nodes runs. */
   beforeForeignCode?: () => void;
-  /** The clock of session expiry and login throttling (the system's by default); tests move a fake one. */
+  /** The clock of session expiry, login throttling and automatic module installs' retries (the system's by default); tests move a fake one. */
   clock?: Clock;
   /** How the editor takes a strategy login: the served editor's way by default; tests of the other editor's way set it. */
   editorLogin?: EditorLogin;
@@ -66,7 +66,7 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const builtinNodes = { ...CORE_NODES, sets: { ...CORE_NODES.sets, queue: queueNodes(queues) } };
   const projects = await openProjects(settings, storage);
   const runtime = new Runtime({
-    settings, log, storage, httpNode, httpAdmin, auth, builtinNodes, beforeForeignCode: options.beforeForeignCode,
+    settings, log, storage, httpNode, httpAdmin, auth, builtinNodes, beforeForeignCode: options.beforeForeignCode, clock: options.clock,
     ...(projects ? { credentialKey: () => projectKey(projects) } : {}),
   });
   // A single-flow edit's result passes the checks a deploy body passes.

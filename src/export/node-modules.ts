@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Semver from 'semver';
 import { lazy } from '../base/lazy.js';
@@ -11,11 +11,13 @@ import { writeFileAtomic } from '../storage/atomic-file.js';
  * dir's `node_modules` at start, and stops every flow that uses a type none provides ("waiting for
  * missing types"); a fresh folder has no `node_modules`. So the export lists the user dir's
  * modules in the folder's `package.json`, the file Node-RED's own palette installs into, for
- * `npm install` there to bring them. Node-RED scans `node_modules` at every start, so no
- * `.config.nodes.json` is needed: it writes one itself.
+ * `npm install` there to bring them. Node-RED scans `node_modules` at every start and writes its
+ * `.config.nodes.json` itself; the user dir's goes along when there is one, for the node sets
+ * disabled there (on Node-RED or on Runnel) to stay disabled.
  */
 
 const PACKAGE_FILE = 'package.json';
+const NODES_FILE = '.config.nodes.json';
 /** Only an export needs it, not every start that loads the command line. */
 const semver = lazy<typeof Semver>('semver');
 
@@ -33,6 +35,17 @@ export async function exportNodeModules(userDir: string, dir: string): Promise<s
   manifest.dependencies = { ...manifest.dependencies, ...Object.fromEntries(installed) };
   await writeFileAtomic(file, `${JSON.stringify(manifest, null, 4)}\n`, { backup: true });
   return [...installed.keys()];
+}
+
+/** Copies the user dir's `.config.nodes.json` into `dir`; its name, or undefined when there is none. */
+export async function exportNodeSetFlags(userDir: string, dir: string): Promise<string | undefined> {
+  try {
+    await copyFile(path.join(userDir, NODES_FILE), path.join(dir, NODES_FILE));
+    return NODES_FILE;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /**

@@ -8,7 +8,7 @@ import { writeFileAtomic } from '../storage/atomic-file.js';
 import { credentialsPathFor, flowsFileText } from '../storage/file/flow-pair.js';
 import { createStorage, storedCredentialsName } from '../storage/index.js';
 import type { CredentialMap, FlowsSnapshot, Storage } from '../storage/contract.js';
-import { exportNodeModules } from './node-modules.js';
+import { exportNodeModules, exportNodeSetFlags } from './node-modules.js';
 
 /**
  * `runnel export --format node-red`: the flows and credentials read through the Storage interface
@@ -128,6 +128,8 @@ async function write(plan: Plan): Promise<ExportSummary> {
   // In place the modules are in the user dir's node_modules already, where Node-RED loads them.
   const modules = inPlace ? [] : await exportNodeModules(settings.userDir, dir);
   if (modules.length > 0) written.push('package.json');
+  const flags = inPlace ? undefined : await exportNodeSetFlags(settings.userDir, dir);
+  if (flags) written.push(flags);
   return { dir, nodes: snapshot.flows.length, credentials: ids.length, written, notes, modules };
 }
 

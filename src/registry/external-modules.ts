@@ -10,11 +10,12 @@ import type Semver from 'semver';
 import { lazy } from '../base/lazy.js';
 import type { Logger } from '../base/log.js';
 import { SerialQueue } from '../base/serial-queue.js';
-import type { FunctionModuleSettings, Settings } from '../settings/settings.js';
+import type { Settings } from '../settings/settings.js';
 import { ensureUserPackage, runNpm } from './npm.js';
 import { isValidPackageName } from './package.js';
 import type { SubflowDefinition } from './registry.js';
 import { resolveImport } from './resolve-import.js';
+import { ModuleRules } from './module-rules.js';
 
 const semver = lazy<typeof Semver>('semver');
 
@@ -55,58 +56,6 @@ export function isInstallable(m: ModuleSpec): boolean {
   if (!isValidPackageName(m.name) || /(^|\/)@?-/.test(m.name) || !isPlainImportPath(m.importPath)) return false;
   if (m.version === undefined) return true;
   return m.version !== '' && (semver().validRange(m.version) !== null || /^[a-z][a-z0-9._-]*$/i.test(m.version));
-}
-
-interface Rule {
-  pattern: string;
-  re: RegExp;
-  range?: string;
-  /** Where the first `*` is (Infinity without one): a later wildcard is a more specific rule. */
-  wildcardPos: number;
-}
-
-function parseRules(list: string[]): Rule[] {
-  return list.filter((entry) => entry !== '').map((entry) => {
-    const m = /^(.+?)(?:@(.*))?$/.exec(entry)!;
-    const pattern = m[1];
-    const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-    const star = pattern.indexOf('*');
-    return { pattern, re, range: m[2] || undefined, wildcardPos: star < 0 ? Infinity : star };
-  });
-}
-
-function firstMatch(rules: Rule[], name: string, version: string | undefined): Rule | undefined {
-  return rules.find((r) => r.re.test(name) && (!version || !r.range || semver().satisfies(version, r.range)));
-}
-
-/**
- * `externalModules.modules.allowList`/`denyList` with Node-RED's precedence: a name matching only
- * one list follows it, one matching neither is allowed, and when both match, the rule whose first
- * `*` comes later (then the longer one) wins — so `denyList: ['*'], allowList: ['lodash']` allows
- * lodash alone. As in Node-RED when only one list is set, an allowList on its own allows nothing
- * else.
- */
-export class ModulePolicy {
-  private readonly open: boolean;
-  private readonly allow: Rule[];
-  private readonly deny: Rule[];
-
-  constructor(settings: Pick<FunctionModuleSettings, 'allowList' | 'denyList'>) {
-    const { allowList, denyList } = settings;
-    this.open = allowList.length === 0 && denyList.length === 0;
-    this.allow = parseRules(allowList.length > 0 ? allowList : ['*']);
-    this.deny = parseRules(denyList.length > 0 || allowList.length === 0 ? denyList : ['*']);
-  }
-
-  allows(name: string, version?: string): boolean {
-    if (this.open) return true;
-    const allowed = firstMatch(this.allow, name, version);
-    const denied = firstMatch(this.deny, name, version);
-    if (!denied) return true;
-    if (!allowed) return false;
-    if (allowed.wildcardPos !== denied.wildcardPos) return allowed.wildcardPos > denied.wildcardPos;
-    return allowed.pattern.length > denied.pattern.length;
-  }
 }
 
 /** The error RED.import gives for a module it refuses (Node-RED's code). */
@@ -226,7 +175,7 @@ export async function ensureFlowModules(host: ExternalModulesHost, nodes: Iterab
   const listed = listedModules(nodes, (type) => host.registry.getSubflowDefinition(type));
   if (listed.length === 0) return;
   const modulesSettings = settings.externalModules.modules;
-  const policy = new ModulePolicy(modulesSettings);
+  const policy = new ModuleRules(modulesSettings.allowList, modulesSettings.denyList);
   const dir = externalModulesDir(settings.userDir);
   const missing: string[] = [];
   for (const m of listed) {

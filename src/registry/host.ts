@@ -1,3 +1,4 @@
+import type { Clock } from '../base/clock.js';
 import type { Logger } from '../base/log.js';
 import type { Settings } from '../settings/settings.js';
 import type { RuntimeConfig, Storage } from '../storage/contract.js';
@@ -24,6 +25,8 @@ export interface ModuleHost extends LoaderHost {
   restartNodesOfTypes(types: ReadonlySet<string>): Promise<unknown>;
   /** Where palette changes are announced as Node-RED's runtime events (`node/added`, ...). */
   events: { emit(event: string, payload: unknown): unknown };
+  /** Waits between automatic install attempts; a test's own clock, else the system's. */
+  clock?: Pick<Clock, 'sleep'>;
   /** Read-modify-write of the runtime config, where installed modules are recorded. */
   updateRuntimeConfig(change: (config: RuntimeConfig) => RuntimeConfig): Promise<void>;
 }

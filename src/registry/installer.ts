@@ -8,6 +8,7 @@ import type { PaletteSettings } from '../settings/settings.js';
 import { RunnelError } from '../base/errors.js';
 import { isValidPackageName, type NodeModulePackage } from './package.js';
 import { runNpm } from './npm.js';
+import { ModuleRules } from './module-rules.js';
 
 /** Names npm's own validator refuses although they match the character rules. */
 const NPM_RESERVED = new Set(['node_modules', 'favicon.ico']);
@@ -69,45 +70,62 @@ function isRegistrySpec(spec: unknown): boolean {
   return /^[A-Za-z][A-Za-z0-9._-]*$/.test(s);
 }
 
-/** `*` matches any run of characters; everything else is literal. */
-function matches(pattern: string, name: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-  return re.test(name);
+/**
+ * The palette's allowList and denyList, checked before npm runs, with Node-RED's rules (see
+ * ModuleRules). `version` is what Node-RED checks a `name@range` rule against: the version an
+ * upload or the registry resolves to; a local path is checked by name alone, as in Node-RED.
+ */
+export function assertAllowed(name: string, palette: PaletteSettings, version?: string): void {
+  if (!new ModuleRules(palette.allowList, palette.denyList).allows(name, version)) {
+    throw new RunnelError('install_not_allowed', `Installing ${name}${version ? `@${version}` : ''} is not allowed by this runtime's settings`);
+  }
 }
 
-/** The palette allow and deny lists, checked before npm runs. */
-export function assertAllowed(name: string, palette: PaletteSettings): void {
-  const allowed = palette.allowList.length === 0 || palette.allowList.some((p) => matches(p, name));
-  if (!allowed || palette.denyList.some((p) => matches(p, name))) {
-    throw new RunnelError('install_not_allowed', `Installing ${name} is not allowed by this runtime's settings`);
+/**
+ * The palette lists for an install by name from the registry. When a rule names a version range,
+ * the version npm would install is asked of the registry first, as Node-RED does: a range in the
+ * request is checked by what it resolves to.
+ */
+export async function assertRegistryInstallAllowed(name: string, version: string | undefined, ctx: NpmContext): Promise<void> {
+  const rules = new ModuleRules(ctx.palette.allowList, ctx.palette.denyList);
+  if (rules.allowsAll) return;
+  assertAllowed(name, ctx.palette, rules.versioned ? await registryVersion(name, version, ctx) : version);
+}
+
+async function registryVersion(name: string, version: string | undefined, ctx: NpmContext): Promise<string> {
+  if (version !== undefined && semver().valid(version)) return version;
+  const spec = version === undefined ? name : `${name}@${version}`;
+  const out: string[] = [];
+  const onLine = (line: string, stream: 'out' | 'err') => stream === 'out' && out.push(line);
+  const result = await runNpm(['view', '--json', '--', spec, 'version'], { cwd: ctx.userDir, timeoutMs: ctx.palette.installTimeout, log: ctx.log, onLine });
+  if (result.timedOut) throw new RunnelError('install_timeout', `Asking the registry for ${spec} did not finish within ${ctx.palette.installTimeout} ms`);
+  if (result.exitCode === 0 && out.length > 0) {
+    // One version, or every version a range matches, lowest first.
+    const found = parseJson(out.join('\n'));
+    const last: unknown = Array.isArray(found) ? found[found.length - 1] : found;
+    if (typeof last === 'string') return last;
+  }
+  if (result.exitCode === 0 || result.errorCode === 'E404' || result.errorCode === 'ETARGET') throw new RunnelError('not_found', `Module not found: ${result.summary ?? spec}`);
+  throw new RunnelError('install_failed', `Install failed: ${result.summary ?? `npm exited with code ${result.exitCode}`}`);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 
 /**
  * Node-RED's rule for installing a module that is already there (an upgrade, or a reinstall):
  * `allowUpdate: false` refuses every one; otherwise `allowUpdateList`/`denyUpdateList` as Node-RED
- * reads them — a list not given is `["*"]` once the other is, an empty deny list allows all, and
- * when a name matches both, the rule whose first `*` comes later (then the longer one) wins.
+ * reads them, checked without a version (as in Node-RED: a rule's `@range` does not narrow it).
  */
 export function assertUpdateAllowed(name: string, palette: PaletteSettings): void {
-  const { allowUpdate, allowUpdateList, denyUpdateList } = palette;
-  const given = allowUpdateList !== undefined || denyUpdateList !== undefined;
-  const deny = given ? (denyUpdateList ?? ['*']) : [];
-  const allow = given ? (allowUpdateList ?? ['*']) : ['*'];
-  if (allowUpdate && (deny.length === 0 || listsAllow(name, allow, deny))) return;
+  const rules = new ModuleRules(palette.allowUpdateList, palette.denyUpdateList);
+  if (palette.allowUpdate && (rules.allowsAll || rules.allows(name))) return;
   throw new RunnelError('update_not_allowed', `Updating ${name} is not allowed by this runtime's settings`);
-}
-
-function listsAllow(name: string, allow: string[], deny: string[]): boolean {
-  // An update is checked without a version (as in Node-RED): a rule's `@range` does not narrow it.
-  const ruleFor = (list: string[]) => list.map((rule) => rule.replace(/(.)@.*$/, '$1')).find((pattern) => matches(pattern, name));
-  const allowed = ruleFor(allow);
-  const denied = ruleFor(deny);
-  if (denied === undefined) return true;
-  if (allowed === undefined) return false;
-  const star = (p: string) => (p.includes('*') ? p.indexOf('*') : Infinity);
-  if (star(allowed) !== star(denied)) return star(allowed) > star(denied);
-  return allowed.length > denied.length;
 }
 
 export interface NpmContext {

@@ -90,14 +90,20 @@ export async function unloadModule(host: LoaderHost, mod: ModuleInfo): Promise<v
 
 /**
  * Loads several module directories, each after the Node-RED modules it names in
- * `node-red.dependencies`. A module that cannot load is logged and skipped.
+ * `node-red.dependencies`. A module that cannot load is logged and skipped, as is one `accept`
+ * refuses (it says why).
  */
-export async function loadModules(host: LoaderHost, dirs: string[], flagsOf: (name: string) => SetFlags = () => ({})): Promise<void> {
+export async function loadModules(
+  host: LoaderHost,
+  dirs: string[],
+  flagsOf: (name: string) => SetFlags = () => ({}),
+  accept: (pkg: NodeModulePackage) => boolean = () => true,
+): Promise<void> {
   const found = new Map<string, { dir: string; pkg: NodeModulePackage }>();
   for (const dir of dirs) {
     try {
       const pkg = await readNodeModulePackage(dir);
-      if (!found.has(pkg.name)) found.set(pkg.name, { dir, pkg });
+      if (!found.has(pkg.name) && accept(pkg)) found.set(pkg.name, { dir, pkg });
     } catch (err) {
       host.log.warn({ dir, err: errorMessage(err) }, 'not loading node module');
     }

@@ -7,11 +7,14 @@ import { RunnelError, errorMessage } from '../base/errors.js';
 import { SerialQueue } from '../base/serial-queue.js';
 import type { ModuleInfo, NodeSetInfo } from './registry.js';
 import { loadModule, loadModules, loadSetCode, modulesIn, nodeRedModulesIn, unloadModule, type SetFlags } from './loader.js';
-import { readNodeModulePackage } from './package.js';
+import { readNodeModulePackage, type NodeModulePackage } from './package.js';
+import { ModuleRules } from './module-rules.js';
+import { readNodeRedFlags, writeNodeRedFlags } from './node-red-config.js';
+import { AutoInstaller, missingModules } from './auto-install.js';
 import { inspectTarball } from './tarball.js';
 import { downloadTarball } from './download.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
-import { assertAllowed, assertInstallableManifest, assertUpdateAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
+import { assertAllowed, assertInstallableManifest, assertRegistryInstallAllowed, assertUpdateAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 import { InstallSnapshot } from './install-snapshot.js';
 import { findNpm, npmNotFoundMessage } from './npm.js';
 
@@ -39,9 +42,18 @@ export class ModuleManager implements LocalModules {
   /** Present with shared storage: the list every instance follows. */
   readonly sync: ModuleSync | undefined;
 
+  private readonly autoInstaller: AutoInstaller;
+
   constructor(private readonly host: ModuleHost) {
     const shared = host.storage.shared;
     this.sync = shared && new ModuleSync(shared.modules, this, host.log.child({ module: 'modules' }));
+    const retryMs = host.settings.externalModules.autoInstallRetry;
+    this.autoInstaller = new AutoInstaller({ log: host.log, retryMs, install: (name, version) => this.install(name, version), clock: host.clock });
+  }
+
+  /** Stops installing missing modules (the runtime stops). */
+  stop(): void {
+    this.autoInstaller.stop();
   }
 
   run<T>(task: () => Promise<T>): Promise<T> {
@@ -79,7 +91,7 @@ export class ModuleManager implements LocalModules {
       if (!this.host.registry.modules.has(name)) fresh.push(dir);
     }
     if (fresh.length) {
-      await loadModules(this.host, fresh, (name) => this.records[name]?.sets ?? {});
+      await loadModules(this.host, fresh.filter((dir) => this.notExcluded(dir)), (name) => this.records[name]?.sets ?? {}, (pkg) => this.loadAllowed(pkg));
       for (const mod of this.host.registry.modules.values()) {
         if (!this.records[mod.name] && mod.path && this.inNodeModules(mod.path)) this.records[mod.name] = { source: 'dependency', version: mod.version, sets: {} };
       }
@@ -112,23 +124,44 @@ export class ModuleManager implements LocalModules {
     const { settings, registry } = this.host;
     const stored = (await this.host.storage.getRuntimeConfig())[configKey(this.host)];
     this.records = stored && typeof stored === 'object' ? { ...(stored as Record<string, ModuleRecord>) } : {};
+    // Node-RED's flags win for the sets they name: Runnel writes its own there at every change, so
+    // a newer flag there was set on Node-RED.
+    const nodeRed = await readNodeRedFlags(settings.userDir);
+    const flagsOf = (name: string): SetFlags => ({ ...this.records[name]?.sets, ...nodeRed[name] });
     const dirs: string[] = [];
     for (const dir of settings.nodesDir) dirs.push(...(await modulesIn(dir)));
     for (const [name, rec] of Object.entries(this.records)) {
       if (REMOVABLE.includes(rec.source)) dirs.push(path.join(settings.userDir, 'node_modules', name));
     }
     dirs.push(...(await nodeRedModulesIn(this.nodeModules)));
-    await loadModules(this.host, dirs, (name) => this.records[name]?.sets ?? {});
+    await loadModules(this.host, dirs.filter((dir) => this.notExcluded(dir)), flagsOf, (pkg) => this.loadAllowed(pkg));
     for (const mod of registry.modules.values()) {
       const rec = this.records[mod.name];
-      if (mod.builtin && rec) for (const set of mod.sets.values()) registry.setEnabled(set, rec.sets[set.name] ?? true);
+      if (mod.builtin) for (const set of mod.sets.values()) registry.setEnabled(set, flagsOf(mod.name)[set.name] ?? true);
       else if (!rec && mod.path) this.records[mod.name] = { source: this.inNodeModules(mod.path) ? 'dependency' : 'nodesDir', version: mod.version, sets: {} };
     }
-    const { palette, modules } = settings.externalModules;
+    await this.writeNodeRedFlags();
+    const { palette, modules, autoInstall } = settings.externalModules;
+    if (autoInstall && palette.allowInstall) this.autoInstaller.start(await missingModules(settings.userDir, this.records, (name) => registry.modules.has(name)));
     // Said once, at start, rather than discovered at the first install.
     if ((palette.allowInstall || (settings.functionExternalModules && modules.allowInstall)) && !findNpm()) {
       this.host.log.warn(`${npmNotFoundMessage()}; until then every install answers npm_not_found`);
     }
+  }
+
+  /** Node-RED's `nodesExcludes` names a module by its directory's name (within its scope). */
+  private notExcluded(dir: string): boolean {
+    if (!this.host.settings.nodesExcludes.includes(path.basename(dir))) return true;
+    this.host.log.info({ dir }, `node module ${path.basename(dir)} not loaded: nodesExcludes names it`);
+    return false;
+  }
+
+  /** As in Node-RED, a module the palette's allowList/denyList refuse is not loaded either. */
+  private loadAllowed(pkg: NodeModulePackage): boolean {
+    const { allowList, denyList } = this.host.settings.externalModules.palette;
+    if (new ModuleRules(allowList, denyList).allows(pkg.name, pkg.version)) return true;
+    this.host.log.info({ module: pkg.name, version: pkg.version }, `node module ${pkg.name} not loaded: externalModules.palette's allowList/denyList refuse it`);
+    return false;
   }
 
   /** POST /nodes with `{module, version}`: a registry package or an absolute directory path. */
@@ -147,7 +180,7 @@ export class ModuleManager implements LocalModules {
         return this.published(await this.installSpec(pkg.name, target.dir, 'local', target.dir), null);
       });
     }
-    assertAllowed(target.name, palette);
+    await assertRegistryInstallAllowed(target.name, target.version, this.ctx);
     return this.queue.run(async () => {
       await this.sync?.assertReachable();
       this.assertInstallable(target.name, target.version);
@@ -170,7 +203,8 @@ export class ModuleManager implements LocalModules {
     const palette = this.ctx.palette;
     if (!palette.allowInstall) throw new RunnelError('install_not_allowed', 'Installing modules is disabled');
     if (!palette.allowUpload) throw new RunnelError('upload_not_allowed', 'Installing a module from a URL installs a tarball, and uploading modules is disabled');
-    assertAllowed(module, palette);
+    // Refused before the download when its version cannot change the answer.
+    if (!new ModuleRules(palette.allowList, palette.denyList).versioned) assertAllowed(module, palette);
     const dir = await mkdtemp(path.join(os.tmpdir(), 'runnel-download-'));
     try {
       const file = path.join(dir, 'module.tgz');
@@ -201,7 +235,7 @@ export class ModuleManager implements LocalModules {
     const palette = this.ctx.palette;
     const pkg = await inspectTarball(file);
     if (expected !== undefined && pkg.name !== expected) throw new RunnelError('invalid_module', `The tarball for ${expected} holds ${pkg.name}`);
-    assertAllowed(pkg.name, palette);
+    assertAllowed(pkg.name, palette, pkg.version);
     assertInstallableManifest(pkg, palette);
     this.assertInstallable(pkg.name, pkg.version);
     const nodesDir = path.join(this.ctx.userDir, 'nodes');
@@ -247,7 +281,7 @@ export class ModuleManager implements LocalModules {
     }
     const target = parseInstallTarget(name, want.version);
     if (target.kind !== 'registry') throw new RunnelError('invalid_module_name', `Invalid module name: ${name}`);
-    assertAllowed(name, palette);
+    assertAllowed(name, palette, want.version);
     this.assertInstallable(name, want.version);
     await this.installSpec(name, `${name}@${want.version}`, 'npm', undefined, want.sets);
   }
@@ -274,7 +308,7 @@ export class ModuleManager implements LocalModules {
     await this.syncDependencies();
     if (this.records[name].source === 'tarball') await rm(this.keptTarball(name, mod.version), { force: true });
     delete this.records[name];
-    await this.persist();
+    await this.persist(name);
     this.host.log.info({ module: name }, 'node module removed');
     this.notify('node/removed', [...mod.sets.values()].map((set) => setInfo(set, mod)));
   }
@@ -418,7 +452,17 @@ export class ModuleManager implements LocalModules {
     return file;
   }
 
-  private persist(): Promise<void> {
-    return this.host.updateRuntimeConfig((config) => ({ ...config, [configKey(this.host)]: this.records }));
+  private async persist(removed?: string): Promise<void> {
+    await this.host.updateRuntimeConfig((config) => ({ ...config, [configKey(this.host)]: this.records }));
+    await this.writeNodeRedFlags(removed);
+  }
+
+  /** Node-RED's `.config.nodes.json` follows: a failure to write it is said, and changes nothing here. */
+  private async writeNodeRedFlags(removed?: string): Promise<void> {
+    try {
+      await writeNodeRedFlags(this.host.settings.userDir, this.host.registry.modules.values(), removed);
+    } catch (err) {
+      this.host.log.warn({ err: errorMessage(err) }, "could not record the node sets' enabled flags in .config.nodes.json for Node-RED");
+    }
   }
 }

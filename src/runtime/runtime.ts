@@ -1,3 +1,4 @@
+import type { Clock } from '../base/clock.js';
 import type { Server } from 'node:http';
 import type { Settings } from '../settings/settings.js';
 import type { Logger } from '../base/log.js';
@@ -55,6 +56,8 @@ export interface RuntimeDeps {
   beforeForeignCode?: () => void;
   /** The credential key while it returns one, instead of the settings' (the active project's). */
   credentialKey?: () => CredentialKey | undefined;
+  /** The clock automatic module installs wait on between attempts (tests move their own). */
+  clock?: Clock;
 }
 
 /**
@@ -77,6 +80,7 @@ export class Runtime {
   readonly services: RuntimeServices;
   readonly history: History;
   server: Server | undefined;
+  readonly clock: Clock | undefined;
   private readonly flowSet: FlowSet;
   private readonly builtinNodes: NodeSets;
   private beforeForeignCode: (() => void) | undefined;
@@ -106,6 +110,7 @@ export class Runtime {
     this.builtinNodes = deps.builtinNodes;
     this.beforeForeignCode = deps.beforeForeignCode;
     const shared = deps.storage.shared;
+    this.clock = deps.clock;
     this.context = new ContextManager({
       functionGlobalContext: this.settings.functionGlobalContext,
       exportGlobalContextKeys: this.settings.extra.exportGlobalContextKeys !== false,
@@ -183,9 +188,13 @@ export class Runtime {
   }
 
   private registerBuiltinNodes(): void {
-    const { module, sets, version } = this.builtinNodes;
+    const { module, sets, version, files = {} } = this.builtinNodes;
     this.registry.addModule({ name: module, version: version ?? RUNNEL_VERSION, builtin: true });
-    for (const [name, register] of Object.entries(sets)) register(createRedApi(this, this.registry.addSet(module, name)));
+    for (const [name, register] of Object.entries(sets)) {
+      // As Node-RED, an excluded core file is not loaded at all: its set is not even listed.
+      if (files[name] !== undefined && this.settings.nodesExcludes.includes(files[name])) continue;
+      register(createRedApi(this, this.registry.addSet(module, name)));
+    }
   }
 
   /** Read-modify-write of the runtime config as one step (module records, RED.settings.set). */
@@ -267,6 +276,7 @@ export class Runtime {
   }
 
   async stop(): Promise<void> {
+    this.modules.stop();
     await this.follower.stop();
     await this.active.exclusive(async () => {
       this.state.started = false;

@@ -58,8 +58,9 @@ export interface PaletteSettings {
   allowLocalPaths: boolean;
   /** Let uploaded and local modules depend on file:, link:, git or URL specs. */
   allowNonRegistryDependencies: boolean;
-  allowList: string[];
-  denyList: string[];
+  /** Node-RED's install lists, undefined when not given (their meaning depends on it: see ModuleRules). */
+  allowList: string[] | undefined;
+  denyList: string[] | undefined;
   /** Node-RED's: false refuses installing a module that is already there (update_not_allowed). */
   allowUpdate: boolean;
   /** Node-RED's update lists; undefined when not given (their meaning depends on it: see assertUpdateAllowed). */
@@ -77,8 +78,8 @@ export interface PaletteSettings {
  */
 export interface FunctionModuleSettings {
   allowInstall: boolean;
-  allowList: string[];
-  denyList: string[];
+  allowList: string[] | undefined;
+  denyList: string[] | undefined;
   /** Milliseconds; Runnel's addition, as for the palette. */
   installTimeout: number;
 }
@@ -127,11 +128,20 @@ export interface Settings extends HttpSecuritySettings {
   /** `false`: function nodes may not list modules (Node-RED's default is true). */
   functionExternalModules: boolean;
   nodesDir: string[];
+  /** Node-RED's: node file and module directory names (`90-exec.js`, `node-red-contrib-foo`) that are not loaded. */
+  nodesExcludes: string[];
   /** Process env variables flows may not read (Node-RED's `envVarExcludes`). */
   envVarExcludes: string[];
   /** The console logger and Node-RED's custom log handlers. */
   logging: LoggingSettings;
-  externalModules: { palette: PaletteSettings; modules: FunctionModuleSettings };
+  externalModules: {
+    palette: PaletteSettings;
+    modules: FunctionModuleSettings;
+    /** Node-RED's: install at start the node modules `.config.nodes.json` (or Runnel's record) lists and the user dir lacks. */
+    autoInstall: boolean;
+    /** Milliseconds between attempts at a failed automatic install (the setting is in seconds). */
+    autoInstallRetry: number;
+  };
   /** Login throttling: failures allowed per window before 429. */
   loginThrottle: { maxFailures: number; windowMs: number; userDelayMs: number; maxUserDelayMs: number };
   /** CORS for the admin API; off when undefined. */
@@ -205,7 +215,7 @@ export class SettingsError extends Error {}
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth', 'httpAdminCookieOptions',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
-  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'logging', 'externalModules',
+  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'nodesExcludes', 'autoInstallModules', 'autoInstallModulesRetry', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'queues', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
   'instanceId', 'instanceUrl', 'safeMode', 'verbose', 'webSocketNodeMaxPayload', 'webSocketNodeLimits', ...HTTP_SECURITY_KEYS,
 ]);
@@ -345,9 +355,10 @@ function section(ext: Raw, name: string) {
       if (typeof x !== 'boolean') throw new SettingsError(`${k(key)} must be true or false`);
       return x;
     },
-    list(key: string): string[] {
+    /** Undefined when not given: Node-RED's module lists mean something else then. */
+    list(key: string): string[] | undefined {
       const x = raw[key];
-      if (x === undefined) return [];
+      if (x === undefined) return undefined;
       if (!isStringList(x)) throw new SettingsError(`${k(key)} must be an array of strings`);
       return x as string[];
     },
@@ -360,7 +371,21 @@ function section(ext: Raw, name: string) {
   };
 }
 
-function parseExternalModules(v: unknown, editorTheme: unknown): Settings['externalModules'] {
+/**
+ * Node-RED's `externalModules.autoInstall`/`autoInstallRetry` (seconds), or their deprecated
+ * top-level forms `autoInstallModules`/`autoInstallModulesRetry` (milliseconds) when not given.
+ */
+function parseAutoInstall(ext: Raw, raw: Raw): { autoInstall: boolean; autoInstallRetry: number } {
+  const on = ext.autoInstall ?? raw.autoInstallModules;
+  if (on !== undefined && typeof on !== 'boolean') throw new SettingsError('externalModules.autoInstall must be true or false');
+  const seconds = ext.autoInstallRetry;
+  const ms = raw.autoInstallModulesRetry;
+  if (seconds !== undefined && !isInt(1, 86_400)(seconds)) throw new SettingsError('externalModules.autoInstallRetry must be seconds between 1 and 86400');
+  if (seconds === undefined && ms !== undefined && !isInt(1000, 86_400_000)(ms)) throw new SettingsError('autoInstallModulesRetry must be milliseconds between 1000 and 86400000');
+  return { autoInstall: on === true, autoInstallRetry: seconds !== undefined ? (seconds as number) * 1000 : ((ms as number | undefined) ?? 30_000) };
+}
+
+function parseExternalModules(v: unknown, editorTheme: unknown, raw: Raw): Settings['externalModules'] {
   const ext = v === undefined ? {} : v;
   if (!isObject(ext)) throw new SettingsError('externalModules must be an object');
   const pal = section(ext, 'palette');
@@ -377,8 +402,8 @@ function parseExternalModules(v: unknown, editorTheme: unknown): Settings['exter
       allowList: pal.list('allowList'),
       denyList: pal.list('denyList'),
       allowUpdate: pal.bool('allowUpdate', true),
-      allowUpdateList: pal.raw.allowUpdateList === undefined ? undefined : pal.list('allowUpdateList'),
-      denyUpdateList: pal.raw.denyUpdateList === undefined ? undefined : pal.list('denyUpdateList'),
+      allowUpdateList: pal.list('allowUpdateList'),
+      denyUpdateList: pal.list('denyUpdateList'),
       maxUploadSize: pal.raw.maxUploadSize === undefined ? 20 * 1024 * 1024 : parseSize(pal.raw.maxUploadSize, pal.k('maxUploadSize')),
       installTimeout: pal.timeout('installTimeout', 5 * 60 * 1000),
     },
@@ -388,6 +413,7 @@ function parseExternalModules(v: unknown, editorTheme: unknown): Settings['exter
       denyList: mods.list('denyList'),
       installTimeout: mods.timeout('installTimeout', 5 * 60 * 1000),
     },
+    ...parseAutoInstall(ext, raw),
   };
 }
 
@@ -581,6 +607,9 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   for (const key of ['httpAdminRoot', 'httpNodeRoot']) {
     if (raw[key] === false) throw new SettingsError(`${key}: false (Node-RED's way to turn its routes off) is not supported: give a path such as "/"`);
   }
+  if (raw.nodesExcludes !== undefined && !isStringList(raw.nodesExcludes)) {
+    throw new SettingsError('nodesExcludes must be an array of node file or module directory names');
+  }
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
   }
@@ -622,9 +651,10 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     functionAllowHostAccess: pick(raw, 'functionAllowHostAccess', isBool, 'true or false', false),
     functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),
     nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),
+    nodesExcludes: (raw.nodesExcludes as string[] | undefined) ?? [],
     envVarExcludes: (raw.envVarExcludes as string[] | undefined) ?? [],
     logging,
-    externalModules: parseExternalModules(raw.externalModules, raw.editorTheme),
+    externalModules: parseExternalModules(raw.externalModules, raw.editorTheme, raw),
     loginThrottle: {
       maxFailures: pick(throttle, 'maxFailures', isInt(1, 1_000_000), 'a positive integer', 5),
       windowMs: pick(throttle, 'windowMs', isInt(1000, 86_400_000), 'milliseconds', 10 * 60 * 1000),

@@ -19,7 +19,7 @@ import { RUNNEL_LOGGING_KEYS } from './logging.js';
  * through RED.settings as they do in Node-RED. Some are honoured in part: see PARTLY.
  */
 export const HONOURED: readonly string[] = [
-  'flowFile', 'flowFilePretty', 'credentialSecret', 'userDir', 'nodesDir',
+  'flowFile', 'flowFilePretty', 'credentialSecret', 'userDir', 'nodesDir', 'nodesExcludes', 'autoInstallModules', 'autoInstallModulesRetry',
   'adminAuth', 'https', 'httpsRefreshInterval', 'requireHttps', 'httpNodeAuth', 'httpStaticAuth',
   'uiPort', 'uiHost', 'apiMaxLength', 'httpServerOptions', 'httpAdminRoot', 'httpAdminCookieOptions', 'httpAdminMiddleware', 'httpAdminCors',
   'httpNodeRoot', 'httpNodeCors', 'httpNodeMiddleware', 'httpStatic', 'httpStaticRoot', 'httpStaticCors', 'proxyOptions',
@@ -35,7 +35,7 @@ export const HONOURED: readonly string[] = [
 /** Node-RED keys Runnel does not act on at all: named whenever they are set. */
 export const UNSUPPORTED: readonly string[] = [
   'httpRoot', 'httpAuth', 'httpAdminAuth', 'readOnly',
-  'autoInstallModules', 'autoInstallModulesRetry', 'nodesExcludes', 'nodesIncludes', 'runtimeMetricInterval',
+  'nodesIncludes', 'runtimeMetricInterval',
   'runtimeSyncDelivery', 'inboundWebSocketTimeout', 'webSocketKeepAliveTime',
   'debugUseColors', 'httpRequestTimingLog',
 ];
@@ -51,8 +51,6 @@ export const PARTLY: ReadonlyArray<readonly [path: string, ignored: (value: unkn
   ['telemetry.enabled', (v) => v === true],
   ['telemetry.updateNotification', (v) => v === true],
   ['editorTheme.multiplayer.enabled', (v) => v === true],
-  ['externalModules.autoInstall', (v) => v === true],
-  ['externalModules.autoInstallRetry', (v) => v !== undefined],
 ];
 
 

@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
 import { ROOT, runCli } from '../helpers/process.js';
-import { startServer } from '../helpers/server.js';
+import { request, startServer } from '../helpers/server.js';
 
 /**
  * `runnel export --out DIR` of a user dir whose flows use installed modules: the folder's
@@ -50,6 +50,26 @@ describe('runnel export --out lists the node modules for npm install', { timeout
     const manifest = JSON.parse(await readFile(path.join(out, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     assert.deepEqual(manifest.dependencies, { 'node-red-contrib-upper': '1.0.0', 'node-red-contrib-shout': `file:${path.join(root, 'shout')}` });
     assert.ok(!(await readdir(out)).includes('node_modules'));
+  });
+
+  it("takes the user dir's .config.nodes.json along, so a node set disabled on Runnel stays disabled on Node-RED", async () => {
+    const root = await tempDir('runnel-export-modules-');
+    dirs.push(root);
+    const userDir = path.join(root, 'user');
+    await cp(path.join(FIXTURES, 'node-red-contrib-upper'), path.join(userDir, 'node_modules', 'node-red-contrib-upper'), { recursive: true });
+    const server = await startServer({}, userDir);
+    try {
+      const off = await request(server.at('nodes/node-red-contrib-upper/upper'), { method: 'PUT', json: { enabled: false } });
+      assert.equal(off.status, 200, off.text);
+    } finally {
+      await server.stop();
+    }
+    const out = path.join(root, 'for-node-red');
+    const r = await runCli(['export', '--user-dir', userDir, '--out', out], { cwd: root, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /, \.config\.nodes\.json\)/);
+    const flags = JSON.parse(await readFile(path.join(out, '.config.nodes.json'), 'utf8')) as Record<string, { nodes: Record<string, { enabled: boolean }> }>;
+    assert.equal(flags['node-red-contrib-upper'].nodes.upper.enabled, false);
   });
 
   it('a user dir without node modules gets no package.json, and the summary says nothing of npm', async () => {

@@ -1,5 +1,5 @@
 /**
- * Modules listed by function nodes: spec parsing, the allow/deny policy, the installer (a tarball
+ * Modules listed by function nodes: spec parsing, the installer (a tarball
  * made with `npm pack` here) and the deploy and start-up paths through a loopback package registry,
  * so npm never leaves 127.0.0.1.
  */
@@ -10,7 +10,6 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { captureLog } from '../helpers/log.js';
 import {
-  ModulePolicy,
   externalModulesDir,
   installModules,
   isInstallable,
@@ -45,33 +44,6 @@ describe('module specs', () => {
   });
 });
 
-describe('ModulePolicy', () => {
-  const policy = (allowList: string[], denyList: string[]) => new ModulePolicy({ allowList, denyList });
-
-  it('allows everything with no lists', () => {
-    assert.equal(policy([], []).allows('anything'), true);
-  });
-
-  it('a denyList alone refuses what it matches; an allowList alone allows only what it matches', () => {
-    assert.equal(policy([], ['left-*']).allows('left-pad'), false);
-    assert.equal(policy([], ['left-*']).allows('lodash'), true);
-    assert.equal(policy(['lodash'], []).allows('lodash'), true);
-    assert.equal(policy(['lodash'], []).allows('moment'), false);
-    assert.equal(policy([], ['a.b']).allows('axb'), true, 'a dot is literal');
-  });
-
-  it('the more specific rule wins when both lists match', () => {
-    const p = policy(['lodash', '@acme/*'], ['*']);
-    assert.deepEqual(['lodash', '@acme/x', 'moment'].map((n) => p.allows(n)), [true, true, false]);
-    assert.equal(policy(['left-*'], ['left-pad']).allows('left-pad'), false);
-  });
-
-  it('version rules apply to the version asked for, and to any when none is', () => {
-    const p = policy([], ['lodash@<4']);
-    assert.deepEqual([p.allows('lodash', '3.10.1'), p.allows('lodash', '4.17.21'), p.allows('lodash')], [false, true, false]);
-  });
-});
-
 describe('listedModules', () => {
   it('collects enabled function nodes and subflow modules, one spec per package', () => {
     const fn = (id: string, modules: string[], extra: Conf = {}) => ({ id, type: 'function', libs: modules.map((module, i) => ({ var: `v${i}`, module })), ...extra });
@@ -100,7 +72,7 @@ describe('settings', () => {
   it('defaults: modules may be listed and installed from anywhere', () => {
     const s = resolveSettings({});
     assert.equal(s.functionExternalModules, true);
-    assert.deepEqual(s.externalModules.modules, { allowInstall: true, allowList: [], denyList: [], installTimeout: 300000 });
+    assert.deepEqual(s.externalModules.modules, { allowInstall: true, allowList: undefined, denyList: undefined, installTimeout: 300000 });
   });
 
   it('refuses malformed values with the key in the message', () => {

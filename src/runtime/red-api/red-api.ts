@@ -19,7 +19,8 @@ import { settingsViewFor } from './settings-view.js';
 import { catalogsFor, createTranslator, type Catalogs } from './i18n.js';
 import type { RouteApp, RouteHandler } from './http-types.js';
 import { resolveImport } from '../../registry/resolve-import.js';
-import { ModulePolicy, externalModulesDir, isPlainImportPath, notAllowedError, splitSpec } from '../../registry/external-modules.js';
+import { externalModulesDir, isPlainImportPath, notAllowedError, splitSpec } from '../../registry/external-modules.js';
+import { ModuleRules } from '../../registry/module-rules.js';
 
 export interface RedApiOptions {
   /** The module's directory, for RED.require and RED.import. */
@@ -67,7 +68,8 @@ export function createRedApi(runtime: RedApiHost, set: NodeSetInfo, options: Red
   if (hasLocales) catalogs.register(namespace, options.catalogs!);
   const requireFromModule = options.moduleDir ? createRequire(path.join(options.moduleDir, 'package.json')) : undefined;
   const requireFromUserDir = createRequire(path.join(path.resolve(runtime.settings.userDir), 'package.json'));
-  const modulePolicy = new ModulePolicy(runtime.settings.externalModules.modules);
+  const { allowList, denyList } = runtime.settings.externalModules.modules;
+  const modulePolicy = new ModuleRules(allowList, denyList);
 
   const logAt = (level: Level) => (msg: unknown) => {
     if (msg !== null && typeof msg === 'object' && !types.isNativeError(msg)) {

@@ -42,18 +42,16 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
     functionExternalModules: settings.functionExternalModules,
     tlsConfigDisableLocalFiles: extra.tlsConfigDisableLocalFiles === true,
     externalModules: {
-      autoInstall: false,
+      autoInstall: settings.externalModules.autoInstall,
       palette: {
         allowInstall: palette.allowInstall,
         allowUpload: palette.allowInstall && palette.allowUpload,
-        allowList: palette.allowList,
-        denyList: palette.denyList,
         allowUpdate: palette.allowInstall && palette.allowUpdate,
-        // The editor hides the update buttons these lists refuse, as Node-RED's does.
-        ...(palette.allowUpdateList === undefined ? {} : { allowUpdateList: palette.allowUpdateList }),
-        ...(palette.denyUpdateList === undefined ? {} : { denyUpdateList: palette.denyUpdateList }),
+        // The editor reads these lists as Node-RED does (a list not given means something), and
+        // greys out what they refuse: only the lists given are sent.
+        ...given({ allowList: palette.allowList, denyList: palette.denyList, allowUpdateList: palette.allowUpdateList, denyUpdateList: palette.denyUpdateList }),
       },
-      modules: { allowInstall: modules.allowInstall, allowList: modules.allowList, denyList: modules.denyList },
+      modules: { allowInstall: modules.allowInstall, ...given({ allowList: modules.allowList, denyList: modules.denyList }) },
     },
   };
   if (theme.codeEditor) body.codeEditor = { ...theme.codeEditor, lib: theme.codeEditor.lib || 'monaco', options: theme.codeEditor.options || {} };
@@ -64,4 +62,8 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
   if (extra.nodeDefaults) body.nodeDefaults = extra.nodeDefaults;
   if (typeof extra.debugMaxLength === 'number') body.debugMaxLength = extra.debugMaxLength;
   return body;
+}
+
+function given(lists: Record<string, string[] | undefined>): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(lists).filter((e): e is [string, string[]] => e[1] !== undefined));
 }

@@ -1,0 +1,103 @@
+/**
+ * Node sets disabled on Node-RED 4.1.15 stay disabled on Runnel, and sets disabled on Runnel show
+ * disabled when Node-RED starts again on the same user dir: both read and write its
+ * `.config.nodes.json`.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { cp, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensurePeer } from '../bench/peer.js';
+import { removeDir, tempDir } from '../test/helpers/dirs.js';
+import { withFreePort } from '../test/helpers/ports.js';
+import { request, startServer } from '../test/helpers/server.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const peerDir = path.join(root, 'bench', '.peer');
+const UPPER = 'node-red-contrib-upper';
+const START_TIMEOUT_MS = 60_000;
+
+const children = new Set<ChildProcess>();
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = once(child, 'exit').then(() => undefined);
+  child.kill('SIGTERM');
+  return exited;
+}
+
+/** `node-red -u DIR -p PORT`; resolves once its admin API answers. A port taken since the probe: another one. */
+function startNodeRed(userDir: string): Promise<{ base: string; stop: () => Promise<void> }> {
+  return withFreePort(async (port) => {
+    const child = spawn(process.execPath, [path.join(peerDir, 'node_modules', 'node-red', 'red.js'), '-u', userDir, '-p', String(port)], {
+      cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    const base = `http://127.0.0.1:${port}/`;
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`Node-RED exited (${child.exitCode}) during start:\n${out}`);
+      if (await fetch(`${base}nodes`, { headers: { accept: 'application/json' } }).then((r) => r.ok, () => false)) break;
+      if (Date.now() > deadline) throw new Error(`Node-RED did not answer within ${START_TIMEOUT_MS / 1000} s:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { base, stop: () => stopChild(child) };
+  });
+}
+
+async function enabledOn(base: string, set: string): Promise<boolean> {
+  const res = await fetch(`${base}nodes/${set}`, { headers: { accept: 'application/json' } });
+  assert.equal(res.status, 200, `${set} on ${base}`);
+  return ((await res.json()) as { enabled: boolean }).enabled;
+}
+
+async function setEnabled(base: string, set: string, enabled: boolean): Promise<void> {
+  const res = await fetch(`${base}nodes/${set}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ enabled }) });
+  assert.equal(res.status, 200, await res.text());
+}
+
+describe('disabled node sets between Node-RED 4.1.15 and Runnel', { timeout: 300_000 }, () => {
+  after(() => Promise.all([...children].map(stopChild)));
+
+  it('a set disabled on either stays disabled on the other, the way there and back', async () => {
+    await ensurePeer(peerDir, (line) => process.stderr.write(`${line}\n`));
+    const userDir = await tempDir('runnel-eco-node-sets-');
+    try {
+      await cp(path.join(root, 'test', 'fixtures', 'modules', UPPER), path.join(userDir, 'node_modules', UPPER), { recursive: true });
+      await writeFile(path.join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', version: '0.0.1', private: true, dependencies: { [UPPER]: '~1.0.0' } }));
+
+      const first = await startNodeRed(userDir);
+      await setEnabled(first.base, `${UPPER}/upper`, false);
+      await setEnabled(first.base, 'node-red/rbe', false);
+      await first.stop();
+
+      const runnel = await startServer({}, userDir);
+      try {
+        const on = async (set: string) => ((await request(runnel.at(`nodes/${set}`))).body as { enabled: boolean }).enabled;
+        assert.deepEqual([await on(`${UPPER}/upper`), await on('node-red/rbe'), await on('node-red/inject')], [false, false, true]);
+        await setEnabled(runnel.url, 'node-red/exec', false);
+        await setEnabled(runnel.url, 'node-red/rbe', true);
+      } finally {
+        await runnel.stop();
+      }
+
+      const again = await startNodeRed(userDir);
+      try {
+        assert.deepEqual(
+          [await enabledOn(again.base, `${UPPER}/upper`), await enabledOn(again.base, 'node-red/exec'), await enabledOn(again.base, 'node-red/rbe'), await enabledOn(again.base, 'node-red/inject')],
+          [false, false, true, true],
+        );
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      await removeDir(userDir);
+    }
+  });
+});
