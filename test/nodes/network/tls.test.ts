@@ -54,14 +54,14 @@ describe("tls-config's Node-RED 5 certificate forms", () => {
     }
   });
 
-  test('a PKCS#12 file by path, with its passphrase, serves TLS', async () => {
+  test('a .p12 file by path, with its passphrase, serves TLS', async () => {
     const opts = tlsNode('pfx-file').addTLSOptions({});
     assert.ok(Buffer.isBuffer(opts.pfx));
     assert.equal(opts.cert, undefined);
     assert.equal(await handshake(opts as tls.TlsOptions), true);
   });
 
-  test('an uploaded PKCS#12 (base64 in the credentials) serves TLS', async () => {
+  test('an uploaded .p12 (base64 in the credentials) serves TLS', async () => {
     assert.equal(await handshake(tlsNode('pfx-upload').addTLSOptions({}) as tls.TlsOptions), true);
   });
 
