@@ -32,6 +32,8 @@ export interface SystemEnv {
   root: string;
   /** Folder holding node_modules/node-red. */
   peerDir: string;
+  /** The node binary that runs Node-RED, when not this process's (Node-RED 5 needs Node ≥ 22.9). */
+  peerNode?: string;
   /** The compiled bench folder (where bare-server.js lives). */
   benchDir: string;
   users: BenchUsers;
@@ -110,6 +112,7 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
   const port = await freePort();
   const dir = await mkdtemp(path.join(os.tmpdir(), `runnel-bench-${kind}-`));
   let plan: Launch;
+  let exec = process.execPath;
   if (kind === 'runnel') {
     const file = path.join(dir, 'settings.json');
     await writeFile(file, runnelSettings(port, path.join(dir, 'user'), env.users, env.settings));
@@ -119,6 +122,7 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     await writeFile(file, nodeRedSettings(port, env.users, env.settings));
     const red = path.join(env.peerDir, 'node_modules', 'node-red', 'red.js');
     plan = { args: [red, '-u', path.join(dir, 'user'), '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
+    exec = env.peerNode ?? exec;
   } else if (env.bareScript) {
     plan = { args: [path.join(env.benchDir, env.bareScript), String(port)], cwd: dir, readyPath: '' };
   } else {
@@ -132,7 +136,7 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     await writeFile(path.join(dir, 'user', 'flows.json'), env.seedFlows);
   }
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...(env.nodeArgs ?? []), ...plan.args], { cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(exec, [...(env.nodeArgs ?? []), ...plan.args], { cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = captureTail(child);
   const base = `http://127.0.0.1:${port}/`;
   const cleanUp = async () => {

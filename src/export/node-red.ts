@@ -5,7 +5,7 @@ import { isEncrypted, readCredentialKey, secretNeeded, type CredentialKey } from
 import type { Logger } from '../base/log.js';
 import type { Settings } from '../settings/settings.js';
 import { writeFileAtomic } from '../storage/atomic-file.js';
-import { credentialsPathFor, flowsFileText } from '../storage/file/flow-pair.js';
+import { flowsFileText, userDirCredentialsPath } from '../storage/file/flow-pair.js';
 import { createStorage, storedCredentialsName } from '../storage/index.js';
 import type { CredentialMap, FlowsSnapshot, Storage } from '../storage/contract.js';
 import { exportNodeModules, exportNodeSetFlags } from './node-modules.js';
@@ -119,7 +119,8 @@ async function write(plan: Plan): Promise<ExportSummary> {
     written.push(path.relative(dir, flowsPath));
   }
   const ids = Object.keys(credentials);
-  const credsPath = credentialsPathFor(flowsPath);
+  // In the user dir: Node-RED 4 reads them nowhere else, Node-RED 5 there first.
+  const credsPath = userDirCredentialsPath(dir, flowsPath);
   const doc = secret === undefined ? credentials : { $: encryptNodeRedBlob(credentials, secret) };
   await writeFileAtomic(credsPath, settings.flowFilePretty ? JSON.stringify(doc, null, 4) : JSON.stringify(doc), { backup: true, mode: SECRET_FILE_MODE });
   written.push(path.relative(dir, credsPath));

@@ -91,9 +91,17 @@ export default function (RED: RedApi) {
       }
       if (typeof value === 'string' || Buffer.isBuffer(value)) {
         if (this.action === 'str') {
-          // Unguarded as in Node-RED: an unparsable string is an error thrown by the handler.
-          if (validate) this.checked(validate, JSON.parse(msg[this.property] as string), msg, send, done);
-          else {
+          if (validate) {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(msg[this.property] as string);
+            } catch (err) {
+              // Node-RED 5 fails the message with the parser's message (4.x let the handler throw).
+              done((err as Error).message);
+              return;
+            }
+            this.checked(validate, parsed, msg, send, done);
+          } else {
             send(msg);
             done();
           }

@@ -1,13 +1,8 @@
 import type { Held } from './lib/held.js';
+import { dropEmptyLinkSource, pushLinkSource, type LinkCaller, type LinkSource } from './lib/link-source.js';
 import type { Msg, NodeConfig, NodeInstance, RedApi } from '../runtime/red-api/red-api-types.js';
 
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
-
-/** One hop of a link call, kept on the message so a return-mode link out can find the caller. */
-interface LinkSource {
-  id: string;
-  node: string;
-}
 
 /** `msg` is the message as it entered the call, for the timeout error. */
 interface PendingCall extends Held {
@@ -20,8 +15,7 @@ function idList(value: unknown): string[] {
 }
 
 export default function (RED: RedApi) {
-  /** link in nodes by name, for dynamic link calls that name their target. */
-  const linkInsByName = new Map<string, Set<NodeInstance>>();
+  const targets = RED.nodes.linkcallTargets;
 
   const getLinkIn = (id: string): NodeInstance | undefined => {
     const node = RED.nodes.getNode(id);
@@ -31,16 +25,8 @@ export default function (RED: RedApi) {
   class LinkInNode extends RED.nodes.Node {
     constructor(config: NodeConfig) {
       super(config);
-      const name = this.name;
-      if (name) {
-        const set = linkInsByName.get(name) ?? new Set<NodeInstance>();
-        set.add(this);
-        linkInsByName.set(name, set);
-        this.on('close', () => {
-          set.delete(this);
-          if (set.size === 0 && linkInsByName.get(name) === set) linkInsByName.delete(name);
-        });
-      }
+      targets.register(this);
+      this.on('close', () => targets.remove(this));
       this.on('input', (msg, send, done) => {
         send(msg);
         done();
@@ -81,16 +67,17 @@ export default function (RED: RedApi) {
       });
     }
 
+    /** The caller is a link call node or a function node that called node.linkcall(). */
     private returnToCaller(msg: Msg): void {
       const stack = msg._linkSource as LinkSource[] | undefined;
       const source = Array.isArray(stack) ? stack.pop() : undefined;
-      const caller = source ? RED.nodes.getNode(source.node) : null;
-      if (source && caller instanceof LinkCallNode) caller.returnLinkMessage(source.id, msg);
+      const caller = source ? (RED.nodes.getNode(source.node) as (NodeInstance & Partial<LinkCaller>) | null) : null;
+      if (source && typeof caller?.returnLinkMessage === 'function') caller.returnLinkMessage(source.id, msg);
       else this.warn('Missing return node information');
     }
   }
 
-  class LinkCallNode extends RED.nodes.Node {
+  class LinkCallNode extends RED.nodes.Node implements LinkCaller {
     private readonly pending = new Map<string, PendingCall>();
     private sequence = 0;
     /** Where messages go besides the wires (read by http in when a deploy replaces nodes). */
@@ -108,7 +95,7 @@ export default function (RED: RedApi) {
       this.on('input', (msg, send, done) => {
         let target: NodeInstance;
         try {
-          target = dynamic ? this.dynamicTarget(msg.target) : this.staticTarget(staticTarget);
+          target = targets.getTargetNode(this, dynamic ? msg.target : staticTarget, dynamic);
         } catch (err) {
           done(err);
           return;
@@ -116,8 +103,7 @@ export default function (RED: RedApi) {
         const id = `${this.id}:${++this.sequence}`;
         const timer = setTimeout(() => this.timedOut(id), timeout);
         this.pending.set(id, { msg: RED.util.cloneMessage(msg), send, done, timer });
-        const stack: LinkSource[] = Array.isArray(msg._linkSource) ? msg._linkSource : (msg._linkSource = []);
-        stack.push({ id, node: this.id });
+        pushLinkSource(msg, { id, node: this.id });
         this._flow.services.queue.push(target, msg);
       });
       this.on('close', () => {
@@ -127,7 +113,7 @@ export default function (RED: RedApi) {
     }
 
     returnLinkMessage(id: string, msg: Msg): void {
-      if (Array.isArray(msg._linkSource) && msg._linkSource.length === 0) delete msg._linkSource;
+      dropEmptyLinkSource(msg);
       const call = this.pending.get(id);
       if (!call) {
         this.send(msg);
@@ -145,25 +131,6 @@ export default function (RED: RedApi) {
       this.pending.delete(id);
       // Node-RED reports the message as it was when the call was made, with the bare text.
       this.error('timeout', call.msg);
-    }
-
-    private staticTarget(id: string | undefined): NodeInstance {
-      const target = id ? getLinkIn(id) : undefined;
-      if (!target) throw new Error(`target link-in node '${id ?? ''}' not found`);
-      return target;
-    }
-
-    /** By id, else by name: a unique one on this flow first, then a unique one anywhere (Node-RED's order). */
-    private dynamicTarget(name: unknown): NodeInstance {
-      const key = typeof name === 'string' ? name : '';
-      const byId = key ? getLinkIn(key) : undefined;
-      if (byId) return byId;
-      const named = key ? [...(linkInsByName.get(key) ?? [])] : [];
-      const here = named.filter((n) => n.z === this.z);
-      if (here.length === 1) return here[0];
-      if (named.length > 1) throw new Error(`Multiple link-in nodes named '${key}' found`);
-      if (named.length === 1) return named[0];
-      throw new Error(`target link-in node '${key}' not found`);
     }
   }
 

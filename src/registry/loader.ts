@@ -202,18 +202,26 @@ async function runSet(host: LoaderHost, set: NodeSetInfo, { file, pkg, real, con
 
 let generation = 0;
 
+/** What require() throws for a file Node loads only as an ES module (a folder's own "type", top-level await). */
+const ESM_ONLY = new Set(['ERR_REQUIRE_ESM', 'ERR_REQUIRE_ASYNC_MODULE']);
+
 /**
- * Imports a set file. An upgraded or re-installed module must run its new code: ESM through a
- * cache-busting query (one per module load), CommonJS because loadModule dropped the module's
- * cache entries before its first set.
+ * Imports a set file; any ES module loads, as Node-RED 5 loads every set with import(). An
+ * upgraded or re-installed module must run its new code: ESM through a cache-busting query (one
+ * per module load), CommonJS because loadModule dropped the module's cache entries before its
+ * first set.
  */
 async function importSet(file: string, esm: boolean): Promise<unknown> {
   const ext = path.extname(file);
-  if (ext === '.mjs' || (ext !== '.cjs' && esm)) {
-    const ns = (await import(`${pathToFileURL(file).href}?v=${generation}`)) as { default?: unknown };
-    return ns.default;
+  const importEsm = async () => ((await import(`${pathToFileURL(file).href}?v=${generation}`)) as { default?: unknown }).default;
+  if (ext === '.mjs' || (ext !== '.cjs' && esm)) return importEsm();
+  let exported: { __esModule?: boolean; default?: unknown } | undefined;
+  try {
+    exported = createRequire(file)(file) as typeof exported;
+  } catch (err) {
+    if (ESM_ONLY.has(String((err as { code?: unknown }).code))) return importEsm();
+    throw err;
   }
-  const exported = createRequire(file)(file) as { __esModule?: boolean; default?: unknown } | undefined;
   if (exported && typeof exported !== 'function' && (exported.__esModule || typeof exported.default === 'function')) return exported.default;
   return exported;
 }

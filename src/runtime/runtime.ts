@@ -23,6 +23,7 @@ import { ActiveFlows } from './deploy/active-flows.js';
 import { RuntimeEvents } from './events.js';
 import { History } from './history/history.js';
 import { MessageStats } from './flows/stats.js';
+import { LinkcallTargets } from './flows/linkcall-targets.js';
 import type { RuntimeServices } from './flows/services.js';
 import type { Node } from './flows/node.js';
 import type { RouteApp } from './red-api/http-types.js';
@@ -129,6 +130,7 @@ export class Runtime {
       hooks: new Hooks(),
       events: this.events,
       nodes: new Map<string, Node>(),
+      linkcallTargets: new LinkcallTargets(),
       stats: new MessageStats(this.settings.metrics.enabled),
       credentialsFor: (id, type, env) => this.nodeCredentials.credentialsFor(id, type, env),
       getGlobalSetting: (name) => this.flowSet.globalEnv.getSetting(name),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Logger } from '../base/log.js';
 import type { Settings } from '../settings/settings.js';
 import { createFileStorage } from './file/file-storage.js';
-import { credentialsPathFor } from './file/flow-pair.js';
+import { credentialsPathIn } from './file/flow-pair.js';
 import { resolveInstanceId } from './instance-id.js';
 import type { Storage } from './contract.js';
 
@@ -41,5 +41,5 @@ function moduleSettings(settings: Settings): Record<string, unknown> {
 export function storedCredentialsName(settings: Pick<Settings, 'storage' | 'storageModule' | 'userDir' | 'flowFile'>): string {
   if (settings.storageModule) return 'the credentials the storage module (storageModule) keeps';
   if (settings.storage.type !== 'file') return 'the credentials in the database';
-  return `the credentials in ${credentialsPathFor(path.resolve(settings.userDir, settings.flowFile))}`;
+  return `the credentials in ${credentialsPathIn(settings.userDir, path.resolve(settings.userDir, settings.flowFile))}`;
 }

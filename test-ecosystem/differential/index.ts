@@ -10,6 +10,7 @@ import { csvModeCases, htmlDocCases, rangeEdgeCases } from './cases-csv-html.js'
 import { uploadCases } from './cases-upload.js';
 import { batchTimingCases, delayTimingCases, joinTimingCases, triggerCases } from './cases-timing.js';
 import { networkCases } from './cases-network.js';
+import { nodeRed5Cases } from './cases-nr5.js';
 import { caseFlows, readyFlow, type DiffCase } from './harness.js';
 
 export const cases: DiffCase[] = [
@@ -21,6 +22,7 @@ export const cases: DiffCase[] = [
   ...uploadCases,
   ...triggerCases, ...delayTimingCases, ...batchTimingCases, ...joinTimingCases,
   ...networkCases,
+  ...nodeRed5Cases,
 ];
 
 /** Process environment both systems start with (whole-value ${VAR} and env-typed values read it). */

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { deployBody, flowsHeaders, login } from '../../bench/admin-client.js';
 import { waitForBody } from '../../bench/poll.js';
 import type { FlowNode } from '../../bench/flows.js';
-import { ensurePeer } from '../../bench/peer.js';
+import { ensurePeer5 } from '../../bench/peer.js';
 import { makeUsers } from '../../bench/settings-files.js';
 import { startSystem, type RunningSystem, type SystemEnv } from '../../bench/systems.js';
 import { READY_BODY, READY_PATH, type DiffRequest } from './harness.js';
@@ -35,10 +35,10 @@ export interface Peer {
 }
 
 export async function systemEnv(log: (line: string) => void): Promise<SystemEnv> {
-  const peerDir = path.join(root, 'bench', '.peer');
-  await ensurePeer(peerDir, log);
+  const peerDir = path.join(root, 'bench', '.peer5');
+  const peerNode = await ensurePeer5(peerDir, path.join(root, 'bench', '.node24'), log);
   const users = await makeUsers(BCRYPT_COST, 0);
-  return { root, peerDir, benchDir: path.join(root, 'dist', 'bench'), users, bareBody: '' };
+  return { root, peerDir, peerNode, benchDir: path.join(root, 'dist', 'bench'), users, bareBody: '' };
 }
 
 export async function startPeer(kind: 'runnel' | 'node-red', env: SystemEnv): Promise<Peer> {

@@ -116,19 +116,18 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
     assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'flows_cred.json'))).$ as string, key), CREDS);
   });
 
-  it('a flowFile in a subfolder: the credentials are written beside it, in place and with --out', async () => {
+  it('a flowFile in a subfolder: the credentials are written to the user dir, where Node-RED 4 reads them, in place and with --out', async () => {
     const { root, userDir, settingsFile } = await runnelDir({ flowFile: 'sub/my.json' });
     const key = (await readJson(path.join(userDir, '.config.runtime.json')))._credentialSecret as string;
     const r = await exportCli(['--settings', settingsFile], root);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(userDir, 'sub', 'my_cred.json'))).$ as string, key), CREDS);
-    assert.equal((await readdir(userDir)).includes('my_cred.json'), false, 'nothing beside the user dir\'s root');
+    assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(userDir, 'my_cred.json'))).$ as string, key), CREDS);
     const out = path.join(root, 'out');
     const o = await exportCli(['--settings', settingsFile, '--out', out], root);
     assert.equal(o.code, 0, o.stdout + o.stderr);
-    assert.match(o.stdout, /\(\.config\.runtime\.json, sub\/my\.json, sub\/my_cred\.json\)/);
+    assert.match(o.stdout, /\(\.config\.runtime\.json, sub\/my\.json, my_cred\.json\)/);
     assert.deepEqual(JSON.parse(await readFile(path.join(out, 'sub', 'my.json'), 'utf8')), JSON.parse(await readFile(path.join(userDir, 'sub', 'my.json'), 'utf8')));
-    assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'sub', 'my_cred.json'))).$ as string, key), CREDS);
+    assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'my_cred.json'))).$ as string, key), CREDS);
   });
 
   it('a flowFile outside the user dir: --out keeps only its name, and writes nothing outside the folder', async () => {

@@ -136,16 +136,18 @@ describe('requireHttps', () => {
   });
   after(() => server?.dispose());
 
-  it('redirects plain-HTTP GETs to the same URL over https (302, as Node-RED)', async () => {
+  it('redirects plain-HTTP GETs to the same URL over https on its default port (302, as Node-RED 5)', async () => {
     const r = await send(server.at('settings?x=1'));
     assert.equal(r.status, 302);
-    assert.equal(r.headers.location, `https://${new URL(server.url).host}/settings?x=1`);
+    assert.equal(r.headers.location, `https://${new URL(server.url).hostname}/settings?x=1`);
+    const v6 = await send(server.at('settings'), { headers: { host: '[::1]:1880' } });
+    assert.equal(v6.headers.location, 'https://[::1]/settings');
   });
 
   it('redirects other methods with 308, which keeps the method and body', async () => {
     const r = await send(server.at('flows'), { method: 'POST', body: '[]', headers: { 'content-type': 'application/json' } });
     assert.equal(r.status, 308);
-    assert.equal(r.headers.location, `https://${new URL(server.url).host}/flows`);
+    assert.equal(r.headers.location, `https://${new URL(server.url).hostname}/flows`);
   });
 
   it('lets requests through that a TLS proxy forwarded (X-Forwarded-Proto: https)', async () => {

@@ -24,6 +24,8 @@ describe('delay node', () => {
       ['rate-drop', delay({ pauseType: 'rate', rate: '1', rateUnits: 'minute', drop: true, outputs: 2 }), 2],
       ['queue', delay({ pauseType: 'queue', rate: '20', rateUnits: 'second', outputs: 2 }), 2],
       ['timed', delay({ pauseType: 'timed', rate: '20', rateUnits: 'second' }), 1],
+      ['burst', delay({ pauseType: 'burst', rate: '2', nbRateUnits: '1', rateUnits: 'minute', outputs: 2 }), 2],
+      ['burst-1s', delay({ pauseType: 'burst', rate: '1', nbRateUnits: '1', rateUnits: 'second' }), 1],
     ];
     return [
       { id: 't1', type: 'tab', label: 'delay' },
@@ -109,6 +111,28 @@ describe('delay node', () => {
     receive('timed', { topic: 'y', payload: 2 });
     await t.capture.waitFor('cap-timed', 2);
     assert.deepEqual(payloads('cap-timed'), [1, 2]);
+  });
+
+  test('burst mode passes the first rate messages of a window at once, sends the rest to the second output, and msg.reset opens the window again', async () => {
+    for (const payload of [1, 2, 3, 4]) receive('burst', { payload });
+    await t.capture.waitFor('cap-burst-2', 2);
+    assert.deepEqual(payloads('cap-burst'), [1, 2]);
+    assert.deepEqual(payloads('cap-burst-2'), [3, 4]);
+    receive('burst', { reset: true });
+    for (const payload of [5, 6, 7]) receive('burst', { payload });
+    await t.capture.waitFor('cap-burst-2', 3);
+    assert.deepEqual(payloads('cap-burst'), [1, 2, 5, 6]);
+    assert.deepEqual(payloads('cap-burst-2'), [3, 4, 7]);
+  });
+
+  test('burst mode with one output drops the overflow, and each slot frees when its own window ends', async () => {
+    receive('burst-1s', { payload: 'a' });
+    receive('burst-1s', { payload: 'b' });
+    await t.capture.waitFor('cap-burst-1s', 1);
+    await settle(1100);
+    receive('burst-1s', { payload: 'c' });
+    await t.capture.waitFor('cap-burst-1s', 2);
+    assert.deepEqual(payloads('cap-burst-1s'), ['a', 'c']);
   });
 
   test('redeploying discards held messages and stops every timer', async () => {

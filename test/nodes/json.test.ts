@@ -105,6 +105,20 @@ describe('json node with msg.schema', () => {
     assert.deepEqual(str.payload, { b: 7 });
   });
 
+  test('a string that is not JSON, checked against a schema in "always string" mode, fails with the parser\'s message', async () => {
+    const msg = await through('str', { _msgid: 'p1', payload: 'not json', schema: SCHEMA });
+    const parserMessage = (() => {
+      try {
+        JSON.parse('not json');
+      } catch (e) {
+        return (e as Error).message;
+      }
+    })();
+    assert.equal(msg.error.message, parserMessage, 'the message alone, not "SyntaxError: …" as a thrown error gives');
+    assert.equal(msg.error.source.id, 'str');
+    assert.equal(msg.payload, 'not json');
+  });
+
   test('a draft-06 schema validates; a schema ajv cannot compile is an error', async () => {
     const draft06 = { $schema: 'http://json-schema.org/draft-06/schema#', type: 'array', contains: { const: 3 } };
     assert.deepEqual(await through('obj', { _msgid: 'd1', payload: [1, 3], schema: draft06 }), { _msgid: 'd1', payload: [1, 3] });

@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Conf, flowSuite } from './flow.js';
+import { createRedApi } from '../../src/runtime/red-api/red-api.js';
 
 const node = (id: string, type: string, z: string, extra: Conf = {}, wires: string[] = []): Conf => ({
   id, type, z, x: 100, y: 100, wires: [wires], ...extra,
@@ -78,6 +79,18 @@ describe('link nodes', () => {
     assert.equal(near.payload, 'twin');
     await t.capture.waitFor('dyn-result', 3);
     assert.deepEqual(t.capture.of('twin-far-seen'), []);
+  });
+
+  test('RED.nodes.linkcallTargets, as modules get it, finds running link in nodes by id and by name, and only link in nodes', () => {
+    const runtime = t.server.instance.runtime;
+    const RED = createRedApi(runtime, runtime.registry.addSet('test-helpers', 'linkcall-probe'));
+    const targets = RED.nodes.linkcallTargets;
+    const caller = RED.nodes.getNode('lc-dyn')!;
+    assert.equal(targets.getTargetNode(caller, 'li-svc', false).id, 'li-svc');
+    assert.equal(targets.getTargetNode(caller, 'service', true).id, 'li-svc');
+    assert.equal(targets.getTargetNode(caller, 'twin', true).id, 'twin-near', 'a name on the caller\'s own flow first');
+    assert.throws(() => targets.getTargetNode(caller, 'service', false), { message: "target link-in node 'service' not found" });
+    assert.throws(() => targets.register(caller), { message: "linkcallTargets: node must be a 'link in' node" });
   });
 
   test('a dynamic link call to an unknown target is an error', async () => {

@@ -36,6 +36,15 @@ describe('loadModule', { timeout: 30_000 }, () => {
     assert.equal(module.sets.get('double')!.loaded, true);
   });
 
+  it('imports a node file that is an ES module by its own folder\'s package.json, top-level await and all, as Node-RED 5 does', async () => {
+    const runtime = fakeRuntime(dir);
+    const { module } = await loadModule(runtime, await copyFixture('esm-nested-nodes', dir));
+    const set = module.sets.get('triple')!;
+    assert.equal(set.err, undefined);
+    assert.equal(set.loaded, true);
+    assert.deepEqual(set.types, ['esm-triple']);
+  });
+
   it('records a failing set in err and still loads the other sets', async () => {
     const runtime = fakeRuntime(dir);
     const { module } = await loadModule(runtime, await copyFixture('broken-nodes', dir));

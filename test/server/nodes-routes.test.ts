@@ -163,6 +163,19 @@ describe('nodes routes', { timeout: 120_000 }, () => {
     assert.equal(server.instance.runtime.registry.isKnownType('esm-double'), false);
   });
 
+  it('installs a module whose node file is an ES module only by its folder\'s package.json, and runs it', async () => {
+    const res = await api('nodes', { method: 'POST', json: { module: await copyFixture('esm-nested-nodes', work) } });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.nodes.map((s: { types: string[]; loaded: boolean }) => [s.types, s.loaded]), [[['esm-triple'], true]]);
+    await deploy(server, flow('esm-triple'), { token });
+    const before = capture.of('out').length;
+    inject('n1', { payload: 5 });
+    const msgs = await capture.waitFor('out', before + 1);
+    assert.equal(msgs.at(-1)!.payload, 15);
+    await deploy(server, [{ id: 't1', type: 'tab', label: 'T' }], { token });
+    assert.equal((await api('nodes/node-red-contrib-esm-nested', { method: 'DELETE' })).status, 204);
+  });
+
   it('reports a set whose code throws and still loads the module', async () => {
     const res = await api('nodes', { method: 'POST', json: { module: await copyFixture('broken-nodes', work) } });
     assert.equal(res.status, 200, res.text);

@@ -17,7 +17,8 @@ const RUNNER_CALLS = new Set(['describe', 'it', 'test', 'suite']);
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = path.join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'fixtures' ? [] : tsFiles(full);
+    // Dot folders hold installed peers (bench/.peer5): other people's code, not our tests.
+    if (e.isDirectory()) return e.name === 'fixtures' || e.name.startsWith('.') ? [] : tsFiles(full);
     return e.name.endsWith('.ts') ? [full] : [];
   });
 }

@@ -13,6 +13,7 @@ import { Guard, type TimeLimit } from './guard.js';
 import { NodeTimers } from '../lib/node-timers.js';
 import { callsDone } from './done.js';
 import { errorText } from './error.js';
+import { LinkCalls } from './linkcall.js';
 import { Sandbox, validLibVar, type BoundCode, type Compiled, type NodeScope, type SourceParts } from './sandbox.js';
 import type { DoneFn, Msg, NodeConfig, NodeInstance, RedApi } from '../../runtime/red-api/red-api-types.js';
 
@@ -86,6 +87,7 @@ export default function (RED: RedApi) {
     /** sendResults' count of messages prepared so far in the current call. */
     private prepared = 0;
     private cloneFirst = false;
+    private readonly linkCalls: LinkCalls;
 
     constructor(config: NodeConfig) {
       super(config);
@@ -108,6 +110,7 @@ export default function (RED: RedApi) {
       const timeout = Number(config.timeout);
       const limit = timeout > 0 ? { ms: timeout * 1000, raise: `the node's timeout (${timeout} s, Setup tab)` } : globalLimit;
       this.guard = limit ? new Guard(limit, this.name || this.id) : null;
+      this.linkCalls = new LinkCalls(RED, this);
       this.on('input', (msg: Msg, _send: unknown, done: DoneFn) => {
         if (this.ready) this.run(msg, done);
         else this.pending?.push({ msg, done });
@@ -218,7 +221,13 @@ export default function (RED: RedApi) {
         },
         send: (msgs: unknown, clone?: boolean) => this.sendResults(RED.util.generateId(), msgs, clone !== false),
         done: () => {},
+        linkcall: (target: unknown, msg: unknown, options?: unknown) => this.linkCalls.call(target, msg, options),
       };
+    }
+
+    /** A return-mode link out answering a node.linkcall() of this node's code. */
+    returnLinkMessage(id: string, msg: Msg): void {
+      this.linkCalls.returnLinkMessage(id, msg);
     }
 
     private messageApi(msg: Msg, done: DoneFn): NodeApi {
@@ -335,6 +344,7 @@ export default function (RED: RedApi) {
         }
       }
       this.timers?.clearAll();
+      this.linkCalls.clear();
       if (this.clearStatus) this.status({});
       if (this.key) sandbox.release(this.key);
       this.compiled = null;

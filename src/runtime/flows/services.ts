@@ -6,7 +6,7 @@ import type { DeliveryQueue } from './delivery.js';
 import type { ContextManager } from '../context/context.js';
 import type { Hooks } from '../red-api/hooks.js';
 import type { MessageStats, TypeCounters } from './stats.js';
-import type { Msg, NodeFlowView, NodeInstance, NodeStatus } from '../red-api/red-api-types.js';
+import type { LinkcallTargets, Msg, NodeFlowView, NodeInstance, NodeStatus } from '../red-api/red-api-types.js';
 
 /** The services every live flow and node shares: one per runtime. */
 export interface RuntimeServices {
@@ -23,6 +23,8 @@ export interface RuntimeServices {
   stats: MessageStats;
   /** Every live node by id, across all flows. Delivery resolves wires through it. */
   nodes: Map<string, LiveNode>;
+  /** The running link in nodes, for link calls (RED.nodes.linkcallTargets). */
+  linkcallTargets: LinkcallTargets;
   /** A deep copy of the node's stored credentials with ${ENV} substituted through `env`; `{}` when its type declares credentials but none are stored. */
   credentialsFor(id: string, type: string, env: (name: string) => unknown): Record<string, unknown> | undefined;
   /** Environment of the runtime root: global-config env, then process.env. */

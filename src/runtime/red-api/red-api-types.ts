@@ -93,6 +93,22 @@ export interface NodeInstance extends EventEmitter {
   close(removed?: boolean): Promise<void>;
 }
 
+/**
+ * Node-RED 5's `RED.nodes.linkcallTargets`: the running `link in` nodes a link call node or a
+ * function node's `node.linkcall()` may call, by id or by name (a nameless one by its id).
+ */
+export interface LinkcallTargets {
+  /** Throws unless `node` is a `link in` node. */
+  register(node: NodeInstance): void;
+  remove(node: NodeInstance): void;
+  /**
+   * The `link in` node with the id `target`; when `isDynamic`, else the one of that name on the
+   * caller's flow, else the only one of that name outside subflows. Throws when there is none, or
+   * several of that name.
+   */
+  getTargetNode(caller: NodeInstance, target: unknown, isDynamic: boolean): NodeInstance;
+}
+
 /** `RED.nodes.Node`: the base class core nodes extend. */
 export type NodeClass = new (config: NodeConfig) => NodeInstance;
 
@@ -149,6 +165,7 @@ export interface RedApi {
     getCredentials(id: string): Record<string, unknown> | undefined;
     addCredentials(id: string, creds: Record<string, unknown>): void;
     deleteCredentials(id: string): void;
+    linkcallTargets: LinkcallTargets;
   };
   util: RedUtil;
   /** Node-RED's settings names plus `get`, `set`, `delete` and the node settings types registered. */

@@ -116,6 +116,7 @@ export function createRedApi(runtime: RedApiHost, set: NodeSetInfo, options: Red
       deleteCredentials(id: string) {
         runtime.updateNodeCredentials(id, undefined);
       },
+      linkcallTargets: services.linkcallTargets,
     },
     util,
     settings: settings.view,

@@ -9,7 +9,8 @@ const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/;
 /**
  * requireHttps: a request under httpAdminRoot (at `/` that is every path, as in Node-RED, whose
  * editor app redirects everything reaching it) that came over plain HTTP is redirected to the same
- * URL over https. A TLS-terminating proxy's `X-Forwarded-Proto: https` counts as secure, as Node-RED
+ * URL over https on its default port: the Host header's name without its port, as Node-RED 5 takes
+ * Express's req.hostname (4.x kept the port, which is the plain-HTTP one). A TLS-terminating proxy's `X-Forwarded-Proto: https` counts as secure, as Node-RED
  * trusts it for this check. GET and HEAD get Node-RED's 302; other methods 308, which keeps the
  * method and body instead of turning a POST into a GET.
  */
@@ -23,6 +24,6 @@ export function requireHttpsHook(settings: Settings) {
     if (root !== '' && !(url.toLowerCase().startsWith(root.toLowerCase()) && ['/', '?', undefined].includes(url[root.length]))) return;
     const host = request.headers.host;
     if (!host || !HOST.test(host)) throw new RunnelError('invalid_request', 'requireHttps: the request has no usable Host header to redirect to');
-    return reply.redirect(`https://${host}${url}`, request.method === 'GET' || request.method === 'HEAD' ? 302 : 308);
+    return reply.redirect(`https://${host.replace(/:\d+$/, '')}${url}`, request.method === 'GET' || request.method === 'HEAD' ? 302 : 308);
   };
 }

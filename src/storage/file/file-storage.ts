@@ -6,7 +6,7 @@ import type { Logger } from '../../base/log.js';
 import type { Settings } from '../../settings/settings.js';
 import { LibraryFiles } from './library-files.js';
 import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from '../atomic-file.js';
-import { credentialsPathFor, credsFileText, flowsFileText, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
+import { credentialsPathIn, credsFileText, flowsFileText, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
 import { hashJson } from '../rev.js';
 import { SerialQueue } from '../../base/serial-queue.js';
 import { FileHistory } from './file-history.js';
@@ -62,7 +62,7 @@ class FileStorage implements Storage {
   constructor(settings: Settings, private readonly log: Logger) {
     this.userDir = settings.userDir;
     const flows = path.resolve(settings.userDir, settings.flowFile);
-    this.defaultPaths = { flows, creds: credentialsPathFor(flows) };
+    this.defaultPaths = { flows, creds: credentialsPathIn(settings.userDir, flows) };
     this.paths = this.defaultPaths;
     this.sessionsFile = path.join(settings.userDir, '.sessions.json');
     this.runtimeFile = path.join(settings.userDir, '.config.runtime.json');

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../base/log.js';
@@ -42,9 +43,28 @@ export interface LoadedPair {
 }
 
 /** Node-RED's name for the credentials file of a flows file: `flows.json` → `flows_cred.json`. */
-export function credentialsPathFor(flowsPath: string): string {
+function credentialsName(flowsPath: string): string {
   const ext = path.extname(flowsPath);
-  return `${flowsPath.slice(0, flowsPath.length - ext.length)}_cred${ext}`;
+  return `${path.basename(flowsPath, ext)}_cred${ext}`;
+}
+
+/** Where Node-RED 4 keeps a flows file's credentials wherever the flows file is: in the user dir. */
+export function userDirCredentialsPath(userDir: string, flowsPath: string): string {
+  return path.join(userDir, credentialsName(flowsPath));
+}
+
+/**
+ * Where Node-RED 5 keeps them: in the user dir when that file exists (a user dir Node-RED 4
+ * wrote), else a new file next to the flows file.
+ */
+export function credentialsPathIn(userDir: string, flowsPath: string): string {
+  const inUserDir = userDirCredentialsPath(userDir, flowsPath);
+  return existsSync(inUserDir) ? inUserDir : credentialsPathFor(flowsPath);
+}
+
+/** The credentials file next to a flows file (a project's, and Node-RED 5's new file). */
+export function credentialsPathFor(flowsPath: string): string {
+  return path.join(path.dirname(flowsPath), credentialsName(flowsPath));
 }
 
 const NO_CREDS: LoadedCreds = { doc: null, rev: undefined, prevRev: undefined };

@@ -2,6 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import net from 'node:net';
 import { once } from 'node:events';
 import { WebSocketServer, createWebSocketStream } from 'ws';
@@ -124,6 +125,35 @@ describe('http request through proxies', () => {
     const [m] = await capture.waitFor('got');
     assert.equal(m.payload, 'plain /d');
     assert.deepEqual(proxy.seen.map((s) => [s.method, s.auth]), [['GET', `Basic ${Buffer.from('pu:pp').toString('base64')}`]]);
+  });
+
+  test("the tls-config's server name goes out as SNI, directly and through a CONNECT tunnel", async () => {
+    const names: (string | false | null)[] = [];
+    const sni = https.createServer({ key: readFileSync(path.join(TLS_DIR, 'server.key')), cert: readFileSync(path.join(TLS_DIR, 'server.crt')) }, (req, res) => res.end('sni'));
+    sni.on('secureConnection', (socket: TLSSocket) => names.push(socket.servername));
+    const sniPort = await listen(sni);
+    delete process.env.http_proxy;
+    delete process.env.https_proxy;
+    delete process.env.no_proxy;
+    capture.messages.clear();
+    try {
+      await deploy(server, [
+        tab,
+        { id: 'named', type: 'tls-config', cert: '', key: '', ca: '', servername: 'sni.example', verifyservercert: false },
+        node('req', 'http request', { method: 'GET', ret: 'txt', url: '', tls: 'named' }, [['got']]), cap('got'),
+      ]);
+      receive('req', { url: `https://127.0.0.1:${sniPort}/direct` });
+      await capture.waitFor('got');
+      process.env.https_proxy = `http://127.0.0.1:${proxyPort}`;
+      receive('req', { url: `https://127.0.0.1:${sniPort}/tunnelled` });
+      const got = await capture.waitFor('got', 2);
+      assert.deepEqual(got.map((m) => m.payload), ['sni', 'sni']);
+      assert.deepEqual(names, ['sni.example', 'sni.example']);
+    } finally {
+      delete process.env.https_proxy;
+      sni.closeAllConnections();
+      sni.close();
+    }
   });
 
   test('a websocket-client goes through http_proxy with a CONNECT tunnel', async () => {

@@ -168,3 +168,38 @@ describe('websocket-client', () => {
     await eventually(() => fromRunnel.includes('after reconnect'));
   });
 });
+
+describe('websocket-client connects only when needed', () => {
+  let server: TestServer;
+  let wss: WebSocketServer;
+  const connections: string[] = [];
+
+  before(async () => {
+    wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await once(wss, 'listening');
+    wss.on('connection', (_ws, req) => connections.push(String(req.url)));
+    const url = (p: string) => `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/${p}`;
+    const client = (id: string) => ({ id, type: 'websocket-client', path: url(id), tls: '', wholemsg: 'false', hb: '0', subprotocol: '', headers: [] });
+    server = await startServer();
+    await deploy(server, [
+      tab,
+      client('unused'), client('out-only'), client('out-then-in'), client('last'),
+      node('o1', 'websocket out', { server: '', client: 'out-only' }, []),
+      node('o2', 'websocket out', { server: '', client: 'out-then-in' }, []),
+      node('i2', 'websocket in', { server: '', client: 'out-then-in' }, [[]]),
+      node('i3', 'websocket in', { server: '', client: 'last' }, [[]]),
+    ]);
+  });
+  after(async () => {
+    await server.dispose();
+    for (const c of wss.clients) c.terminate();
+    await new Promise((r) => wss.close(r));
+  });
+
+  test('a client no node uses never connects; one used by an out and an in node connects once', async () => {
+    // The nodes are built in order, so once the last client is in, the others have had their turn.
+    await eventually(() => connections.includes('/last'));
+    await eventually(() => connections.includes('/out-only') && connections.includes('/out-then-in'));
+    assert.deepEqual(connections.slice().sort(), ['/last', '/out-only', '/out-then-in']);
+  });
+});

@@ -209,6 +209,29 @@ describe('file storage', { timeout: 30_000 }, () => {
     await again.close();
   });
 
+  it('puts a new credentials file next to a flows file in a subfolder, as Node-RED 5 does', async () => {
+    const { dir, storage } = await open({ flowFile: 'sub/my.json' });
+    const { rev } = await storage.saveFlows({ flows: FLOWS_A, credentials: { plain: { n1: { a: 1 } } } });
+    assert.deepEqual(await readJsonFile(path.join(dir, 'sub', 'my_cred.json')), { $runnel: 1, rev, prevRev: EMPTY_REV, data: { plain: { n1: { a: 1 } } } });
+    assert.equal((await readdir(dir)).includes('my_cred.json'), false);
+    await storage.close();
+  });
+
+  it('keeps using the credentials file Node-RED 4 left in the user dir for a flows file in a subfolder', async () => {
+    const { dir, storage } = await open();
+    await storage.close();
+    const nodeRed = JSON.stringify({ n1: { a: 'from-node-red-4' } });
+    await writeFile(path.join(dir, 'my_cred.json'), nodeRed);
+    const again = createFileStorage(settingsFor(dir, { flowFile: 'sub/my.json' }), captureLog().log);
+    await again.init();
+    assert.equal(again.credentialsFile, path.join(dir, 'my_cred.json'));
+    assert.deepEqual((await again.getFlows()).credentials, { n1: { a: 'from-node-red-4' } });
+    const { rev } = await again.saveFlows({ flows: FLOWS_A, credentials: { plain: { n1: { a: 2 } } } });
+    assert.equal((await readJsonFile(path.join(dir, 'my_cred.json')) as { rev: string }).rev, rev);
+    await assert.rejects(readFile(path.join(dir, 'sub', 'my_cred.json')), { code: 'ENOENT' });
+    await again.close();
+  });
+
   it("reads Node-RED's sessions (an object by token) as none, without an error", async () => {
     const { dir, storage, captured } = await open();
     await writeFile(path.join(dir, '.sessions.json'), JSON.stringify({ tok: { user: 'admin', client: 'node-red-editor', scope: ['*'], accessToken: 'tok', expires: Date.now() + 60_000 } }));

@@ -39,7 +39,8 @@ export function tunnelConnection(proxy: Proxy, target: URL, tlsOptions?: tls.Con
     openTunnel(proxy, host, port, (err, socket) => {
       if (err || !socket) return done(err ?? new Error('no tunnel'));
       if (!secure) return done(null, socket);
-      const servername = target.hostname.startsWith('[') ? undefined : target.hostname;
+      // A tls-config's server name is the SNI, as on a direct connection (Node-RED 5).
+      const servername = tlsOptions?.servername || (target.hostname.startsWith('[') ? undefined : target.hostname);
       done(null, tls.connect({ ...tlsOptions, socket, servername }));
     });
     return undefined;

@@ -1,8 +1,8 @@
 /**
  * `websocket-listener` and `websocket-client`: one config node type in Node-RED, two names. A
  * listener accepts connections on a path under `httpNodeRoot` through the HTTP server's upgrade
- * event; a client (a `ws://`/`wss://` path) connects out, pings every `hb` seconds when asked, and
- * reconnects 3 s after losing the connection. Each connection is a session: messages from it carry
+ * event; a client (a `ws://`/`wss://` path) connects out once a websocket in or out node uses it
+ * (Node-RED 5), pings every `hb` seconds when asked, and reconnects 3 s after losing the connection. Each connection is a session: messages from it carry
  * `msg._session = {type: "websocket", id}`, and a reply with that session goes back to it alone.
  */
 import type { IncomingMessage, Server } from 'node:http';
@@ -32,6 +32,8 @@ export interface SessionEvent {
 export interface WebSocketEndpoint extends NodeInstance {
   isServer: boolean;
   wholemsg: boolean;
+  /** A node uses the endpoint: a client connects at its first user (Node-RED 5), not before. */
+  use(): void;
   registerInputNode(node: NodeInstance): void;
   removeInputNode(node: NodeInstance): void;
   broadcast(data: string | Buffer): void;
@@ -150,6 +152,7 @@ export default function (RED: RedApi) {
     const clients = new Map<string, WebSocket>();
     let closing = false;
     let client: WebSocket | undefined;
+    let used = false;
     let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
     let heartbeatTimer: ReturnType<typeof setInterval> | undefined;
     const heartbeat = heartbeatMs(config.hb);
@@ -161,7 +164,15 @@ export default function (RED: RedApi) {
     const selectProxy = proxySelector(RED, {});
     const proxyFor = (url: string) => selectProxy(url.replace(/^ws/i, 'http'));
 
-    node.registerInputNode = (n) => void inputs.push(n);
+    node.use = () => {
+      if (used || node.isServer) return;
+      used = true;
+      connect();
+    };
+    node.registerInputNode = (n) => {
+      inputs.push(n);
+      node.use();
+    };
     node.removeInputNode = (n) => {
       const i = inputs.indexOf(n);
       if (i >= 0) inputs.splice(i, 1);
@@ -288,7 +299,7 @@ export default function (RED: RedApi) {
         wss.on('connection', (socket: WebSocket) => track(socket, RED.util.generateId()));
         byPath?.set(fullPath, { wss, open: 0 });
       }
-    } else connect();
+    }
 
     node.broadcast = (data) => {
       const targets = node.isServer ? [...clients.entries()] : client ? [['', client] as const] : [];

@@ -54,6 +54,7 @@ export default function (RED: RedApi) {
       return;
     }
     const unfollow = followStatus(this, endpoint);
+    endpoint.use();
     this.on('input', (msg: Msg, _send: unknown, done: DoneFn) => {
       let payload: string | Buffer | undefined;
       if (endpoint.wholemsg) {
