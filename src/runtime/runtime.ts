@@ -16,6 +16,7 @@ import { RuntimeCredentials } from './deploy/credentials.js';
 import { FlowNotices } from './deploy/flow-notices.js';
 import { Deployer } from './deploy/deployer.js';
 import { Follower } from './cluster/follower.js';
+import { RelayedEvents } from './cluster/relayed-events.js';
 import { TypeChanges } from './deploy/type-changes.js';
 import { RunControl } from './deploy/run-control.js';
 import { ActiveFlows } from './deploy/active-flows.js';
@@ -91,6 +92,8 @@ export class Runtime {
   private readonly active: ActiveFlows;
   private readonly deployer: Deployer;
   private readonly follower: Follower;
+  /** With shared storage: the editors of every instance see the others' debug output, statuses and warnings. */
+  private readonly relayed: RelayedEvents | undefined;
   private readonly typeChanges: TypeChanges;
   private readonly runControl: RunControl;
 
@@ -150,6 +153,14 @@ export class Runtime {
     });
     const instance = { settings: this.settings, version: this.version, modules: this.modules, flowsState: () => this.runControl.getState().state };
     this.follower = new Follower({ active, state, storage, log, registry, credentials, instance, flowSet: this.flowSet });
+    const maxLength = this.settings.extra.debugMaxLength;
+    if (storage.shared) {
+      const nodes = this.services.nodes;
+      this.relayed = new RelayedEvents({
+        relay: storage.shared.relay, events: this.events, runsHere: (id) => nodes.has(id), debugMaxLength: typeof maxLength === 'number' ? maxLength : 1000,
+      });
+      this.relayed.start();
+    }
     this.transition.begin();
     this.typeChanges = new TypeChanges({ active, state, events: this.events, notices: this.notices, registry });
   }
@@ -267,6 +278,7 @@ export class Runtime {
   }
 
   async stop(): Promise<void> {
+    this.relayed?.stop();
     await this.follower.stop();
     await this.active.exclusive(async () => {
       this.state.started = false;
