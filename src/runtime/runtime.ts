@@ -17,6 +17,7 @@ import { FlowNotices } from './deploy/flow-notices.js';
 import { Deployer } from './deploy/deployer.js';
 import { Follower } from './cluster/follower.js';
 import { RelayedEvents } from './cluster/relayed-events.js';
+import { nodeChannel } from './cluster/node-channel.js';
 import { TypeChanges } from './deploy/type-changes.js';
 import { RunControl } from './deploy/run-control.js';
 import { ActiveFlows } from './deploy/active-flows.js';
@@ -32,7 +33,7 @@ import type { Catalogs } from '../registry/host.js';
 import { NODE_RED_COMPAT_VERSION, RUNNEL_VERSION } from '../base/version.js';
 import { settingsViewFor } from './red-api/settings-view.js';
 import { createRedApi } from './red-api/red-api.js';
-import type { NodeSets } from './red-api/red-api-types.js';
+import type { ClusterChannel, NodeSets } from './red-api/red-api-types.js';
 import { nodeClasses } from './flows/node-classes.js';
 import { FlowTransition } from './deploy/transition.js';
 import { primaryOnlyScopes } from './config/primary-only.js';
@@ -92,6 +93,8 @@ export class Runtime {
   private readonly active: ActiveFlows;
   private readonly deployer: Deployer;
   private readonly follower: Follower;
+  /** RED.cluster: with shared storage, config nodes reach their counterparts on the other instances. */
+  readonly cluster: ClusterChannel | undefined;
   /** With shared storage: the editors of every instance see the others' debug output, statuses and warnings. */
   private readonly relayed: RelayedEvents | undefined;
   private readonly typeChanges: TypeChanges;
@@ -161,6 +164,7 @@ export class Runtime {
       });
       this.relayed.start();
     }
+    this.cluster = storage.shared ? nodeChannel(storage.shared.relay) : undefined;
     this.transition.begin();
     this.typeChanges = new TypeChanges({ active, state, events: this.events, notices: this.notices, registry });
   }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterSuite, type ClusterInstance } from '../helpers/cluster.js';
+import { WebSocket } from 'ws';
 import { Editor, type Entry } from '../helpers/comms.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
@@ -15,6 +16,14 @@ const flows = [
     func: "node.status({text: 'from ' + msg.req.query.n}); if (msg.req.query.warn) node.warn('warned ' + msg.req.query.n); msg.payload = msg.req.query.n; return msg;" },
   { id: 'dbg', type: 'debug', z: 'web', name: 'seen', active: true, tosidebar: true, complete: 'payload', targetType: 'msg', x: 1, y: 1, wires: [] },
   { id: 'out', type: 'http response', z: 'web', x: 1, y: 1, wires: [] },
+  { id: 'live', type: 'websocket-listener', path: '/ws/live', wholemsg: 'false' },
+  { id: 'wsin', type: 'websocket in', z: 'web', server: 'live', client: '', x: 1, y: 1, wires: [['echo']] },
+  { id: 'echo', type: 'function', z: 'web', outputs: 1, x: 1, y: 1, wires: [['wsout']],
+    func: 'msg.payload = JSON.stringify({echo: msg.payload, session: msg._session.id}); return msg;' },
+  { id: 'wsout', type: 'websocket out', z: 'web', server: 'live', client: '', x: 1, y: 1, wires: [] },
+  { id: 'tell', type: 'http in', z: 'web', url: '/tell', method: 'get', x: 1, y: 1, wires: [['address', 'out']] },
+  { id: 'address', type: 'function', z: 'web', outputs: 1, x: 1, y: 1, wires: [['wsout']],
+    func: "if (msg.req.query.session) msg._session = {type: 'websocket', id: msg.req.query.session}; msg.payload = msg.req.query.n; return msg;" },
   { id: 'sched', type: 'tab', label: 'Scheduler', env: [{ name: 'RUNNEL_PRIMARY_ONLY', value: 'true', type: 'str' }] },
   { id: 'once', type: 'inject', z: 'sched', once: true, onceDelay: 0.1, repeat: '', props: [{ p: 'payload' }], payload: '', payloadType: 'date', x: 1, y: 1, wires: [['pst']] },
   { id: 'pst', type: 'function', z: 'sched', outputs: 0, x: 1, y: 1, wires: [], func: "node.status({fill: 'green', text: 'on the primary'});" },
@@ -63,6 +72,33 @@ describe('cluster: every editor sees the whole cluster', { timeout: 120_000 }, (
 
   it('shows the status of a node on a primary-only tab in the editors of the instances that do not run it', async () => {
     for (const editor of editors) await eventually(() => editor.on('status/pst').some((e) => e.data.text === 'on the primary'), 15_000);
+  });
+
+  it('sends a websocket out broadcast to the clients of every instance, a reply to its session on whichever instance holds it, and runs websocket in once', async () => {
+    const clients = await Promise.all(nodes.map(async (n) => {
+      const ws = new WebSocket(n.at('ws/live').replace(/^http/, 'ws'));
+      const got: string[] = [];
+      ws.on('message', (d) => got.push(String(d)));
+      await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+      return { ws, got };
+    }));
+    try {
+      assert.equal((await request(nodes[1]!.at('tell?n=to-all'))).status, 200);
+      for (const c of clients) await eventually(() => c.got.includes('to-all'), 10_000);
+
+      const far = clients[2]!;
+      far.ws.send('hello');
+      const echo = await eventually(() => far.got.find((m) => m.startsWith('{"echo":"hello"')), 10_000);
+      const session = (JSON.parse(echo!) as { session: string }).session;
+      assert.equal((await request(nodes[0]!.at(`tell?n=just-you&session=${session}`))).status, 200);
+      await eventually(() => far.got.includes('just-you'), 10_000);
+      await sleep(500);
+      assert.deepEqual(far.got.filter((m) => m.startsWith('{"echo"')).length, 1, 'websocket in ran the flow once, on the instance holding the client');
+      for (const c of clients) assert.equal(c.got.filter((m) => m === 'to-all').length, 1);
+      assert.deepEqual(clients.slice(0, 2).map((c) => c.got.includes('just-you')), [false, false]);
+    } finally {
+      for (const c of clients) c.ws.terminate();
+    }
   });
 
   it('keeps each instance showing its own debug output while the database is down, and relays again without duplicates once it is back', async () => {
