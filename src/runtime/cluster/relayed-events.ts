@@ -14,7 +14,8 @@ import { encodeObject } from '../util/encode.js';
  *   arrives beyond it for a node in the second, its local messages counted, is dropped. A message
  *   too large for the relay arrives as the start of its JSON, as a string.
  * - A node's status from another instance is shown only where the node does not run (a
- *   primary-only tab on a non-primary): where it runs, the editor shows this instance's own.
+ *   primary-only tab on a non-primary): where it runs, the editor shows this instance's own. So
+ *   only the statuses of nodes on primary-only tabs are relayed.
  * - Another instance's runtime-state warning shows as notification `runtime-state-<instance>`,
  *   "<instance>: …", and closes when that instance's state is clear again.
  */
@@ -27,6 +28,8 @@ export interface RelayedEventsDeps {
   events: EventEmitter;
   /** Whether the node runs on this instance. */
   runsHere: (id: string) => boolean;
+  /** Whether the node is on a primary-only tab: only such a node's status is shown elsewhere, so only its is relayed. */
+  primaryOnly: (id: string) => boolean;
   debugMaxLength: number;
   now?: () => number;
 }
@@ -59,7 +62,7 @@ export class RelayedEvents {
       relay.publish('debug', this.fit(encodeObject({ ...e }, { maxLength: this.deps.debugMaxLength })));
     });
     on<{ id: string; status: unknown } & Origin>('node-status', (e) => {
-      if (e.origin === undefined) relay.publish('status', { id: e.id, status: e.status });
+      if (e.origin === undefined && this.deps.primaryOnly(e.id)) relay.publish('status', { id: e.id, status: e.status });
     });
     on<{ id: string; payload?: unknown } & Origin>('runtime-event', (e) => {
       if (e.origin === undefined && e.id === 'runtime-state') relay.publish('state', e.payload ?? {});

@@ -5,7 +5,7 @@ import { RelayedEvents } from '../../../src/runtime/cluster/relayed-events.js';
 import type { ClusterRelay, RelayMessage } from '../../../src/storage/contract.js';
 
 /** RelayedEvents between the runtime's events and a relay that records what it publishes. */
-function setup(runsHere: (id: string) => boolean = () => true) {
+function setup(runsHere: (id: string) => boolean = () => true, primaryOnly: (id: string) => boolean = () => false) {
   const published: { kind: string; data: any }[] = [];
   let listener: ((m: RelayMessage) => void) | undefined;
   const relay: ClusterRelay = {
@@ -18,7 +18,7 @@ function setup(runsHere: (id: string) => boolean = () => true) {
   };
   const events = new EventEmitter();
   let now = 1_000_000;
-  const relayed = new RelayedEvents({ relay, events, runsHere, debugMaxLength: 1000, now: () => now });
+  const relayed = new RelayedEvents({ relay, events, runsHere, primaryOnly, debugMaxLength: 1000, now: () => now });
   relayed.start();
   const seen: Record<string, any[]> = { comms: [], 'node-status': [], 'runtime-event': [] };
   for (const e of Object.keys(seen)) events.on(e, (x) => seen[e]!.push(x));
@@ -62,13 +62,14 @@ describe('what the editors of other instances see', () => {
     assert.match(sent.msg, /^\{"a":"zzz.*\.\.\.$/);
   });
 
-  it('shows another instance\'s status of a node only where that node does not run', () => {
-    const t = setup((id) => id === 'here');
+  it('relays only the status of nodes on primary-only tabs, and shows another instance\'s status of a node only where that node does not run', () => {
+    const t = setup((id) => id === 'here', (id) => id === 'scheduler');
     t.events.emit('node-status', { id: 'here', status: { text: 'local' } });
-    assert.deepEqual(t.published, [{ kind: 'status', data: { id: 'here', status: { text: 'local' } } }]);
+    t.events.emit('node-status', { id: 'scheduler', status: { text: 'primary' } });
+    assert.deepEqual(t.published, [{ kind: 'status', data: { id: 'scheduler', status: { text: 'primary' } } }]);
     t.arrive('status', { id: 'here', status: { text: 'theirs' } });
-    t.arrive('status', { id: 'primary-only', status: { text: 'primary' } });
-    assert.deepEqual(t.seen['node-status']!.map((s) => [s.id, s.status.text]), [['here', 'local'], ['primary-only', 'primary']]);
+    t.arrive('status', { id: 'elsewhere', status: { text: 'theirs too' } });
+    assert.deepEqual(t.seen['node-status']!.filter((s) => s.origin).map((s) => [s.id, s.status.text]), [['elsewhere', 'theirs too']]);
   });
 
   it('shows another instance\'s runtime warning as a notification of its own, closed when that instance is clear', () => {
