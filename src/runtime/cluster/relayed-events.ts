@@ -54,11 +54,11 @@ export class RelayedEvents {
     on<{ topic: string; data: unknown } & Origin>('comms', (e) => {
       // Arrivals were counted as they came.
       if (e.topic !== 'debug' || e.origin !== undefined) return;
-      this.count(e.data);
-      relay.publish('debug', this.fit(e.data));
+      if (this.count(e.data)) relay.publish('debug', this.fit(e.data));
     });
     on<NodeLogEntry>('node-log', (e) => {
-      this.count(e);
+      // A node failing on every message is relayed as the sidebar would show it, not once per failure.
+      if (!this.count(e)) return;
       relay.publish('debug', this.fit(encodeObject({ ...e }, { maxLength: this.deps.debugMaxLength })));
     });
     on<{ id: string; status: unknown } & Origin>('node-status', (e) => {

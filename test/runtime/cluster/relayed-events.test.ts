@@ -53,6 +53,15 @@ describe('what the editors of other instances see', () => {
     assert.equal(remote().length, 62);
   });
 
+  it('relays at most 100 warnings a second of a node failing on every message', () => {
+    const t = setup();
+    for (let i = 0; i < 150; i++) t.events.emit('node-log', { level: 20, id: 'f1', type: 'function', msg: `failed ${i}`, path: 't1' });
+    assert.equal(t.published.length, 100);
+    t.advance(1000);
+    t.events.emit('node-log', { level: 20, id: 'f1', type: 'function', msg: 'later', path: 't1' });
+    assert.equal(t.published.length, 101);
+  });
+
   it('relays a debug message too large for the relay as the start of its text', () => {
     const t = setup();
     t.events.emit('comms', { topic: 'debug', data: { id: 'd1', msg: JSON.stringify({ a: 'z'.repeat(20_000) }), format: 'Object' } });
