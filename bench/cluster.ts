@@ -3,7 +3,8 @@
  * server, as the tests start it). Measures how long after the deploying instance's reply every
  * other instance serves the new flows (p50/p99, 100 and 10,000 nodes), and http-in requests per
  * second with 1, 2 and 3 instances behind a round-robin TCP balancer on the same machine, with
- * each instance's CPU use. On a machine with few cores the instances, the balancer, PostgreSQL and
+ * each instance's CPU use, and how long a debug message takes from one instance to an editor on
+ * another (bench/cluster-watch.ts). On a machine with few cores the instances, the balancer, PostgreSQL and
  * the load generator share them, so throughput cannot scale with the instance count there.
  */
 import { mkdir, rm } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import { benchConfig, withProbeBody } from './flows.js';
 import { cannon } from './load.js';
 import { percentile } from './stats.js';
 import { cpuSeconds } from './systems.js';
+import { debugLatency } from './cluster-watch.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { spawnRunnel, type RunnelProcess } from '../test/helpers/process.js';
 
@@ -114,6 +116,7 @@ async function main(): Promise<void> {
       say(`| ${count} | ${Math.round(result.rps).toLocaleString('en')} | ${result.p99} ms | ${cpu} |`);
       if (result.non2xx + result.errors + result.mismatches > 0) say(`(errors: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.mismatches} wrong bodies)`);
     }
+    await debugLatency(urls, instances[0]!.child.pid!, LOAD_SECONDS, say);
   } finally {
     for (const p of instances) p.child.kill('SIGTERM');
     await Promise.all(instances.map((p) => p.exited));

@@ -17,6 +17,9 @@ import { RuntimeCredentials } from './deploy/credentials.js';
 import { FlowNotices } from './deploy/flow-notices.js';
 import { Deployer } from './deploy/deployer.js';
 import { Follower } from './cluster/follower.js';
+import { RelayedEvents } from './cluster/relayed-events.js';
+import { nodeChannel } from './cluster/node-channel.js';
+import { primaryOnlyIds } from './config/primary-only.js';
 import { TypeChanges } from './deploy/type-changes.js';
 import { RunControl } from './deploy/run-control.js';
 import { ActiveFlows } from './deploy/active-flows.js';
@@ -33,7 +36,7 @@ import type { Catalogs } from '../registry/host.js';
 import { NODE_RED_COMPAT_VERSION, RUNNEL_VERSION } from '../base/version.js';
 import { settingsViewFor } from './red-api/settings-view.js';
 import { createRedApi } from './red-api/red-api.js';
-import type { NodeSets } from './red-api/red-api-types.js';
+import type { ClusterChannel, NodeSets } from './red-api/red-api-types.js';
 import { nodeClasses } from './flows/node-classes.js';
 import { FlowTransition } from './deploy/transition.js';
 import { primaryOnlyScopes } from './config/primary-only.js';
@@ -96,6 +99,10 @@ export class Runtime {
   private readonly active: ActiveFlows;
   private readonly deployer: Deployer;
   private readonly follower: Follower;
+  /** RED.cluster: with shared storage, config nodes reach their counterparts on the other instances. */
+  readonly cluster: ClusterChannel | undefined;
+  /** With shared storage: the editors of every instance see the others' debug output, statuses and warnings. */
+  private readonly relayed: RelayedEvents | undefined;
   private readonly typeChanges: TypeChanges;
   private readonly runControl: RunControl;
 
@@ -157,6 +164,22 @@ export class Runtime {
     });
     const instance = { settings: this.settings, version: this.version, modules: this.modules, flowsState: () => this.runControl.getState().state };
     this.follower = new Follower({ active, state, storage, log, registry, credentials, instance, flowSet: this.flowSet });
+    const maxLength = this.settings.extra.debugMaxLength;
+    if (storage.shared) {
+      const nodes = this.services.nodes;
+      // Worked out once per configuration: statuses come with every message some nodes handle.
+      let primaryOnly = { flows: state.active.flows, ids: primaryOnlyIds(state.active.flows) };
+      const onPrimaryOnlyTab = (id: string) => {
+        if (primaryOnly.flows !== state.active.flows) primaryOnly = { flows: state.active.flows, ids: primaryOnlyIds(state.active.flows) };
+        return primaryOnly.ids.has(id);
+      };
+      this.relayed = new RelayedEvents({
+        relay: storage.shared.relay, events: this.events, runsHere: (id) => nodes.has(id), primaryOnly: onPrimaryOnlyTab,
+        debugMaxLength: typeof maxLength === 'number' ? maxLength : 1000,
+      });
+      this.relayed.start();
+    }
+    this.cluster = storage.shared ? nodeChannel(storage.shared.relay) : undefined;
     this.transition.begin();
     this.typeChanges = new TypeChanges({ active, state, events: this.events, notices: this.notices, registry });
   }
@@ -279,6 +302,7 @@ export class Runtime {
 
   async stop(): Promise<void> {
     this.modules.stop();
+    this.relayed?.stop();
     await this.follower.stop();
     await this.active.exclusive(async () => {
       this.state.started = false;

@@ -217,6 +217,29 @@ export interface SharedStorage {
   leave(): Promise<void>;
   /** The rev in the shared store now, and the deployment type that produced it (to catch up after a resync). */
   currentRev(): Promise<{ rev: string; type: string }>;
+  /** What this instance tells the others' editors and live pages. */
+  readonly relay: ClusterRelay;
+}
+
+/** A message one instance relays to the others. */
+export interface RelayMessage {
+  /** The instance that sent it. */
+  origin: string;
+  kind: string;
+  data: unknown;
+}
+
+/**
+ * Short-lived messages between instances (debug output, node status): each reaches every other
+ * instance at most once, in the order its sender published; what is sent while the database is
+ * unreachable is lost, never delivered twice.
+ */
+export interface ClusterRelay {
+  /** The longest message (its JSON, in bytes) that is sent; a longer one is dropped, so callers shorten theirs. */
+  readonly maxMessageBytes: number;
+  publish(kind: string, data: unknown): void;
+  /** Calls `listener` for every message another instance publishes; returns the unsubscribe function. */
+  onMessage(listener: (message: RelayMessage) => void): () => void;
 }
 
 /**

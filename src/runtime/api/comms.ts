@@ -4,12 +4,12 @@ import { encodeObject } from '../util/encode.js';
 
 /** The runtime's events an editor is told of, by name, with what each carries. */
 export interface EditorEvents {
-  /** RED.comms.publish from a node or module. */
-  comms: { topic: string; data: unknown; retain?: boolean };
+  /** RED.comms.publish from a node or module; `origin`: the instance it came from, when another one of the cluster. */
+  comms: { topic: string; data: unknown; retain?: boolean; origin?: string };
   /** A runtime notification (`runtime-deploy`, `runtime-state`, ...). */
-  'runtime-event': { id: string; payload?: unknown; retain?: boolean };
+  'runtime-event': { id: string; payload?: unknown; retain?: boolean; origin?: string };
   /** A node's status; empty when cleared. */
-  'node-status': { id: string; status: Record<string, unknown> };
+  'node-status': { id: string; status: Record<string, unknown>; origin?: string };
   /** A line of npm's output while a module installs. */
   'event-log': { id: string; payload: unknown };
   /** A node's warning or error. */

@@ -150,6 +150,18 @@ export type Translate = (key: string, subs?: Record<string, unknown>) => string;
 export type Plugin = Record<string, unknown> & { id: string; type?: unknown; module: string };
 
 /** The RED object one node set receives. Each set gets its own (registerType and `_` are the set's). */
+/**
+ * Messages to the same config node on the other instances of a cluster: at most once each, in
+ * order per sender, up to about 7 kB of JSON (a larger one is not sent: `publish` answers false),
+ * lost while the database is unreachable.
+ */
+export interface ClusterChannel {
+  /** Sends `data` to the node with `nodeId` on every other instance. */
+  publish(nodeId: string, data: unknown): boolean;
+  /** Calls `listener` with what the other instances publish to `nodeId`; returns the unsubscribe function. */
+  subscribe(nodeId: string, listener: (data: unknown, origin: string) => void): () => void;
+}
+
 export interface RedApi {
   nodes: {
     /** The base class of core nodes; contributed constructors get it through `createNode`. */
@@ -190,6 +202,8 @@ export interface RedApi {
   readonly httpNode: RouteApp;
   readonly httpAdmin: RouteApp | undefined;
   readonly server: Server | undefined;
+  /** Runnel's own: the other instances of a cluster (undefined without shared storage). */
+  readonly cluster: ClusterChannel | undefined;
   auth: { needsPermission(permission: string): RouteHandler };
   /** Translates a key of the set's namespace. */
   _: Translate;

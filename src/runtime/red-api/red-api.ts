@@ -12,7 +12,7 @@ import type { NodeSetInfo, NodeConstructor, Registry } from '../../registry/regi
 import { NODE_RED_COMPAT_VERSION } from '../../base/version.js';
 import { Node, initNode, type NodeConfig } from '../flows/node.js';
 import type { RuntimeServices } from '../flows/services.js';
-import type { RedApi, RegisterTypeOptions } from './red-api-types.js';
+import type { ClusterChannel, RedApi, RegisterTypeOptions } from './red-api-types.js';
 import { util } from '../util/index.js';
 import { checkBearer } from '../../auth/guard.js';
 import { settingsViewFor } from './settings-view.js';
@@ -45,6 +45,8 @@ export interface RedApiHost {
   readonly httpNode: RouteApp;
   readonly httpAdmin: RouteApp | undefined;
   readonly server: Server | undefined;
+  /** RED.cluster, the same object for every set. */
+  readonly cluster: ClusterChannel | undefined;
   readonly credentials: { get(id: string): Record<string, unknown> | undefined };
   getFlows(): { flows: FlowNodeConfig[] };
   /** RED.nodes.addCredentials / deleteCredentials: change one node's credentials and persist soon. */
@@ -208,6 +210,7 @@ export function createRedApi(runtime: RedApiHost, set: NodeSetInfo, options: Red
     get server() {
       return runtime.server;
     },
+    cluster: runtime.cluster,
     auth: {
       needsPermission(permission: string): RouteHandler {
         return (req, res, next) => {

@@ -37,6 +37,8 @@ export class ChangeFeed {
     private readonly instanceId: string,
     private readonly log: Logger,
     private readonly checkMs: number,
+    /** The relay's channel, heard on the same connection, and who takes its payloads. */
+    private readonly relay: { channel: string; deliver: (payload: string) => void },
   ) {}
 
   /** Connects and listens; throws when the first connection fails (the start reports it). */
@@ -65,10 +67,11 @@ export class ChangeFeed {
     client.on('end', () => this.lost(client));
     client.on('notification', (n) => {
       if (n.channel === channelOf(this.schema) && n.payload) this.deliver(n.payload);
+      else if (n.channel === this.relay.channel && n.payload) this.relay.deliver(n.payload);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${quoteIdent(channelOf(this.schema))}`);
+      await client.query(`LISTEN ${quoteIdent(channelOf(this.schema))}; LISTEN ${quoteIdent(this.relay.channel)}`);
     } catch (e) {
       client.removeAllListeners('end');
       await client.end().catch(() => undefined);

@@ -7,6 +7,7 @@ import type {
   FlowsSnapshot, InstanceRecord, LoginFailures, Revision, RevisionInfo, RevisionMeta, RuntimeConfig, SaveFlowsRequest, SessionRecord, SharedStorage, Storage, StorageChange,
 } from '../contract.js';
 import { ChangeFeed, channelOf } from './change-feed.js';
+import { PgRelay, relayChannelOf } from './relay.js';
 import { DEFAULT_CLUSTER_TIMINGS } from '../../settings/cluster.js';
 import { applicationName, createClient, createPool, isConnectionError, quoteIdent, redactUrl, type PostgresConfig } from './connection.js';
 import type { LibraryListing } from '../file/library-files.js';
@@ -61,6 +62,7 @@ class PostgresStorage implements Storage {
   readonly queues: QueueStore;
   private readonly pool: pg.Pool;
   private readonly feed: ChangeFeed;
+  private readonly relay: PgRelay;
   private readonly t: { flows: string; sessions: string; config: string; instances: string; users: string };
   private readonly revisions: Revisions;
   private readonly library: Library;
@@ -89,7 +91,12 @@ class PostgresStorage implements Storage {
       lease: { table: `${s}.lease`, epoch: () => this.leaseEpoch },
     };
     this.loginFailures = loginFailures({ ...db, table: `${s}.login_failures` });
-    this.feed = new ChangeFeed(() => createClient(config, applicationName(instanceId, 'feed')), config.schema, instanceId, log, (config.cluster ?? DEFAULT_CLUSTER_TIMINGS).checkMs);
+    const relay = new PgRelay((channel, payload, timeoutMs) => this.query('SELECT pg_notify($1, $2)', [channel, payload], timeoutMs).then(() => undefined), config.schema, instanceId, log);
+    this.relay = relay;
+    this.feed = new ChangeFeed(() => createClient(config, applicationName(instanceId, 'feed')), config.schema, instanceId, log, (config.cluster ?? DEFAULT_CLUSTER_TIMINGS).checkMs, {
+      channel: relayChannelOf(config.schema),
+      deliver: (payload) => relay.deliver(payload),
+    });
     this.queues = postgresQueues({ ...db, table: `${s}.queue_messages`, onChange: (listener) => this.feed.onChange(listener) });
     this.shared = {
       instanceId,
@@ -132,6 +139,7 @@ class PostgresStorage implements Storage {
           return { id: r.id, ...info, primary, epoch: primary ? Number(r.epoch) : null, lastSeen: r.last_seen.toISOString() };
         });
       },
+      relay,
       leave: async () => {
         await this.query(`DELETE FROM ${this.t.instances} WHERE id = $1`, [instanceId]);
       },
@@ -312,6 +320,7 @@ class PostgresStorage implements Storage {
     if (this.closed) return;
     this.closed = true;
     await this.queue.drain();
+    this.relay.close();
     await this.feed.close();
     await this.pool.end();
   }

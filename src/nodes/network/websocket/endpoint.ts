@@ -19,6 +19,7 @@ import { tunnelAgent } from '../proxy/tunnel.js';
 import { receiveBudgetOf, type ReceiveBudget } from '../../../base/receive-budget.js';
 import { claimUpgrade, onUpgrade, refuseUpgrade } from '../../../base/upgrades.js';
 import { admissionOf, IdleWatch, type WebSocketNodeLimits } from './admission.js';
+import { clusterFanout } from './fanout.js';
 
 /** ws (~12 MiB resident with its parsers) loads when a flow first uses a websocket node. */
 const ws = lazy<typeof WsModule>('ws');
@@ -301,7 +302,7 @@ export default function (RED: RedApi) {
       }
     }
 
-    node.broadcast = (data) => {
+    const broadcastHere = (data: string | Buffer) => {
       const targets = node.isServer ? [...clients.entries()] : client ? [['', client] as const] : [];
       for (const [id, socket] of targets) {
         try {
@@ -312,20 +313,30 @@ export default function (RED: RedApi) {
         }
       }
     };
-    node.reply = (id, data) => {
+    const replyHere = (id: string, data: string | Buffer) => {
+      const socket = clients.get(id);
+      if (!socket) return false;
       try {
-        const socket = clients.get(id);
-        if (socket) {
-          sendFrame(socket, data);
-          idle.touch(socket);
-        }
+        sendFrame(socket, data);
+        idle.touch(socket);
       } catch {
         // the session went away while the reply was on its way
       }
+      return true;
+    };
+    // A listener's clients may be connected to any instance of a cluster; a client connection is this instance's own.
+    const fanout = node.isServer && RED.cluster ? clusterFanout(RED.cluster, node, { broadcast: broadcastHere, reply: replyHere }) : undefined;
+    node.broadcast = (data) => {
+      broadcastHere(data);
+      fanout?.broadcast(data);
+    };
+    node.reply = (id, data) => {
+      if (!replyHere(id, data)) fanout?.reply(id, data);
     };
 
     node.on('close', (done: () => void) => {
       closing = true;
+      fanout?.close();
       clearInterval(heartbeatTimer);
       clearTimeout(reconnectTimer);
       inputs.length = 0;
