@@ -32,6 +32,8 @@ const OUTSIDE = new Set([
   'npm-cli.js',
   // Node-RED's command-line entry (node-red/red.js), whose options bin/node-red.js takes.
   'red.js',
+  // A core node's file name in @node-red/nodes, as Node-RED's nodesExcludes names it.
+  '90-exec.js',
 ]);
 const PROJECT_FOLDERS = ['src/', 'test/', 'bench/', 'test-ecosystem/', 'scripts/', 'docs/', 'deploy/', 'bin/'];
 

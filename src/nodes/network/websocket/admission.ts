@@ -63,15 +63,15 @@ export function admissionOf(server: Server, limits: WebSocketNodeLimits): Admiss
  * round is terminated.
  */
 export class IdleWatch {
-  private readonly sockets = new Map<WebSocket, { active: number; alive: boolean }>();
+  private readonly sockets = new Map<WebSocket, { lastActive: number; alive: boolean }>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly limits: WebSocketNodeLimits, private readonly now: () => number = Date.now) {}
 
   add(ws: WebSocket): void {
-    const state = { active: this.now(), alive: true };
+    const state = { lastActive: this.now(), alive: true };
     this.sockets.set(ws, state);
-    ws.on('message', () => (state.active = this.now()));
+    ws.on('message', () => (state.lastActive = this.now()));
     ws.on('pong', () => (state.alive = true));
     ws.once('close', () => {
       this.sockets.delete(ws);
@@ -86,7 +86,7 @@ export class IdleWatch {
   /** A message went out on `ws`: it is in use. */
   touch(ws: WebSocket): void {
     const state = this.sockets.get(ws);
-    if (state) state.active = this.now();
+    if (state) state.lastActive = this.now();
   }
 
   stop(): void {
@@ -99,7 +99,7 @@ export class IdleWatch {
     for (const [ws, state] of this.sockets) {
       if (ws.readyState === ws.CLOSING || !state.alive) {
         ws.terminate();
-      } else if (now - state.active >= this.limits.idleTimeout) {
+      } else if (now - state.lastActive >= this.limits.idleTimeout) {
         ws.close(1000, 'idle');
       } else {
         state.alive = false;
