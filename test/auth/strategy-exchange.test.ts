@@ -113,7 +113,7 @@ describe('a strategy login whose provider posts the callback (callbackMethod "PO
     await removeDir(dir);
   });
 
-  test('the posted form completes the login; a GET of the callback is not a route', async () => {
+  test('the posted form completes the login; a GET of the callback is refused 405, the route takes POST only', async () => {
     const jar = new CookieJar();
     const back = await untilCallback(jar, server, provider.issuer, 'alice');
     assert.ok(back.form?.get('code'), 'the provider answered with its form_post page');
@@ -123,7 +123,9 @@ describe('a strategy login whose provider posts the callback (callbackMethod "PO
     assert.equal(params.get('session_message'), null);
     const token = params.get('access_token') ?? (await exchange(server, params.get('code')!)).body.accessToken;
     assert.equal((await request(server.at('settings'), { token })).body.user?.username, 'alice');
-    assert.equal((await fetch(`${back.url}?${back.form!.toString()}`, { redirect: 'manual' })).status, 404);
+    const get = await fetch(`${back.url}?${back.form!.toString()}`, { redirect: 'manual' });
+    assert.equal(get.status, 405);
+    assert.equal(get.headers.get('allow'), 'POST');
   });
 
   test('a posted callback without the login session is refused with a session_message, not an error page', async () => {

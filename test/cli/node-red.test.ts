@@ -77,7 +77,7 @@ describe('node-red: Node-RED\'s command line over Runnel', { timeout: 180_000 },
     }
     const version = await nodeRedCli(['--version'], cwd);
     assert.equal(version.code, 0);
-    assert.match(version.stdout, /^Runnel v\d+\.\d+\.\d+ \(runs Node-RED 4\.1\.\d+ flows\)\nNode\.js v\d+/);
+    assert.match(version.stdout, /^Runnel v\d+\.\d+\.\d+ \(runs Node-RED 5\.0\.\d+ flows\)\nNode\.js v\d+/);
     const admin = await nodeRedCli(['admin', 'list'], cwd);
     assert.equal(admin.code, 1);
     assert.match(admin.stderr, /node-red-admin/);
