@@ -234,7 +234,7 @@ describe('a Node-RED 4.1.15 user dir goes to Runnel and back with nothing lost',
     await runnelRound(userDir);
     const exported = await runCli(['export', '--format', 'node-red', '--user-dir', userDir, '--out', out], { cwd: dir, timeoutMs: 60_000 });
     assert.equal(exported.code, 0, exported.stdout + exported.stderr);
-    assert.match(exported.stdout, /\(settings\.js, flows\.json, flows_cred\.json, context\/\)/);
+    assert.match(exported.stdout, /\(settings\.js, flows\.json, flows_cred\.json, context\/, \.config\.nodes\.json\)/);
     assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'flows_cred.json'))).$ as string, 'a secret of my own'), { req: { user: 'alice', password: 'changed' } });
 
     await nodeRedRound(out, undefined, 'back', 'alice:changed', ['node-red', 'runnel', 'back']);
