@@ -54,7 +54,8 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
       modules: { allowInstall: modules.allowInstall, ...given({ allowList: modules.allowList, denyList: modules.denyList }) },
     },
   };
-  if (theme.codeEditor) body.codeEditor = { ...theme.codeEditor, lib: theme.codeEditor.lib || 'monaco', options: theme.codeEditor.options || {} };
+  // Node-RED 5 always says which code editor to load (Monaco unless the theme names another).
+  body.codeEditor = { ...theme.codeEditor, lib: theme.codeEditor?.lib || 'monaco', options: theme.codeEditor?.options || {} };
   const { markdownEditor, mermaid } = settings.editorTheme;
   if (markdownEditor) body.markdownEditor = { ...(isObject(markdownEditor) ? markdownEditor : {}), mermaid: (isObject(markdownEditor) && markdownEditor.mermaid) || { enabled: true } };
   if (mermaid) body.mermaid = mermaid;
