@@ -19,7 +19,6 @@ import { Deployer } from './deploy/deployer.js';
 import { Follower } from './cluster/follower.js';
 import { RelayedEvents } from './cluster/relayed-events.js';
 import { nodeChannel } from './cluster/node-channel.js';
-import { primaryOnlyIds } from './config/primary-only.js';
 import { TypeChanges } from './deploy/type-changes.js';
 import { RunControl } from './deploy/run-control.js';
 import { ActiveFlows } from './deploy/active-flows.js';
@@ -167,14 +166,8 @@ export class Runtime {
     const maxLength = this.settings.extra.debugMaxLength;
     if (storage.shared) {
       const nodes = this.services.nodes;
-      // Worked out once per configuration: statuses come with every message some nodes handle.
-      let primaryOnly = { flows: state.active.flows, ids: primaryOnlyIds(state.active.flows) };
-      const onPrimaryOnlyTab = (id: string) => {
-        if (primaryOnly.flows !== state.active.flows) primaryOnly = { flows: state.active.flows, ids: primaryOnlyIds(state.active.flows) };
-        return primaryOnly.ids.has(id);
-      };
       this.relayed = new RelayedEvents({
-        relay: storage.shared.relay, events: this.events, runsHere: (id) => nodes.has(id), primaryOnly: onPrimaryOnlyTab,
+        relay: storage.shared.relay, events: this.events, runsHere: (id) => nodes.has(id), primaryOnly: primaryOnlyScopes(() => state.active.flows),
         debugMaxLength: typeof maxLength === 'number' ? maxLength : 1000,
       });
       this.relayed.start();

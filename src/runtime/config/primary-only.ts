@@ -31,9 +31,10 @@ export function primaryOnlyIds(flows: FlowNodeConfig[]): Set<string> {
 }
 
 /**
- * Whether a context scope (`flowId`, or `nodeId:flowId`) belongs to a primary-only tab of the
- * configuration `flows()` returns now: the tab's own flow context, and the context of its nodes and
- * of the subflow instances on it. The ids are worked out once per configuration.
+ * Whether a context scope (`flowId`, or `nodeId:flowId`) or a node id belongs to a primary-only tab
+ * of the configuration `flows()` returns now: the tab's own flow context, and the context of its
+ * nodes and of the subflow instances on it. The ids are worked out once per configuration; a plain
+ * id is looked up without splitting, since node statuses ask with every message some nodes handle.
  */
 export function primaryOnlyScopes(flows: () => FlowNodeConfig[]): (scope: string) => boolean {
   let seen: FlowNodeConfig[] | undefined;
@@ -44,6 +45,6 @@ export function primaryOnlyScopes(flows: () => FlowNodeConfig[]): (scope: string
       seen = current;
       ids = primaryOnlyIds(current);
     }
-    return scope.split(':').some((id) => ids.has(id));
+    return scope.includes(':') ? scope.split(':').some((id) => ids.has(id)) : ids.has(scope);
   };
 }
