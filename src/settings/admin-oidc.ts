@@ -2,6 +2,7 @@
  * `adminAuth.type: "oidc"`: Runnel's own OpenID Connect login, configured by the provider's
  * issuer and the client registered there, with the provider's groups mapped to permissions.
  */
+import { SettingsError } from './settings-error.js';
 
 export interface OidcSettings {
   /** The issuer URL; its `/.well-known/openid-configuration` describes the provider. */
@@ -24,7 +25,6 @@ export interface OidcSettings {
   callbackURL?: string;
 }
 
-export class OidcSettingsError extends Error {}
 
 type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -35,11 +35,11 @@ function absoluteUrl(v: unknown, key: string, secure: boolean): string {
   try {
     url = new URL(String(v));
   } catch {
-    throw new OidcSettingsError(`adminAuth.${key} must be an absolute http(s) URL`);
+    throw new SettingsError(`adminAuth.${key} must be an absolute http(s) URL`);
   }
-  if (typeof v !== 'string' || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new OidcSettingsError(`adminAuth.${key} must be an absolute http(s) URL`);
+  if (typeof v !== 'string' || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new SettingsError(`adminAuth.${key} must be an absolute http(s) URL`);
   // Tokens and the client secret travel to the issuer: plain http only to this machine.
-  if (secure && url.protocol === 'http:' && !isLoopback(url.hostname)) throw new OidcSettingsError(`adminAuth.${key} must use https (http only for 127.0.0.1, ::1 or localhost)`);
+  if (secure && url.protocol === 'http:' && !isLoopback(url.hostname)) throw new SettingsError(`adminAuth.${key} must use https (http only for 127.0.0.1, ::1 or localhost)`);
   return v;
 }
 
@@ -51,17 +51,17 @@ export function parseOidc(v: Raw): OidcSettings {
   const text = (key: string, required: boolean): string | undefined => {
     const value = v[key];
     if (value === undefined && !required) return undefined;
-    if (typeof value !== 'string' || value === '') throw new OidcSettingsError(`adminAuth.${key} must be a non-empty string`);
+    if (typeof value !== 'string' || value === '') throw new SettingsError(`adminAuth.${key} must be a non-empty string`);
     return value;
   };
   const issuer = absoluteUrl(v.issuer, 'issuer', true);
   const clientId = text('clientId', true)!;
   const clientSecret = text('clientSecret', false);
   const scope = text('scope', false) ?? 'openid profile email';
-  if (!scope.split(' ').includes('openid')) throw new OidcSettingsError('adminAuth.scope must include "openid"');
+  if (!scope.split(' ').includes('openid')) throw new SettingsError('adminAuth.scope must include "openid"');
   const permissions = v.permissions ?? {};
   if (!isObject(permissions) || !Object.values(permissions).every(isPermissions)) {
-    throw new OidcSettingsError('adminAuth.permissions must map group names to permissions: {"admins": "*", "viewers": "read"}');
+    throw new SettingsError('adminAuth.permissions must map group names to permissions: {"admins": "*", "viewers": "read"}');
   }
   return {
     issuer,

@@ -3,6 +3,7 @@
  * them: a Passport strategy class from the settings file, its options (with `verify`), and the users
  * allowed in, as a list or a function of the username.
  */
+import { SettingsError } from './settings-error.js';
 
 /** A user allowed in through the strategy: no password, the provider vouches for them. */
 export interface StrategyUser {
@@ -38,7 +39,6 @@ export interface CookieOptions {
   maxAge?: number;
 }
 
-export class StrategySettingsError extends Error {}
 
 type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -46,15 +46,15 @@ const isPermissions = (p: unknown) => typeof p === 'string' || (Array.isArray(p)
 
 export function parseStrategy(v: unknown): StrategySettings {
   const where = 'adminAuth.strategy';
-  if (!isObject(v)) throw new StrategySettingsError(`${where} must be {name, label, strategy, options} from a .js settings file`);
+  if (!isObject(v)) throw new SettingsError(`${where} must be {name, label, strategy, options} from a .js settings file`);
   if (typeof v.strategy !== 'function') {
-    throw new StrategySettingsError(`${where}.strategy must be a Passport strategy class, e.g. require("passport-openidconnect").Strategy`);
+    throw new SettingsError(`${where}.strategy must be a Passport strategy class, e.g. require("passport-openidconnect").Strategy`);
   }
   const options = v.options === undefined ? {} : v.options;
-  if (!isObject(options)) throw new StrategySettingsError(`${where}.options must be an object`);
-  if (options.verify !== undefined && typeof options.verify !== 'function') throw new StrategySettingsError(`${where}.options.verify must be a function`);
+  if (!isObject(options)) throw new SettingsError(`${where}.options must be an object`);
+  if (options.verify !== undefined && typeof options.verify !== 'function') throw new SettingsError(`${where}.options.verify must be a function`);
   for (const key of ['name', 'label', 'icon'] as const) {
-    if (v[key] !== undefined && typeof v[key] !== 'string') throw new StrategySettingsError(`${where}.${key} must be a string`);
+    if (v[key] !== undefined && typeof v[key] !== 'string') throw new SettingsError(`${where}.${key} must be a string`);
   }
   return {
     name: typeof v.name === 'string' ? v.name : 'strategy',
@@ -73,8 +73,8 @@ export function parseStrategyUsers(v: unknown): StrategyUser[] | UsersFunction {
   const list = Array.isArray(v) ? v : [v];
   return list.map((u: unknown, i) => {
     const where = `adminAuth.users[${i}]`;
-    if (!isObject(u) || typeof u.username !== 'string' || u.username === '') throw new StrategySettingsError(`${where} must be {username, permissions}`);
-    if (!isPermissions(u.permissions)) throw new StrategySettingsError(`${where}.permissions must be a string or an array of strings`);
+    if (!isObject(u) || typeof u.username !== 'string' || u.username === '') throw new SettingsError(`${where} must be {username, permissions}`);
+    if (!isPermissions(u.permissions)) throw new SettingsError(`${where}.permissions must be a string or an array of strings`);
     return { username: u.username, permissions: u.permissions as string | string[] };
   });
 }
@@ -88,11 +88,11 @@ const SAME_SITE: Record<string, CookieOptions['sameSite']> = { strict: 'Strict',
 export function parseCookieOptions(v: unknown): CookieOptions {
   const base: CookieOptions = { name: 'connect.sid', path: '/', secure: false };
   if (v === undefined) return base;
-  if (!isObject(v)) throw new StrategySettingsError('httpAdminCookieOptions must be an object');
+  if (!isObject(v)) throw new SettingsError('httpAdminCookieOptions must be an object');
   const cookieText = (key: string) => {
     const value = v[key];
     if (value === undefined) return undefined;
-    if (typeof value !== 'string' || !/^[\x21-\x3a\x3c-\x7e]+$/.test(value)) throw new StrategySettingsError(`httpAdminCookieOptions.${key} must be a cookie-safe string`);
+    if (typeof value !== 'string' || !/^[\x21-\x3a\x3c-\x7e]+$/.test(value)) throw new SettingsError(`httpAdminCookieOptions.${key} must be a cookie-safe string`);
     return value;
   };
   const name = cookieText('name');
@@ -101,10 +101,10 @@ export function parseCookieOptions(v: unknown): CookieOptions {
   let sameSite: CookieOptions['sameSite'];
   if (v.sameSite === true) sameSite = 'Strict';
   else if (typeof v.sameSite === 'string' && SAME_SITE[v.sameSite.toLowerCase()]) sameSite = SAME_SITE[v.sameSite.toLowerCase()];
-  else if (v.sameSite !== undefined && v.sameSite !== false) throw new StrategySettingsError('httpAdminCookieOptions.sameSite must be "strict", "lax", "none", true or false');
+  else if (v.sameSite !== undefined && v.sameSite !== false) throw new SettingsError('httpAdminCookieOptions.sameSite must be "strict", "lax", "none", true or false');
   const maxAge = v.maxAge;
   if (maxAge !== undefined && maxAge !== null && !(typeof maxAge === 'number' && Number.isFinite(maxAge) && maxAge > 0)) {
-    throw new StrategySettingsError('httpAdminCookieOptions.maxAge must be a positive number of milliseconds');
+    throw new SettingsError('httpAdminCookieOptions.maxAge must be a positive number of milliseconds');
   }
   return {
     name: name ?? base.name,

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { ownCommand } from '../base/own-command.js';
+import { SettingsError } from './settings-error.js';
 
 /**
  * Node-RED's HTTP security settings, validated: TLS, basic auth on http-in and static routes,
@@ -50,7 +51,6 @@ export const HTTP_SECURITY_KEYS = [
   'httpNodeMiddleware', 'httpAdminMiddleware',
 ];
 
-export class HttpSettingsError extends Error {}
 
 type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -71,33 +71,33 @@ function joinRoots(a: string, b: string): string {
 function basicAuthUser(v: unknown, key: string): BasicAuthUser {
   const bcrypt = /^\$2[aby]\$\d\d\$.{53}$/;
   if (!isObject(v) || typeof v.user !== 'string' || v.user === '' || typeof v.pass !== 'string' || !(bcrypt.test(v.pass) || /^[0-9a-f]{32}$/i.test(v.pass))) {
-    throw new HttpSettingsError(`${key} must be {user, pass} with pass a bcrypt hash (make one with "${ownCommand('hash-pw')}")`);
+    throw new SettingsError(`${key} must be {user, pass} with pass a bcrypt hash (make one with "${ownCommand('hash-pw')}")`);
   }
   return { user: v.user, pass: v.pass };
 }
 
 function corsOptions(v: unknown, key: string): Record<string, unknown> | undefined {
   if (v === undefined || v === null || v === false) return undefined;
-  if (!isObject(v)) throw new HttpSettingsError(`${key} must be an object of cors options such as {origin: "*", methods: "GET,PUT,POST,DELETE"}`);
+  if (!isObject(v)) throw new SettingsError(`${key} must be an object of cors options such as {origin: "*", methods: "GET,PUT,POST,DELETE"}`);
   return v;
 }
 
 function middleware(v: unknown, key: string): Middleware | Middleware[] | undefined {
   if (v === undefined || v === null) return undefined;
-  if (!isMiddleware(v)) throw new HttpSettingsError(`${key} must be a function (req, res, next) or an array of them, from a .js settings file`);
+  if (!isMiddleware(v)) throw new SettingsError(`${key} must be a function (req, res, next) or an array of them, from a .js settings file`);
   return v;
 }
 
 function tlsOptions(v: unknown, key = 'https'): TlsOptions {
-  if (!isObject(v)) throw new HttpSettingsError(`${key} must be an object with key and cert (or pfx), or a function returning one`);
+  if (!isObject(v)) throw new SettingsError(`${key} must be an object with key and cert (or pfx), or a function returning one`);
   const pem = (x: unknown) => typeof x === 'string' || Buffer.isBuffer(x) || (Array.isArray(x) && x.length > 0);
   if (v.pfx !== undefined ? !pem(v.pfx) : !(pem(v.key) && pem(v.cert))) {
-    throw new HttpSettingsError(`${key} needs key and cert (PEM strings or Buffers, e.g. fs.readFileSync("server.key")), or pfx`);
+    throw new SettingsError(`${key} needs key and cert (PEM strings or Buffers, e.g. fs.readFileSync("server.key")), or pfx`);
   }
   return v;
 }
 
-/** Checks the object an `https` setting (or its function) gives; throws HttpSettingsError. */
+/** Checks the object an `https` setting (or its function) gives; throws SettingsError. */
 export function checkTlsOptions(v: unknown): TlsOptions {
   return tlsOptions(v);
 }
@@ -106,17 +106,17 @@ function staticMounts(raw: Raw, baseDir: string): StaticMount[] {
   const v = raw.httpStatic;
   if (v === undefined || v === null || v === false || v === '') return [];
   const staticRoot = raw.httpStaticRoot === undefined ? '/' : raw.httpStaticRoot;
-  if (typeof staticRoot !== 'string') throw new HttpSettingsError('httpStaticRoot must be a path such as "/static/"');
+  if (typeof staticRoot !== 'string') throw new SettingsError('httpStaticRoot must be a path such as "/static/"');
   const sharedCors = corsOptions(raw.httpStaticCors, 'httpStaticCors');
   const list = Array.isArray(v) ? v : [v];
   return list.map((entry, i) => {
     const where = Array.isArray(v) ? `httpStatic[${i}]` : 'httpStatic';
     if (typeof entry === 'string' && entry !== '') return { path: path.resolve(baseDir, entry), root: formatRoot(staticRoot), ...(sharedCors ? { cors: sharedCors } : {}) };
     if (!isObject(entry) || typeof entry.path !== 'string' || entry.path === '') {
-      throw new HttpSettingsError(`${where} must be a directory path or {path, root, options}`);
+      throw new SettingsError(`${where} must be a directory path or {path, root, options}`);
     }
-    if (entry.root !== undefined && typeof entry.root !== 'string') throw new HttpSettingsError(`${where}.root must be a path such as "/files/"`);
-    if (entry.options !== undefined && !isObject(entry.options)) throw new HttpSettingsError(`${where}.options must be an object (express.static's options)`);
+    if (entry.root !== undefined && typeof entry.root !== 'string') throw new SettingsError(`${where}.root must be a path such as "/files/"`);
+    if (entry.options !== undefined && !isObject(entry.options)) throw new SettingsError(`${where}.options must be an object (express.static's options)`);
     const cors = corsOptions(entry.cors, `${where}.cors`) ?? sharedCors;
     const mw = middleware(entry.middleware, `${where}.middleware`);
     return {
@@ -142,14 +142,14 @@ const SERVER_OPTION_CHECKS: Record<string, [(v: unknown) => boolean, string]> = 
 
 function serverOptions(v: unknown): Record<string, unknown> {
   if (v === undefined || v === null) return {};
-  if (!isObject(v)) throw new HttpSettingsError('httpServerOptions must be an object of Express app settings');
+  if (!isObject(v)) throw new SettingsError('httpServerOptions must be an object of Express app settings');
   for (const [key, [check, what]] of Object.entries(SERVER_OPTION_CHECKS)) {
-    if (v[key] !== undefined && !check(v[key])) throw new HttpSettingsError(`httpServerOptions[${JSON.stringify(key)}] must be ${what}`);
+    if (v[key] !== undefined && !check(v[key])) throw new SettingsError(`httpServerOptions[${JSON.stringify(key)}] must be ${what}`);
   }
   return v;
 }
 
-/** Validates Node-RED's HTTP security settings; throws HttpSettingsError with a one-line reason. */
+/** Validates Node-RED's HTTP security settings; throws SettingsError with a one-line reason. */
 export function parseHttpSecurity(raw: Raw, baseDir: string): HttpSecuritySettings {
   const https = raw.https;
   if (https !== undefined && https !== null && https !== false && typeof https !== 'function') tlsOptions(https);
@@ -157,11 +157,11 @@ export function parseHttpSecurity(raw: Raw, baseDir: string): HttpSecuritySettin
   let httpsRefreshInterval: number | undefined;
   if (interval !== undefined && interval !== null && interval !== false) {
     const hours = typeof interval === 'number' ? interval : parseFloat(String(interval));
-    if (!(Number.isFinite(hours) && hours > 0)) throw new HttpSettingsError('httpsRefreshInterval must be a positive number of hours');
-    if (typeof https !== 'function') throw new HttpSettingsError('httpsRefreshInterval needs https to be a function that returns the key and cert');
+    if (!(Number.isFinite(hours) && hours > 0)) throw new SettingsError('httpsRefreshInterval must be a positive number of hours');
+    if (typeof https !== 'function') throw new SettingsError('httpsRefreshInterval needs https to be a function that returns the key and cert');
     httpsRefreshInterval = Math.min(hours, 596);
   }
-  if (raw.requireHttps !== undefined && typeof raw.requireHttps !== 'boolean') throw new HttpSettingsError('requireHttps must be true or false');
+  if (raw.requireHttps !== undefined && typeof raw.requireHttps !== 'boolean') throw new SettingsError('requireHttps must be true or false');
   const nodeAuth = raw.httpNodeAuth;
   return {
     https: https ? (https as HttpsSetting) : undefined,

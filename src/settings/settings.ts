@@ -1,10 +1,11 @@
 import path from 'node:path';
-import { HTTP_SECURITY_KEYS, HttpSettingsError, parseHttpSecurity, type HttpSecuritySettings } from './http.js';
+import { HTTP_SECURITY_KEYS, parseHttpSecurity, type HttpSecuritySettings } from './http.js';
 import { parseLogging, type LoggingSettings } from './logging.js';
 import { storageModuleProblem, type NodeRedStorageModule } from './storage-module.js';
 import { unsupportedSettings } from './unsupported.js';
-import { OidcSettingsError, parseOidc, type OidcSettings } from './admin-oidc.js';
-import { parseCookieOptions, parseStrategy, parseStrategyUsers, StrategySettingsError, type CookieOptions, type StrategySettings, type StrategyUser, type UsersFunction } from './admin-strategy.js';
+import { parseOidc, type OidcSettings } from './admin-oidc.js';
+import { SettingsError } from './settings-error.js';
+import { parseCookieOptions, parseStrategy, parseStrategyUsers, type CookieOptions, type StrategySettings, type StrategyUser, type UsersFunction } from './admin-strategy.js';
 import { parseClusterTimings, type ClusterTimings } from './cluster.js';
 import { parseQueueSettings, type QueueSettings } from './queues.js';
 
@@ -210,7 +211,7 @@ export type ContextStorageSettings = Record<string, ContextStoreSettings | strin
 /** Relative to the working directory, as Node-RED's `--userDir`. */
 export const DEFAULT_USER_DIR = './.runnel';
 
-export class SettingsError extends Error {}
+export { SettingsError };
 
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth', 'httpAdminCookieOptions',
@@ -269,18 +270,9 @@ function parseAdminAuth(v: unknown): AdminAuthConfig | undefined {
     throw new SettingsError(`adminAuth.type ${JSON.stringify(v.type)} is not supported (use "credentials", "strategy" or "oidc")`);
   }
   const common = parseAuthCommon(v);
-  if (v.type === 'strategy') return { type: 'strategy', ...common, ...strategyPart(v) };
-  if (v.type === 'oidc') return { type: 'oidc', ...common, oidc: oidcPart(v), users: v.users === undefined ? [] : localUsers(v.users) };
+  if (v.type === 'strategy') return { type: 'strategy', ...common, strategy: parseStrategy(v.strategy), users: parseStrategyUsers(v.users) };
+  if (v.type === 'oidc') return { type: 'oidc', ...common, oidc: parseOidc(v), users: v.users === undefined ? [] : localUsers(v.users) };
   return { type: 'credentials', users: localUsers(v.users), ...common };
-}
-
-function oidcPart(v: Raw): OidcSettings {
-  try {
-    return parseOidc(v);
-  } catch (e) {
-    if (e instanceof OidcSettingsError) throw new SettingsError(e.message);
-    throw e;
-  }
 }
 
 /** Users with bcrypt passwords: the credentials login's, or the emergency accounts beside an OIDC login. */
@@ -305,23 +297,6 @@ function localUsers(v: unknown): UserConfig[] {
   });
 }
 
-function strategyPart(v: Raw): Pick<StrategyAuthConfig, 'strategy' | 'users'> {
-  try {
-    return { strategy: parseStrategy(v.strategy), users: parseStrategyUsers(v.users) };
-  } catch (e) {
-    if (e instanceof StrategySettingsError) throw new SettingsError(e.message);
-    throw e;
-  }
-}
-
-function parseCookieSetting(v: unknown): CookieOptions {
-  try {
-    return parseCookieOptions(v);
-  } catch (e) {
-    if (e instanceof StrategySettingsError) throw new SettingsError(e.message);
-    throw e;
-  }
-}
 
 function parseAuthCommon(v: Raw): AdminAuthCommon {
   const sessionExpiryTime = pick(v, 'sessionExpiryTime', isInt(1, 10 * 365 * 86400), 'a positive number of seconds', 604800);
@@ -491,9 +466,7 @@ function parseStorage(v: unknown, envUrl: string | undefined): StorageSettings {
   }
   const poolSize = raw.poolSize ?? 10;
   if (!isInt(1, 1000)(poolSize)) throw new SettingsError('storage.poolSize must be an integer between 1 and 1000');
-  const cluster = parseClusterTimings(raw.cluster);
-  if (typeof cluster === 'string') throw new SettingsError(cluster);
-  return { type: 'postgres', url, schema, poolSize: poolSize as number, cluster };
+  return { type: 'postgres', url, schema, poolSize: poolSize as number, cluster: parseClusterTimings(raw.cluster) };
 }
 
 /**
@@ -616,13 +589,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   const storage = parseStorage(raw.storage, env.RUNNEL_STORAGE_URL);
   const extra: Raw = {};
   for (const [key, value] of Object.entries(raw)) if (!KNOWN_KEYS.has(key)) extra[key] = value;
-  let http: HttpSecuritySettings;
-  try {
-    http = parseHttpSecurity(raw, baseDir);
-  } catch (e) {
-    if (e instanceof HttpSettingsError) throw new SettingsError(e.message);
-    throw e;
-  }
+  const http = parseHttpSecurity(raw, baseDir);
   const httpServerLimits = parseServerLimits(raw.httpServerLimits);
 
   return {
@@ -633,7 +600,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     flowFilePretty: pick(raw, 'flowFilePretty', isBool, 'true or false', false),
     credentialSecret: credentialSecret as string | false | undefined,
     adminAuth: parseAdminAuth(raw.adminAuth),
-    httpAdminCookieOptions: parseCookieSetting(raw.httpAdminCookieOptions),
+    httpAdminCookieOptions: parseCookieOptions(raw.httpAdminCookieOptions),
     httpAdminRoot: normaliseRoot(pick(raw, 'httpAdminRoot', isString, 'a path', '/'), 'httpAdminRoot'),
     httpNodeRoot: normaliseRoot(pick(raw, 'httpNodeRoot', isString, 'a path', '/'), 'httpNodeRoot'),
     httpNodeNotFound: pick(raw, 'httpNodeNotFound', (v) => v === 'express' || v === 'json', '"express" or "json"', 'express' as const),

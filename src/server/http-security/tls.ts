@@ -2,7 +2,7 @@ import { createSecureContext } from 'node:tls';
 import type { Server as HttpsServer } from 'node:https';
 import type { Logger } from '../../base/log.js';
 import { SettingsError, type Settings } from '../../settings/settings.js';
-import { checkTlsOptions, HttpSettingsError, type TlsOptions } from '../../settings/http.js';
+import { checkTlsOptions, type TlsOptions } from '../../settings/http.js';
 
 /** The `https` setting's options, its function called (and awaited) as Node-RED does at start. */
 async function callHttps(settings: Settings): Promise<TlsOptions> {
@@ -11,7 +11,7 @@ async function callHttps(settings: Settings): Promise<TlsOptions> {
     const options = typeof https === 'function' ? await https() : https;
     return checkTlsOptions(options);
   } catch (e) {
-    if (e instanceof HttpSettingsError) throw new SettingsError(e.message);
+    if (e instanceof SettingsError) throw e;
     throw new SettingsError(`https: the settings function failed: ${(e as Error)?.message ?? String(e)}`);
   }
 }
