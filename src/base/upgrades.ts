@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { answerOnSocket } from './socket-answer.js';
 
 /**
  * What the HTTP server's websocket upgrade listeners (the editor's `/comms`, the flows' websocket
@@ -40,11 +41,8 @@ export function clientAddressOf(server: Server, req: IncomingMessage): string {
   return addresses.get(server)?.(req) ?? req.socket.remoteAddress ?? '';
 }
 
-const REASONS: Record<number, string> = { 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
-
 /** Answers an upgrade request with an error (`{code, message}`) and closes its socket. */
 export function refuseUpgrade(socket: Duplex, status: number, code: string, message: string, headers = ''): void {
   claimUpgrade(socket);
-  const body = JSON.stringify({ code, message });
-  socket.end(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`, () => socket.destroy());
+  answerOnSocket(socket, status, code, message, headers);
 }

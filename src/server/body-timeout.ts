@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { answerOnSocket } from '../base/socket-answer.js';
 
 /**
  * A body that stops arriving ends long before `requestTimeout`. A slow-loris POST that sent a
@@ -50,10 +51,8 @@ export function stalledBodies(server: Server, bodyTimeout: number) {
   };
 }
 
-const BODY = JSON.stringify({ code: 'request_timeout', message: 'No byte of the request body arrived within httpServerLimits.bodyTimeout' });
-
 /** As Node answers its own requestTimeout: on the socket, since the route may still be waiting for the body. */
 function timeOut(res: ServerResponse, socket: Socket): void {
   if (res.headersSent) return void socket.destroy();
-  socket.end(`HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(BODY)}\r\nConnection: close\r\n\r\n${BODY}`, () => socket.destroy());
+  answerOnSocket(socket, 408, 'request_timeout', 'No byte of the request body arrived within httpServerLimits.bodyTimeout');
 }

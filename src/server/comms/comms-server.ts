@@ -4,10 +4,9 @@ import type { TLSSocket } from 'node:tls';
 import type { WebSocketServer, WebSocket, RawData } from 'ws';
 import type * as WsModule from 'ws';
 import { lazy } from '../../base/lazy.js';
-import { claimUpgrade, onUpgrade } from '../../base/upgrades.js';
+import { claimUpgrade, onUpgrade, refuseUpgrade } from '../../base/upgrades.js';
 import type { AuthService } from '../../auth/types.js';
 import type { Logger } from '../../base/log.js';
-import { RunnelError } from '../../base/errors.js';
 import { normaliseAddress } from '../../auth/throttle.js';
 import { topicMatches } from './topics.js';
 import { hasPermission } from '../../auth/permissions.js';
@@ -234,10 +233,10 @@ export class CommsServer {
     if (pathname !== this.opts.path && pathname !== `${this.opts.path}/`) return;
     claimUpgrade(socket);
     if (this.opts.requireHttps && !isSecure(req)) {
-      return refuse(socket, new RunnelError('https_required', 'requireHttps: connect to /comms over wss://'));
+      return refuseUpgrade(socket, 403, 'https_required', 'requireHttps: connect to /comms over wss://');
     }
     const refusal = this.opts.originCheck?.('GET', req.headers);
-    if (refusal) return refuse(socket, refusal);
+    if (refusal) return refuseUpgrade(socket, refusal.status, refusal.code, refusal.message);
     if (this.opts.auth.enabled) {
       const address = normaliseAddress(this.opts.clientAddress?.(req) ?? req.socket.remoteAddress ?? '');
       this.pending.admit(socket, address, () => socket.destroy());
@@ -367,10 +366,4 @@ function isSecure(req: IncomingMessage): boolean {
   if ((req.socket as TLSSocket).encrypted) return true;
   const proto = req.headers['x-forwarded-proto'];
   return typeof proto === 'string' && proto.split(',')[0].trim().toLowerCase() === 'https';
-}
-
-/** Answers an upgrade request with a 403 and its JSON error, and closes the socket. */
-function refuse(socket: Duplex, error: RunnelError): void {
-  const body = JSON.stringify({ code: error.code, message: error.message });
-  socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
