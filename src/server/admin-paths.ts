@@ -45,7 +45,9 @@ export class AdminPaths {
     let path: string;
     try {
       path = normalPath(url);
-      const found = this.router.find('GET', path) ?? this.router.find('GET', path.replace(/(\/[^/]+)\.[^/.]*$/, '$1'));
+      const bare = path.replace(EXTENSION, '$1');
+      // Most paths have no extension: a second lookup of the same path is wasted on every http-in request.
+      const found = this.router.find('GET', path) ?? (bare === path ? null : this.router.find('GET', bare));
       if (!found) return undefined;
       return [...(this.methods.get((found.store as { key: string }).key) ?? [])];
     } catch {
@@ -53,6 +55,9 @@ export class AdminPaths {
     }
   }
 }
+
+/** The last segment and its extension (`/flows` and `.json`); a segment that is only one (`/.x`) has none. */
+const EXTENSION = /(\/[^/]+)\.[^/.]*$/;
 
 /** How many times a path is decoded: a proxy or a framework may decode it once more than Runnel. */
 const DECODINGS = 3;
