@@ -337,13 +337,13 @@ export class ModuleManager implements LocalModules {
     });
   }
 
-  /** Node-RED's runtime events for the editor's palette (`notification/node/...` on /comms). */
   /** Node-RED's events for a new module: its plugin sets (the editor then loads their templates), then its node sets, each only when there are any. */
   private announceAdded(mod: ModuleInfo): void {
     if (mod.plugins.size > 0) this.notify('plugin/added', [...mod.plugins.values()].map(pluginSetInfo));
     if (mod.sets.size > 0) this.notify('node/added', [...mod.sets.values()].map((set) => setInfo(set, mod)));
   }
 
+  /** Node-RED's runtime events for the editor's palette (`notification/node/...` on /comms). */
   private notify(id: string, payload: unknown): void {
     this.host.events.emit('runtime-event', { id, payload, retain: false });
   }
