@@ -21,8 +21,16 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
  * format (without the `node-red` entry Node-RED itself checks for).
  */
 async function read(userDir: string): Promise<Record<string, Json> | undefined> {
+  return parse(await readText(userDir));
+}
+
+async function readText(userDir: string): Promise<string | undefined> {
+  return readFile(path.join(userDir, FILE), 'utf8').catch(() => undefined);
+}
+
+function parse(text: string | undefined): Record<string, Json> | undefined {
   try {
-    const parsed: unknown = JSON.parse(await readFile(path.join(userDir, FILE), 'utf8'));
+    const parsed: unknown = JSON.parse(text ?? '');
     if (!isObject(parsed) || !isObject(parsed['node-red'])) return undefined;
     return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, Json] => isObject(e[1])));
   } catch {
@@ -59,11 +67,12 @@ export async function listedNodeRedModules(userDir: string): Promise<Map<string,
 
 /**
  * Records the loaded modules' flags in Node-RED's format (`removed`: a module uninstalled here,
- * whose entry goes). A user dir without the file gets one only once a set is disabled: until
- * then Node-RED has nothing to learn from it.
+ * whose entry goes), when they change the file. A user dir without the file gets one only once a
+ * set is disabled: until then Node-RED has nothing to learn from it.
  */
 export async function writeNodeRedFlags(userDir: string, modules: Iterable<ModuleInfo>, removed?: string): Promise<void> {
-  const existing = await read(userDir);
+  const text = await readText(userDir);
+  const existing = parse(text);
   const loaded = [...modules];
   if (!existing && !loaded.some((m) => [...m.sets.values()].some((s) => !s.enabled))) return;
   const out = existing ?? {};
@@ -81,5 +90,7 @@ export async function writeNodeRedFlags(userDir: string, modules: Iterable<Modul
     entry.nodes = nodes;
   }
   // Node-RED's own indentation, and its backup beside the file.
-  await writeFileAtomic(path.join(userDir, FILE), JSON.stringify(out, null, 4), { backup: true });
+  const next = JSON.stringify(out, null, 4);
+  // Called at every start and module change: most change no flag, and a rewrite would also replace the backup.
+  if (next !== text) await writeFileAtomic(path.join(userDir, FILE), next, { backup: true });
 }

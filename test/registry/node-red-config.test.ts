@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { copyFile, cp, readFile } from 'node:fs/promises';
+import { copyFile, cp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
@@ -62,6 +62,28 @@ describe('.config.nodes.json', { timeout: 60_000 }, () => {
       } finally {
         await again.stop();
       }
+    } finally {
+      await removeDir(userDir);
+    }
+  });
+
+  it('a start that changes no flag leaves the file and its backup alone', async () => {
+    const userDir = await userDirWithUpper();
+    const file = path.join(userDir, '.config.nodes.json');
+    try {
+      await copyFile(NODE_RED_FILE, file);
+      // The first start may add the sets Runnel has and the file lacks; the next has nothing to add.
+      await (await startServer({}, userDir)).stop();
+      const text = await readFile(file, 'utf8');
+      await rm(path.join(userDir, '.config.nodes.json.backup'), { force: true });
+      const again = await startServer({}, userDir);
+      try {
+        assert.equal(await enabled(again, 'node-red/rbe'), false);
+      } finally {
+        await again.stop();
+      }
+      assert.equal(await readFile(file, 'utf8'), text);
+      assert.equal(existsSync(path.join(userDir, '.config.nodes.json.backup')), false, 'not rewritten, so its backup was not replaced');
     } finally {
       await removeDir(userDir);
     }
