@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,47 +14,11 @@ import { fileURLToPath } from 'node:url';
 import { ensurePeer } from '../bench/peer.js';
 import { deploy } from '../test/helpers/deploy.js';
 import { removeDir, tempDir } from '../test/helpers/dirs.js';
-import { withFreePort } from '../test/helpers/ports.js';
 import { NODE_RED_BIN, runCli } from '../test/helpers/process.js';
 import { startServer } from '../test/helpers/server.js';
+import { PEER_DIR, RED_JS, startNodeRed, stopNodeReds } from './node-red-process.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const peerDir = path.join(root, 'bench', '.peer');
-const RED_JS = path.join(peerDir, 'node_modules', 'node-red', 'red.js');
-const START_TIMEOUT_MS = 60_000;
-
-const children = new Set<ChildProcess>();
-
-/**
- * Runs `node <bin> <args>` with a free port given by -p; resolves once it says it is running (both
- * say so once the flows have started, or been held back in safe mode) and `route` answers.
- */
-async function start(bin: string, args: string[], cwd: string, route: string): Promise<{ base: string; output: () => string; stop: () => Promise<void> }> {
-  // A port taken between the choice and the child's listen shows in its output; withFreePort retries then.
-  return withFreePort(async (port) => {
-    const child = spawn(process.execPath, [bin, ...args, '-p', String(port), '-D', 'uiHost=127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (out += d));
-    const base = `http://127.0.0.1:${port}/`;
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`${bin} exited (${child.exitCode}) during start:\n${out}`);
-      if (/Server now running at|listening on/.test(out) && await fetch(base + route, { signal: AbortSignal.timeout(2000) }).then((r) => r.status !== 404, () => false)) break;
-      if (Date.now() > deadline) throw new Error(`${base}${route} did not answer within ${START_TIMEOUT_MS / 1000} s:\n${out}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return { base, output: () => out, stop: () => stopChild(child) };
-  });
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  const exited = once(child, 'exit').then(() => undefined);
-  child.kill('SIGTERM');
-  return exited;
-}
 
 async function get(url: string): Promise<{ status: number; body: string }> {
   const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
@@ -64,11 +28,11 @@ async function get(url: string): Promise<{ status: number; body: string }> {
 describe('the node-red command line and the way back, against Node-RED 4.1.15', { timeout: 900_000 }, () => {
   let dir: string;
   before(async () => {
-    await ensurePeer(peerDir, (line) => console.log(line));
+    await ensurePeer(PEER_DIR, (line) => console.log(line));
     dir = await tempDir('runnel-node-red-command-');
   }, { timeout: 600_000 });
   after(async () => {
-    await Promise.all([...children].map(stopChild));
+    await stopNodeReds();
     await removeDir(dir);
   });
 
@@ -86,7 +50,7 @@ describe('the node-red command line and the way back, against Node-RED 4.1.15', 
       const userDir = path.join(dir, `cli-${name}`);
       await mkdir(userDir);
       await writeFile(path.join(userDir, 'mine.json'), JSON.stringify(flows));
-      const run = await start(bin, args(userDir), dir, 'answer');
+      const run = await startNodeRed(bin, args(userDir), dir, 'answer');
       try {
         const answer = await get(`${run.base}answer`);
         const state = await get(`${run.base}flows/state`);
@@ -94,7 +58,7 @@ describe('the node-red command line and the way back, against Node-RED 4.1.15', 
       } finally {
         await run.stop();
       }
-      const safe = await start(bin, [...args(userDir), '--safe'], dir, 'flows/state');
+      const safe = await startNodeRed(bin, [...args(userDir), '--safe'], dir, 'flows/state');
       try {
         answers[answers.length - 1]!.safe = JSON.parse((await get(`${safe.base}flows/state`)).body);
       } finally {
@@ -129,7 +93,7 @@ describe('the node-red command line and the way back, against Node-RED 4.1.15', 
     assert.match(exported.stdout, /run npm install in \S+ \(its package\.json lists 1 node module: node-red-contrib-upper\)/);
     const npm = spawn('npm', ['install', '--offline', '--no-audit', '--no-fund'], { cwd: out, stdio: ['ignore', 'inherit', 'inherit'] });
     assert.equal((await once(npm, 'exit'))[0], 0, 'npm install in the exported folder');
-    const red = await start(RED_JS, ['-u', out], dir, 'up');
+    const red = await startNodeRed(RED_JS, ['-u', out], dir, 'up');
     try {
       assert.deepEqual(await get(`${red.base}up`), { status: 200, body: 'QUIET WORDS' });
       assert.doesNotMatch(red.output(), /missing types/i);

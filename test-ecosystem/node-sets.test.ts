@@ -5,50 +5,20 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { cp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensurePeer } from '../bench/peer.js';
 import { removeDir, tempDir } from '../test/helpers/dirs.js';
-import { withFreePort } from '../test/helpers/ports.js';
 import { request, startServer } from '../test/helpers/server.js';
+import { PEER_DIR, RED_JS, startNodeRed, stopNodeReds } from './node-red-process.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const peerDir = path.join(root, 'bench', '.peer');
 const UPPER = 'node-red-contrib-upper';
-const START_TIMEOUT_MS = 60_000;
 
-const children = new Set<ChildProcess>();
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  const exited = once(child, 'exit').then(() => undefined);
-  child.kill('SIGTERM');
-  return exited;
-}
-
-/** `node-red -u DIR -p PORT`; resolves once its admin API answers. A port taken since the probe: another one. */
-function startNodeRed(userDir: string): Promise<{ base: string; stop: () => Promise<void> }> {
-  return withFreePort(async (port) => {
-    const child = spawn(process.execPath, [path.join(peerDir, 'node_modules', 'node-red', 'red.js'), '-u', userDir, '-p', String(port)], {
-      cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.add(child);
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (out += d));
-    const base = `http://127.0.0.1:${port}/`;
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`Node-RED exited (${child.exitCode}) during start:\n${out}`);
-      if (await fetch(`${base}nodes`, { headers: { accept: 'application/json' } }).then((r) => r.ok, () => false)) break;
-      if (Date.now() > deadline) throw new Error(`Node-RED did not answer within ${START_TIMEOUT_MS / 1000} s:\n${out}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return { base, stop: () => stopChild(child) };
-  });
+/** `node-red -u DIR`, Node-RED 4.1.15's; resolves once its admin API answers. */
+function startPeer(userDir: string) {
+  return startNodeRed(RED_JS, ['-u', userDir], userDir, 'nodes');
 }
 
 async function enabledOn(base: string, set: string): Promise<boolean> {
@@ -63,16 +33,16 @@ async function setEnabled(base: string, set: string, enabled: boolean): Promise<
 }
 
 describe('disabled node sets between Node-RED 4.1.15 and Runnel', { timeout: 300_000 }, () => {
-  after(() => Promise.all([...children].map(stopChild)));
+  after(stopNodeReds);
 
   it('a set disabled on either stays disabled on the other, the way there and back', async () => {
-    await ensurePeer(peerDir, (line) => process.stderr.write(`${line}\n`));
+    await ensurePeer(PEER_DIR, (line) => process.stderr.write(`${line}\n`));
     const userDir = await tempDir('runnel-eco-node-sets-');
     try {
       await cp(path.join(root, 'test', 'fixtures', 'modules', UPPER), path.join(userDir, 'node_modules', UPPER), { recursive: true });
       await writeFile(path.join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', version: '0.0.1', private: true, dependencies: { [UPPER]: '~1.0.0' } }));
 
-      const first = await startNodeRed(userDir);
+      const first = await startPeer(userDir);
       await setEnabled(first.base, `${UPPER}/upper`, false);
       await setEnabled(first.base, 'node-red/rbe', false);
       await first.stop();
@@ -87,7 +57,7 @@ describe('disabled node sets between Node-RED 4.1.15 and Runnel', { timeout: 300
         await runnel.stop();
       }
 
-      const again = await startNodeRed(userDir);
+      const again = await startPeer(userDir);
       try {
         assert.deepEqual(
           [await enabledOn(again.base, `${UPPER}/upper`), await enabledOn(again.base, 'node-red/exec'), await enabledOn(again.base, 'node-red/rbe'), await enabledOn(again.base, 'node-red/inject')],
