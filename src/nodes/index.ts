@@ -90,7 +90,7 @@ export const CORE_NODES: NodeSets = {
     watch,
     unknown,
   },
-  // Node-RED 4.1's core files, whose name without the number is the set's: `nodesExcludes` names them.
+  // Node-RED 4.1's core files, whose name without the number is the set's: `nodesExcludes` and `nodesIncludes` name them.
   files: Object.fromEntries(
     '05-junction 20-inject 21-debug 24-complete 25-catch 25-status 60-link 90-comment 91-global-config 98-unknown 10-function 10-switch 15-change 16-range 80-template 89-delay 89-trigger 90-exec rbe 05-tls 06-httpproxy 10-mqtt 21-httpin 21-httprequest 22-websocket 31-tcpin 32-udp 70-CSV 70-HTML 70-JSON 70-XML 70-YAML 17-split 18-sort 19-batch 10-file 23-watch'
       .split(' ')

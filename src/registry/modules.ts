@@ -17,6 +17,7 @@ import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type Modul
 import { assertAllowed, assertInstallableManifest, assertRegistryInstallAllowed, assertUpdateAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 import { InstallSnapshot } from './install-snapshot.js';
 import { findNpm, npmNotFoundMessage } from './npm.js';
+import { leftOutBy } from './load-filter.js';
 
 /** The runtime-config key holding installed modules and set enabled flags. */
 const CONFIG_KEY = 'modules';
@@ -91,7 +92,7 @@ export class ModuleManager implements LocalModules {
       if (!this.host.registry.modules.has(name)) fresh.push(dir);
     }
     if (fresh.length) {
-      await loadModules(this.host, fresh.filter((dir) => this.notExcluded(dir)), (name) => this.records[name]?.sets ?? {}, (pkg) => this.loadAllowed(pkg));
+      await loadModules(this.host, fresh.filter((dir) => this.notLeftOut(dir)), (name) => this.records[name]?.sets ?? {}, (pkg) => this.loadAllowed(pkg));
       for (const mod of this.host.registry.modules.values()) {
         if (!this.records[mod.name] && mod.path && this.inNodeModules(mod.path)) this.records[mod.name] = { source: 'dependency', version: mod.version, sets: {} };
       }
@@ -134,7 +135,7 @@ export class ModuleManager implements LocalModules {
       if (REMOVABLE.includes(rec.source)) dirs.push(path.join(settings.userDir, 'node_modules', name));
     }
     dirs.push(...(await nodeRedModulesIn(this.nodeModules)));
-    await loadModules(this.host, dirs.filter((dir) => this.notExcluded(dir)), flagsOf, (pkg) => this.loadAllowed(pkg));
+    await loadModules(this.host, dirs.filter((dir) => this.notLeftOut(dir)), flagsOf, (pkg) => this.loadAllowed(pkg));
     for (const mod of registry.modules.values()) {
       const rec = this.records[mod.name];
       if (mod.builtin) for (const set of mod.sets.values()) registry.setEnabled(set, flagsOf(mod.name)[set.name] ?? true);
@@ -149,10 +150,11 @@ export class ModuleManager implements LocalModules {
     }
   }
 
-  /** Node-RED's `nodesExcludes` names a module by its directory's name (within its scope). */
-  private notExcluded(dir: string): boolean {
-    if (!this.host.settings.nodesExcludes.includes(path.basename(dir))) return true;
-    this.host.log.info({ dir }, `node module ${path.basename(dir)} not loaded: nodesExcludes names it`);
+  /** Node-RED's `nodesIncludes`/`nodesExcludes` name a module by its directory's name (within its scope). */
+  private notLeftOut(dir: string): boolean {
+    const by = leftOutBy(this.host.settings, path.basename(dir));
+    if (by === undefined) return true;
+    this.host.log.info({ dir }, `node module ${path.basename(dir)} not loaded: ${by === 'nodesExcludes' ? 'nodesExcludes names it' : 'nodesIncludes does not name it'}`);
     return false;
   }
 

@@ -39,6 +39,7 @@ import type { ClusterChannel, NodeSets } from './red-api/red-api-types.js';
 import { nodeClasses } from './flows/node-classes.js';
 import { FlowTransition } from './deploy/transition.js';
 import { primaryOnlyScopes } from './config/primary-only.js';
+import { leftOutBy } from '../registry/load-filter.js';
 
 /** Runtime-config key of the values nodes keep through RED.settings.set. */
 const STORED_SETTINGS = 'settings';
@@ -209,8 +210,9 @@ export class Runtime {
     const { module, sets, version, files = {} } = this.builtinNodes;
     this.registry.addModule({ name: module, version: version ?? RUNNEL_VERSION, builtin: true });
     for (const [name, register] of Object.entries(sets)) {
-      // As Node-RED, an excluded core file is not loaded at all: its set is not even listed.
-      if (files[name] !== undefined && this.settings.nodesExcludes.includes(files[name])) continue;
+      // As Node-RED, a core file left out is not loaded at all: its set is not even listed. Runnel's
+      // own sets have no Node-RED file for a Node-RED settings file to name: they always load.
+      if (files[name] !== undefined && leftOutBy(this.settings, files[name]) !== undefined) continue;
       register(createRedApi(this, this.registry.addSet(module, name)));
     }
   }

@@ -131,6 +131,8 @@ export interface Settings extends HttpSecuritySettings {
   nodesDir: string[];
   /** Node-RED's: node file and module directory names (`90-exec.js`, `node-red-contrib-foo`) that are not loaded. */
   nodesExcludes: string[];
+  /** Node-RED's: when set, the only node file and module directory names that are loaded. */
+  nodesIncludes: string[] | undefined;
   /** Process env variables flows may not read (Node-RED's `envVarExcludes`). */
   envVarExcludes: string[];
   /** The console logger and Node-RED's custom log handlers. */
@@ -216,7 +218,7 @@ export { SettingsError };
 const KNOWN_KEYS = new Set([
   'uiPort', 'uiHost', 'userDir', 'flowFile', 'flowFilePretty', 'credentialSecret', 'adminAuth', 'httpAdminCookieOptions',
   'httpAdminRoot', 'httpNodeRoot', 'httpNodeNotFound', 'httpNodeRouteWait', 'apiMaxLength', 'nodeCloseTimeout', 'functionGlobalContext',
-  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'nodesExcludes', 'autoInstallModules', 'autoInstallModulesRetry', 'logging', 'externalModules',
+  'functionTimeout', 'globalFunctionTimeout', 'messageQueueLimit', 'functionAllowHostAccess', 'functionExternalModules', 'nodesDir', 'nodesExcludes', 'nodesIncludes', 'autoInstallModules', 'autoInstallModulesRetry', 'logging', 'externalModules',
   'loginThrottle', 'httpAdminCors', 'httpAdminAllowedHosts', 'httpServerOptions', 'httpServerLimits', 'envVarExcludes', 'contextStorage', 'flowHistory', 'metrics', 'queues', 'disableEditor', 'editorTheme', 'storage', 'storageModule',
   'instanceId', 'instanceUrl', 'safeMode', 'verbose', 'webSocketNodeMaxPayload', 'webSocketNodeLimits', ...HTTP_SECURITY_KEYS,
 ]);
@@ -580,8 +582,8 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
   for (const key of ['httpAdminRoot', 'httpNodeRoot']) {
     if (raw[key] === false) throw new SettingsError(`${key}: false (Node-RED's way to turn its routes off) is not supported: give a path such as "/"`);
   }
-  if (raw.nodesExcludes !== undefined && !isStringList(raw.nodesExcludes)) {
-    throw new SettingsError('nodesExcludes must be an array of node file or module directory names');
+  for (const key of ['nodesExcludes', 'nodesIncludes']) {
+    if (raw[key] !== undefined && !isStringList(raw[key])) throw new SettingsError(`${key} must be an array of node file or module directory names`);
   }
   if (raw.envVarExcludes !== undefined && !isStringList(raw.envVarExcludes)) {
     throw new SettingsError('envVarExcludes must be an array of variable names');
@@ -619,6 +621,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     functionExternalModules: pick(raw, 'functionExternalModules', isBool, 'true or false', true),
     nodesDir: nodesDir.map((d) => path.resolve(baseDir, d)),
     nodesExcludes: (raw.nodesExcludes as string[] | undefined) ?? [],
+    nodesIncludes: raw.nodesIncludes as string[] | undefined,
     envVarExcludes: (raw.envVarExcludes as string[] | undefined) ?? [],
     logging,
     externalModules: parseExternalModules(raw.externalModules, raw.editorTheme, raw),

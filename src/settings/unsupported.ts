@@ -19,7 +19,7 @@ import { RUNNEL_LOGGING_KEYS } from './logging.js';
  * through RED.settings as they do in Node-RED. Some are honoured in part: see PARTLY.
  */
 export const HONOURED: readonly string[] = [
-  'flowFile', 'flowFilePretty', 'credentialSecret', 'userDir', 'nodesDir', 'nodesExcludes', 'autoInstallModules', 'autoInstallModulesRetry',
+  'flowFile', 'flowFilePretty', 'credentialSecret', 'userDir', 'nodesDir', 'nodesExcludes', 'nodesIncludes', 'autoInstallModules', 'autoInstallModulesRetry',
   'adminAuth', 'https', 'httpsRefreshInterval', 'requireHttps', 'httpNodeAuth', 'httpStaticAuth',
   'uiPort', 'uiHost', 'apiMaxLength', 'httpServerOptions', 'httpAdminRoot', 'httpAdminCookieOptions', 'httpAdminMiddleware', 'httpAdminCors',
   'httpNodeRoot', 'httpNodeCors', 'httpNodeMiddleware', 'httpStatic', 'httpStaticRoot', 'httpStaticCors', 'proxyOptions',
@@ -35,7 +35,7 @@ export const HONOURED: readonly string[] = [
 /** Node-RED keys Runnel does not act on at all: named whenever they are set. */
 export const UNSUPPORTED: readonly string[] = [
   'httpRoot', 'httpAuth', 'httpAdminAuth', 'readOnly',
-  'nodesIncludes', 'runtimeMetricInterval',
+  'runtimeMetricInterval',
   'runtimeSyncDelivery', 'inboundWebSocketTimeout', 'webSocketKeepAliveTime',
   'debugUseColors', 'httpRequestTimingLog',
 ];

@@ -1,8 +1,8 @@
 /**
- * Node-RED's `nodesExcludes`: the node files and module directories it names are not loaded — a
- * core node by Node-RED's file name (`90-exec.js`), a module in the user dir's node_modules or a
- * nodesDir by its directory's name (within its scope) — and the setting is no longer named as
- * unsupported at start.
+ * Node-RED's `nodesExcludes` and `nodesIncludes`: the node files and module directories the first
+ * names are not loaded, and with the second set only those it names are — a core node by Node-RED's
+ * file name (`90-exec.js`), a module in the user dir's node_modules or a nodesDir by its directory's
+ * name (within its scope) — and neither setting is named as unsupported at start.
  */
 import assert from 'node:assert/strict';
 import { cp, readFile, writeFile } from 'node:fs/promises';
@@ -13,7 +13,7 @@ import { removeDir, tempDir } from '../helpers/dirs.js';
 import { request, startServer } from '../helpers/server.js';
 import { FIXTURES } from './support.js';
 
-describe('nodesExcludes', { timeout: 60_000 }, () => {
+describe('nodesExcludes and nodesIncludes', { timeout: 60_000 }, () => {
   it('leaves out the core files, node_modules entries and nodesDir modules it names, and only those', async () => {
     const userDir = await tempDir('runnel-excludes-');
     const nodesDir = await tempDir('runnel-excludes-dir-');
@@ -25,11 +25,11 @@ describe('nodesExcludes', { timeout: 60_000 }, () => {
       await writeFile(path.join(scoped, 'package.json'), JSON.stringify({ ...pkg, name: '@runnel-test/shout' }));
       await cp(path.join(FIXTURES, 'node-red-contrib-shout'), path.join(nodesDir, 'node-red-contrib-shout'), { recursive: true });
 
-      const loaded = async (nodesExcludes: string[] | undefined) => {
-        const server = await startServer({ nodesDir: [nodesDir], ...(nodesExcludes ? { nodesExcludes } : {}) }, userDir);
+      const loaded = async (nodesExcludes: string[] | undefined, nodesIncludes?: string[]) => {
+        const server = await startServer({ nodesDir: [nodesDir], ...(nodesExcludes ? { nodesExcludes } : {}), ...(nodesIncludes ? { nodesIncludes } : {}) }, userDir);
         try {
           const sets = (await request(server.at('nodes'))).body as { id: string }[];
-          const warned = server.logs.some((line) => line.includes('does not support') && line.includes('nodesExcludes'));
+          const warned = server.logs.some((line) => line.includes('does not support') && /nodesExcludes|nodesIncludes/.test(line));
           return { ids: sets.map((s) => s.id), warned };
         } finally {
           await server.stop();
@@ -51,13 +51,18 @@ describe('nodesExcludes', { timeout: 60_000 }, () => {
       assert.equal(some.warned, false, 'not named as unsupported');
 
       assert.ok((await loaded(['node-red-contrib-shout'])).ids.every((id) => id !== 'node-red-contrib-shout/shout'), 'a nodesDir module by its directory name');
+
+      const only = await loaded(['10-function.js'], ['20-inject.js', '10-function.js', 'node-red-contrib-upper', 'shout']);
+      // node-red/queue is Runnel's own: no Node-RED file name to give it.
+      assert.deepEqual(only, { ids: ['node-red/inject', 'node-red/queue', '@runnel-test/shout/shout', 'node-red-contrib-upper/upper'], warned: false }, 'nodesIncludes names all that loads, core files included; nodesExcludes still wins');
     } finally {
       await removeDir(userDir);
       await removeDir(nodesDir);
     }
   });
 
-  it('must be a list of names', () => {
+  it('must be lists of names', () => {
     assert.throws(() => resolveSettings({ nodesExcludes: '90-exec.js' }), { message: 'nodesExcludes must be an array of node file or module directory names' });
+    assert.throws(() => resolveSettings({ nodesIncludes: [1] }), { message: 'nodesIncludes must be an array of node file or module directory names' });
   });
 });

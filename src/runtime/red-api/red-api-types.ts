@@ -215,6 +215,6 @@ export interface NodeSets {
   /** The version the module is listed with; Runnel's own by default. */
   version?: string;
   sets: Record<string, (RED: RedApi) => void>;
-  /** Node-RED's file of each set (`exec` → `90-exec.js`): the name `nodesExcludes` gives to leave it out. */
+  /** Node-RED's file of each set (`exec` → `90-exec.js`): the name `nodesExcludes` and `nodesIncludes` give it. */
   files?: Record<string, string>;
 }
