@@ -42,7 +42,7 @@ describe('logging.<name>.handler', { timeout: 30_000 }, () => {
         return found;
       });
       assert.equal(warning.level, 30);
-      assert.deepEqual([warning.type, warning.id, warning.name, warning.z], ['function', 'f1', 'login', 't1']);
+      assert.deepEqual([warning.type, warning.id, warning.name, warning.z, warning.path], ['function', 'f1', 'login', 't1', 't1']);
       assert.equal(typeof warning.timestamp, 'number');
       const deployed = audited.entries.find((e) => e.event === 'flows.set');
       assert.ok(deployed, 'an audit entry with its event');

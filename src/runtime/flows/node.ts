@@ -312,7 +312,8 @@ export class Node extends EventEmitter implements LiveNode {
   _log(level: 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown): void {
     const text = logText(message);
     const services = this._flow.services;
-    const node = { id: this.id, type: this.type, z: this.z, name: this.name };
+    // Node-RED's log object: a custom log handler finds the flow path there (and a subflow node's template id).
+    const node = { id: this.id, type: this.type, z: this.z, name: this.name, path: this._flow.path, ...(this._alias ? { _alias: this._alias } : {}) };
     // Node-RED's --verbose prints an error's stack in place of its message.
     if (services.settings.verbose && types.isNativeError(message)) services.log[level]({ node, err: message }, logLineText(message));
     else services.log[level]({ node }, logLineText(message));
