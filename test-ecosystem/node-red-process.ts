@@ -18,8 +18,12 @@ const LISTENING = /(?:Server now running at|listening on) (http:\/\/[^\s"/]+)/;
 
 export interface NodeRedProcess {
   base: string;
+  pid: number;
   output(): string;
+  /** SIGTERM, and the exit. */
   stop(): Promise<void>;
+  /** Its exit code, or the signal that ended it. */
+  exit: Promise<number | string>;
 }
 
 const children = new Set<ChildProcess>();
@@ -29,8 +33,9 @@ const children = new Set<ChildProcess>();
  * listens (both say so once the flows have started, or been held back in safe mode) and `route`
  * answers other than 404.
  */
-export async function startNodeRed(bin: string, args: string[], cwd: string, route: string): Promise<NodeRedProcess> {
-  const child = spawn(process.execPath, [bin, ...args, '-p', '0', '-D', 'uiHost=127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startNodeRed(bin: string, args: string[], cwd: string, route: string, env: Record<string, string> = {}): Promise<NodeRedProcess> {
+  const child = spawn(process.execPath, [bin, ...args, '-p', '0', '-D', 'uiHost=127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const exit = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   children.add(child);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -48,7 +53,7 @@ export async function startNodeRed(bin: string, args: string[], cwd: string, rou
     const ready = () => !alive() || fetch(base + route, { signal: AbortSignal.timeout(2000) }).then((r) => r.status !== 404, () => false);
     await Promise.race([eventually(ready, START_TIMEOUT_MS), exited]);
     if (!alive()) await exited;
-    return { base, output: () => out, stop };
+    return { base, pid: child.pid!, output: () => out, stop, exit };
   } catch (e) {
     starting = false;
     await stop();
