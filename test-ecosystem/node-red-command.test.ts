@@ -8,14 +8,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensurePeer } from '../bench/peer.js';
 import { deploy } from '../test/helpers/deploy.js';
 import { removeDir, tempDir } from '../test/helpers/dirs.js';
 import { NODE_RED_BIN, runCli } from '../test/helpers/process.js';
-import { startServer } from '../test/helpers/server.js';
+import { eventually, startServer } from '../test/helpers/server.js';
 import { PEER_DIR, RED_JS, startNodeRed, stopNodeReds } from './node-red-process.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -67,6 +67,50 @@ describe('the node-red command line and the way back, against Node-RED 4.1.15', 
     }
     assert.deepEqual(answers[1], answers[0]);
     assert.deepEqual(answers[0], { answer: { n: 42, b: false, s: 'two words', o: { a: [1, 'x'] }, deep: { er: 1.5 } }, state: { state: 'start' }, safe: { state: 'safe' } });
+  });
+
+  it('-s FILE, --title, -v: the settings file given is read, the title taken, an error logged with its stack only when verbose', async () => {
+    const flows = [
+      { id: 't', type: 'tab' },
+      { id: 'in', type: 'http in', z: 't', url: '/who', method: 'get', x: 1, y: 1, wires: [['fn']] },
+      { id: 'fn', type: 'function', z: 't', name: 'thrower', outputs: 1, x: 1, y: 1, wires: [['out']], func: 'msg.payload = global.get("from"); node.error(new Error("boom")); return msg;' },
+      { id: 'out', type: 'http response', z: 't', x: 1, y: 1, wires: [] },
+    ];
+    const seen: unknown[] = [];
+    for (const [name, bin] of [['node-red', RED_JS], ['runnel', NODE_RED_BIN]] as const) {
+      const userDir = path.join(dir, `flags-${name}`);
+      await mkdir(path.join(userDir, 'elsewhere'), { recursive: true });
+      await writeFile(path.join(userDir, 'flows.json'), JSON.stringify(flows));
+      // The user dir's own settings.js is not the one -s names.
+      await writeFile(path.join(userDir, 'settings.js'), 'module.exports = { functionGlobalContext: { from: "the user dir" } };\n');
+      const settings = path.join(userDir, 'elsewhere', 'my-settings.js');
+      await writeFile(settings, 'module.exports = { flowFile: "flows.json", functionGlobalContext: { from: "-s" } };\n');
+      for (const verbose of [true, false]) {
+        const run = await startNodeRed(bin, ['-u', userDir, '-s', settings, '--title', 'flow-title', ...(verbose ? ['-v'] : [])], dir, 'flows');
+        try {
+          const answer = await eventually(async () => {
+            const r = await get(`${run.base}who`);
+            return r.status === 200 ? r : undefined;
+          });
+          await eventually(() => /boom/.test(run.output()));
+          const title = (await readFile(`/proc/${run.pid}/cmdline`, 'utf8')).split('\0')[0];
+          // Runnel's log is JSON lines when stdout is not a terminal (README, logging.format): the stack's newlines escaped.
+          seen.push({ name, verbose, answer, title, stack: /Error: boom(\n|\\n)\s+at /.test(run.output()) });
+        } finally {
+          await run.stop();
+        }
+      }
+    }
+    const expected = (name: string) => [true, false].map((verbose) => ({ name, verbose, answer: { status: 200, body: '-s' }, title: 'flow-title', stack: verbose }));
+    assert.deepEqual(seen, [...expected('node-red'), ...expected('runnel')]);
+  });
+
+  it('--help: both list the same options and exit 0', async () => {
+    const helps = await Promise.all([RED_JS, NODE_RED_BIN].map((bin) => runCli(['--help'], { bin, cwd: dir, timeoutMs: 60_000 })));
+    const options = (text: string) => [...new Set(text.split('Options:')[1]?.match(/(?<=\s)--?[a-zA-Z?][a-zA-Z-]*/g))].sort();
+    assert.deepEqual(helps.map((h) => h.code), [0, 0]);
+    assert.deepEqual(options(helps[1]!.stdout), options(helps[0]!.stdout));
+    assert.ok(options(helps[0]!.stdout).length >= 16, options(helps[0]!.stdout).join(' '));
   });
 
   it('a folder runnel export --out wrote runs every flow on Node-RED after npm install there', async () => {
