@@ -223,6 +223,33 @@ describe('a Node-RED 4.1.15 user dir goes to Runnel and back with nothing lost',
     }
   });
 
+  it('Runnel\'s module records stay where Runnel wrote them: Node-RED moves none into .config.modules.json', { timeout: 300_000 }, async () => {
+    const userDir = path.join(dir, 'module-records');
+    await mkdir(userDir);
+    await writeFile(path.join(userDir, 'settings.js'), settingsJs());
+    const runnel = await spawnRunnelWith(['start', '--user-dir', userDir, '--port', '0'], dir);
+    try {
+      const token = await login(runnel.url, 'admin', ADMIN_PASSWORD);
+      const res = await fetch(`${runnel.url}nodes/node-red/rbe`, {
+        method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"enabled":false}', signal: AbortSignal.timeout(15_000),
+      });
+      assert.equal(res.status, 200, await res.text());
+    } finally {
+      runnel.child.kill('SIGTERM');
+      assert.equal(await runnel.exited, 0, runnel.output());
+    }
+    const written = await readJson(path.join(userDir, '.config.runtime.json'));
+    const red = await startNodeRed(userDir);
+    await red.stop();
+    // Node-RED's storage moves a `modules` key of .config.runtime.json there, as its own record.
+    const moved = await readJson(path.join(userDir, '.config.modules.json')).catch(() => ({}));
+    assert.deepEqual(moved, {}, 'Node-RED keeps no Runnel record as its own');
+    const after = await readJson(path.join(userDir, '.config.runtime.json'));
+    assert.ok(written.runnelModules, 'Runnel recorded the disabled set');
+    // Node-RED adds its own keys (instanceId) and leaves every other key as it found it.
+    assert.deepEqual(Object.fromEntries(Object.keys(written).map((k) => [k, after[k]])), written, 'what Runnel keeps in .config.runtime.json is there for its return');
+  });
+
   it('with credentialSecret in settings.js, exported into another folder', { timeout: 300_000 }, async () => {
     const userDir = path.join(dir, 'own-secret');
     const out = path.join(dir, 'own-secret-back');

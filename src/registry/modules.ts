@@ -14,21 +14,35 @@ import { AutoInstaller, missingModules } from './auto-install.js';
 import { inspectTarball } from './tarball.js';
 import { downloadTarball } from './download.js';
 import { ModuleSync, REMOVABLE, type LocalModules, type ModuleRecord, type ModuleSource, type ModuleState } from './module-sync.js';
+import type { RuntimeConfig } from '../storage/contract.js';
 import { assertAllowed, assertInstallableManifest, assertRegistryInstallAllowed, assertUpdateAllowed, npmInstall, npmUninstall, parseInstallTarget, type NpmContext } from './installer.js';
 import { InstallSnapshot } from './install-snapshot.js';
 import { findNpm, npmNotFoundMessage } from './npm.js';
 import { leftOutBy } from './load-filter.js';
 
-/** The runtime-config key holding installed modules and set enabled flags. */
-const CONFIG_KEY = 'modules';
+/**
+ * The runtime-config key holding installed modules and set enabled flags. Not `modules`, where
+ * Runnel kept them before: Node-RED's storage moves that key into .config.modules.json (its record
+ * of function-node modules), where Runnel no longer found them and Node-RED kept them as its own.
+ */
+const CONFIG_KEY = 'runnelModules';
+const OLD_CONFIG_KEY = 'modules';
 
 /**
  * With shared storage each instance records what its own user dir has under its own key; what
  * every instance should have is the shared list (ModuleSync).
  */
-function configKey(host: ModuleHost): string {
+function configKey(host: ModuleHost, base = CONFIG_KEY): string {
   const shared = host.storage.shared;
-  return shared ? `${CONFIG_KEY}@${shared.instanceId}` : CONFIG_KEY;
+  return shared ? `${base}@${shared.instanceId}` : base;
+}
+
+/** Runnel's records under the old key; not Node-RED's own `modules` (a storageModule's settings hold it). */
+function oldRecords(config: RuntimeConfig, key: string): Record<string, ModuleRecord> | undefined {
+  const value = config[key];
+  if (typeof value !== 'object' || value === null) return undefined;
+  const records = Object.values(value as Record<string, unknown>);
+  return records.every((r) => typeof (r as Partial<ModuleRecord> | null)?.source === 'string') ? (value as Record<string, ModuleRecord>) : undefined;
 }
 
 /**
@@ -123,7 +137,8 @@ export class ModuleManager implements LocalModules {
     if (this.loaded) return;
     this.loaded = true;
     const { settings, registry } = this.host;
-    const stored = (await this.host.storage.getRuntimeConfig())[configKey(this.host)];
+    const config = await this.host.storage.getRuntimeConfig();
+    const stored = config[configKey(this.host)] ?? oldRecords(config, configKey(this.host, OLD_CONFIG_KEY));
     this.records = stored && typeof stored === 'object' ? { ...(stored as Record<string, ModuleRecord>) } : {};
     // Node-RED's flags win for the sets they name: Runnel writes its own there at every change, so
     // a newer flag there was set on Node-RED.
@@ -455,7 +470,11 @@ export class ModuleManager implements LocalModules {
   }
 
   private async persist(removed?: string): Promise<void> {
-    await this.host.updateRuntimeConfig((config) => ({ ...config, [configKey(this.host)]: this.records }));
+    const old = configKey(this.host, OLD_CONFIG_KEY);
+    await this.host.updateRuntimeConfig((config) => {
+      const { [old]: _moved, ...rest } = config;
+      return { ...(oldRecords(config, old) ? rest : config), [configKey(this.host)]: this.records };
+    });
     await this.writeNodeRedFlags(removed);
   }
 
