@@ -2,31 +2,19 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT, importJWK } from 'jose';
-import { ADMIN_PASSWORD, adminAuth, eventually, login, request, startServer, type TestServer } from '../helpers/server.js';
-import { withFreePort } from '../helpers/ports.js';
-import { browse, CLIENT_ID, CLIENT_SECRET, CookieJar, signIn, signOutAtProvider, startProvider, type ProviderOptions, type TestProvider } from './oidc-provider.js';
-import { landing } from './strategy-recipe.js';
+import { ADMIN_PASSWORD, adminAuth, eventually, login, request, type TestServer } from '../helpers/server.js';
+import { browse, CLIENT_ID, CookieJar, signIn, signOutAtProvider, type ProviderOptions, type TestProvider } from './oidc-provider.js';
+import { landing, startOidc as startWith } from './strategy-recipe.js';
 
 const GROUPS = { alice: ['runnel-admins', 'staff'], rita: ['runnel-viewers'], mallory: ['staff'] };
 
-/** A provider with groups and back-channel logout, and Runnel's built-in OIDC login against it on the same port its client calls back to. */
-async function startOidc(port: number, options: ProviderOptions = {}): Promise<{ provider: TestProvider; server: TestServer }> {
-  const base = `http://127.0.0.1:${port}`;
-  const provider = await startProvider(`${base}/auth/strategy/callback`, { groups: GROUPS, backchannelLogoutURL: `${base}/auth/backchannel-logout`, ...options });
-  const local = adminAuth().users.slice(0, 1);
-  try {
-    const server = await startServer({
-      uiPort: port,
-      adminAuth: {
-        type: 'oidc', issuer: provider.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scope: 'openid profile groups',
-        groupsClaim: 'groups', permissions: { 'runnel-admins': '*', 'runnel-viewers': 'read' }, users: local,
-      },
-    }, undefined, { editorLogin: 'code' });
-    return { provider, server };
-  } catch (e) {
-    await provider.close();
-    throw e;
-  }
+/** A provider with groups and back-channel logout, and Runnel's built-in OIDC login against it, with a local emergency account. */
+function startOidc(options: Omit<ProviderOptions, 'groups'> = {}): Promise<{ provider: TestProvider; server: TestServer }> {
+  return startWith({
+    groups: GROUPS, ...options,
+    adminAuth: { groupsClaim: 'groups', permissions: { 'runnel-admins': '*', 'runnel-viewers': 'read' }, users: adminAuth().users.slice(0, 1) },
+    options: { editorLogin: 'code' },
+  });
 }
 
 /** Starts a login at Runnel: the authorization URL it sends the browser to. */
@@ -54,7 +42,7 @@ describe('adminAuth.type "oidc" against a real OpenID Connect provider', () => {
   let server: TestServer;
 
   before(async () => {
-    ({ provider, server } = await withFreePort((port) => startOidc(port)));
+    ({ provider, server } = await startOidc());
   });
   after(async () => {
     await server?.dispose();
@@ -158,7 +146,7 @@ describe('adminAuth.type "oidc" when the provider misbehaves', () => {
   test('an ID token whose signature does not match the provider\'s published keys is refused', async () => {
     const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' }] };
-    const { provider, server } = await withFreePort((port) => startOidc(port, { jwks }));
+    const { provider, server } = await startOidc({ jwks });
     try {
       const { token, message } = await signInAs(server, provider, 'alice');
       assert.equal(token, undefined);
@@ -170,7 +158,7 @@ describe('adminAuth.type "oidc" when the provider misbehaves', () => {
   });
 
   test('the provider down during the login: a clear message at once, not a hang', async () => {
-    const { provider, server } = await withFreePort((port) => startOidc(port));
+    const { provider, server } = await startOidc();
     try {
       const jar = new CookieJar();
       const back = await signIn(jar, (await begin(jar, server, provider.issuer)).href, 'alice');

@@ -9,35 +9,71 @@ export const CLIENT_SECRET = 'a-client-secret-for-tests';
 
 export interface TestProvider {
   issuer: string;
+  /**
+   * Registers Runnel as the provider's one confidential client, once Runnel listens (on port 0) and
+   * so knows its URLs; until then the provider answers 503.
+   */
+  register(client: ClientURLs): void;
   close(): Promise<void>;
+}
+
+export interface ClientURLs {
+  /** The redirect URI: Runnel's auth/strategy/callback. */
+  callbackURL: string;
+  /** Where the provider posts back-channel logout tokens for the client; absent: none. */
+  backchannelLogoutURL?: string;
 }
 
 export interface ProviderOptions {
   /** Each user's `groups` claim (in the ID token with the `groups` scope); absent: none. */
   groups?: Record<string, string[]>;
-  /** Where the provider posts back-channel logout tokens for the client. */
-  backchannelLogoutURL?: string;
   /** Serve these keys at the JWKS endpoint instead of the signing key's (an ID token then fails its signature check). */
   jwks?: { keys: object[] };
 }
 
 /**
- * A real OpenID Connect provider (oidc-provider) on 127.0.0.1 with one confidential client whose
- * redirect URI is `callbackURL`. Its development login form takes any username and password:
- * the username becomes `sub` and `preferred_username`.
+ * A real OpenID Connect provider (oidc-provider) listening on port 0 of 127.0.0.1, its issuer read
+ * back from the socket. Its development login form takes any username and password: the username
+ * becomes `sub` and `preferred_username`.
  */
-export async function startProvider(callbackURL: string, options: ProviderOptions = {}): Promise<TestProvider> {
+export async function startProvider(options: ProviderOptions = {}): Promise<TestProvider> {
   const server = http.createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let handle: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined;
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (options.jwks && req.url === '/jwks') {
+      res.setHeader('content-type', 'application/jwk-set+json');
+      res.end(JSON.stringify(options.jwks));
+    } else if (handle) {
+      handle(req, res);
+    } else {
+      res.statusCode = 503;
+      res.end('no client registered yet');
+    }
+  });
+  return {
+    issuer,
+    register: (client) => {
+      handle = configure(issuer, client, options).callback();
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+function configure(issuer: string, client: ClientURLs, options: ProviderOptions): Provider {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const provider = new Provider(issuer, {
+  const backchannel = client.backchannelLogoutURL;
+  return new Provider(issuer, {
     clients: [{
-      client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [callbackURL], token_endpoint_auth_method: 'client_secret_post',
-      ...(options.backchannelLogoutURL ? { backchannel_logout_uri: options.backchannelLogoutURL, post_logout_redirect_uris: [new URL('/', callbackURL).href] } : {}),
+      client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [client.callbackURL], token_endpoint_auth_method: 'client_secret_post',
+      ...(backchannel ? { backchannel_logout_uri: backchannel, post_logout_redirect_uris: [new URL('/', client.callbackURL).href] } : {}),
     }],
-    ...(options.backchannelLogoutURL ? { features: { backchannelLogout: { enabled: true }, devInteractions: { enabled: true } } } : {}),
+    ...(backchannel ? { features: { backchannelLogout: { enabled: true }, devInteractions: { enabled: true } } } : {}),
     // Its outgoing requests (the back-channel logout) refuse loopback addresses; the tests' Runnel listens on one.
     fetch: (url: string, init: RequestInit & { dispatcher?: unknown }) => {
       delete init.dispatcher;
@@ -54,22 +90,6 @@ export async function startProvider(callbackURL: string, options: ProviderOption
       claims: () => ({ sub, preferred_username: sub, name: `User ${sub}`, email: `${sub}@example.test`, groups: options.groups?.[sub] ?? [] }),
     }),
   });
-  const handle = provider.callback();
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (options.jwks && req.url === '/jwks') {
-      res.setHeader('content-type', 'application/jwk-set+json');
-      res.end(JSON.stringify(options.jwks));
-      return;
-    }
-    handle(req, res);
-  });
-  return {
-    issuer,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
-  };
 }
 
 /** Cookies per host and port, as a browser keeps them for these tests' two servers. */

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { eventually, request, startServer, type TestServer } from '../helpers/server.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
-import { withFreePort, withFreePorts } from '../helpers/ports.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { browse, CLIENT_ID, CLIENT_SECRET, CookieJar, signIn, signOutAtProvider, startProvider, type TestProvider } from './oidc-provider.js';
 import { landing, recipeDir, untilCallback } from './strategy-recipe.js';
@@ -23,14 +22,12 @@ describe('a strategy login on a cluster without sticky sessions', () => {
     pg = await startPostgres();
     root = await tempDir();
     const settings = `storage: { type: "postgres", url: "${pg.url}", schema: "strategy_cluster" }, credentialSecret: "cluster-secret",`;
-    let callbackURL = '';
-    a = await withFreePort(async (port) => {
-      callbackURL = `http://127.0.0.1:${port}/auth/strategy/callback`;
-      await provider?.close();
-      provider = await startProvider(callbackURL);
-      return startServer(await recipeDir(path.join(root, 'a'), provider.issuer, callbackURL, port, { settings }), path.join(root, 'a'), { editorLogin: 'code' });
-    });
-    b = await startServer(await recipeDir(path.join(root, 'b'), provider.issuer, callbackURL, 0, { settings }), path.join(root, 'b'), { editorLogin: 'code' });
+    provider = await startProvider();
+    a = await startServer(await recipeDir(path.join(root, 'a'), provider.issuer, { settings }), path.join(root, 'a'), { editorLogin: 'code' });
+    // The client's one registered redirect URI is A's, whichever instance began the login.
+    const callbackURL = a.at('auth/strategy/callback');
+    b = await startServer(await recipeDir(path.join(root, 'b'), provider.issuer, { settings, callbackURL }), path.join(root, 'b'), { editorLogin: 'code' });
+    provider.register({ callbackURL });
   });
   after(async () => {
     await a?.stop();
@@ -70,23 +67,16 @@ describe('adminAuth.type "oidc" on a cluster', () => {
 
   before(async () => {
     pg = await startPostgres();
-    [a, b] = await withFreePorts(2, async ([portA, portB]) => {
-      await provider?.close();
-      provider = await startProvider(`http://127.0.0.1:${portA}/auth/strategy/callback`, { groups: { alice: ['admins'] }, backchannelLogoutURL: `http://127.0.0.1:${portB}/auth/backchannel-logout` });
-      const settings = (port: number) => ({
-        uiPort: port,
-        storage: { type: 'postgres', url: pg.url, schema: 'oidc_cluster' },
-        credentialSecret: 'cluster-secret',
-        adminAuth: { type: 'oidc', issuer: provider.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scope: 'openid profile groups', permissions: { admins: '*' }, callbackURL: `http://127.0.0.1:${portA}/auth/strategy/callback` },
-      });
-      const first = await startServer(settings(portA), undefined, { editorLogin: 'code' });
-      try {
-        return [first, await startServer(settings(portB), undefined, { editorLogin: 'code' })];
-      } catch (e) {
-        await first.dispose();
-        throw e;
-      }
+    provider = await startProvider({ groups: { alice: ['admins'] } });
+    const settings = (more: Record<string, unknown> = {}) => ({
+      storage: { type: 'postgres', url: pg.url, schema: 'oidc_cluster' },
+      credentialSecret: 'cluster-secret',
+      adminAuth: { type: 'oidc', issuer: provider.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scope: 'openid profile groups', permissions: { admins: '*' }, ...more },
     });
+    a = await startServer(settings(), undefined, { editorLogin: 'code' });
+    // Logins begun at B come back to A, the registered callback; the provider posts its logouts to B.
+    b = await startServer(settings({ callbackURL: a.at('auth/strategy/callback') }), undefined, { editorLogin: 'code' });
+    provider.register({ callbackURL: a.at('auth/strategy/callback'), backchannelLogoutURL: b.at('auth/backchannel-logout') });
   });
   after(async () => {
     await a?.dispose();

@@ -4,7 +4,6 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { request, type TestServer } from '../helpers/server.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
-import { withFreePort } from '../helpers/ports.js';
 import { fakeClock } from '../helpers/clock.js';
 import { browse, CookieJar, type TestProvider } from './oidc-provider.js';
 import { landing, startRecipe, untilCallback } from './strategy-recipe.js';
@@ -22,7 +21,7 @@ describe("a strategy login into Node-RED 5's editor: a one-time code exchanged a
 
   before(async () => {
     dir = await tempDir();
-    ({ provider, server } = await withFreePort((port) => startRecipe(port, dir, { adminAuth: 'exchangeCodeExpiryTime: 5,' }, { clock, editorLogin: 'code' })));
+    ({ provider, server } = await startRecipe(dir, { adminAuth: 'exchangeCodeExpiryTime: 5,' }, { clock, editorLogin: 'code' }));
   });
   after(async () => {
     await server?.stop();
@@ -105,7 +104,7 @@ describe('a strategy login whose provider posts the callback (callbackMethod "PO
         return super.authenticate(req, options);
       }
     }`;
-    ({ provider, server } = await withFreePort((port) => startRecipe(port, dir, { strategy, options: 'responseMode: "form_post", callbackMethod: "post",' })));
+    ({ provider, server } = await startRecipe(dir, { strategy, options: 'responseMode: "form_post", callbackMethod: "post",' }));
   });
   after(async () => {
     await server?.stop();

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { loadSettingsFile } from '../../src/settings/file.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import type { RunnelOptions } from '../../src/runnel.js';
-import { browse, CLIENT_ID, CLIENT_SECRET, type CookieJar, signIn, startProvider, type TestProvider } from './oidc-provider.js';
+import { browse, CLIENT_ID, CLIENT_SECRET, type CookieJar, type ProviderOptions, signIn, startProvider, type TestProvider } from './oidc-provider.js';
+
+type ServerOptions = Pick<RunnelOptions, 'clock' | 'editorLogin'>;
 
 /** What a test adds to the recipe, as JavaScript source. */
 export interface RecipeExtras {
@@ -16,18 +18,22 @@ export interface RecipeExtras {
   adminAuth?: string;
   /** More top-level settings. */
   settings?: string;
+  /** The strategy's callbackURL; by default the path alone, which the strategy resolves against the request's host. */
+  callbackURL?: string;
 }
 
 /**
- * Node-RED's documented passport-openidconnect recipe, unchanged but for the provider's addresses:
- * the Strategy class required from the user dir, a verify of five arguments, and a users function
- * (here reading a file beside settings.js, so a test can take a user away).
+ * Node-RED's documented passport-openidconnect recipe, unchanged but for the addresses: the
+ * Strategy class required from the user dir, a verify of five arguments, and a users function
+ * (here reading a file beside settings.js, so a test can take a user away). Runnel listens on port
+ * 0, so the callbackURL is a path (passport-openidconnect, like passport-oauth2, resolves it against
+ * the request's host) rather than the absolute URL a deployment writes.
  */
-export function recipe(issuer: string, callbackURL: string, port: number, extras: RecipeExtras = {}): string {
+function recipe(issuer: string, extras: RecipeExtras): string {
   return `const fs = require("fs");
 const path = require("path");
 module.exports = {
-  uiPort: ${port},
+  uiPort: 0,
   uiHost: "127.0.0.1",
   ${extras.settings ?? ''}
   adminAuth: {
@@ -44,7 +50,7 @@ module.exports = {
         userInfoURL: "${issuer}/me",
         clientID: "${CLIENT_ID}",
         clientSecret: "${CLIENT_SECRET}",
-        callbackURL: "${callbackURL}",
+        callbackURL: "${extras.callbackURL ?? '/auth/strategy/callback'}",
         scope: ["email", "profile"],
         proxy: false,
         nonce: true,
@@ -68,28 +74,50 @@ module.exports = {
  * A user dir for the recipe: node_modules as `npm install passport-openidconnect` there would give
  * it, `allowed.json` letting alice in, and settings.js. Returns the settings Runnel reads from it.
  */
-export async function recipeDir(dir: string, issuer: string, callbackURL: string, port: number, extras: RecipeExtras = {}): Promise<Record<string, unknown>> {
+export async function recipeDir(dir: string, issuer: string, extras: RecipeExtras = {}): Promise<Record<string, unknown>> {
   await mkdir(dir, { recursive: true });
-  // A retry on another port writes the same dir again.
-  await symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'), 'dir').catch((e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EEXIST') throw e;
-  });
+  await symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'), 'dir');
   await writeFile(path.join(dir, 'allowed.json'), JSON.stringify(['alice']));
-  await writeFile(path.join(dir, 'settings.js'), recipe(issuer, callbackURL, port, extras));
+  await writeFile(path.join(dir, 'settings.js'), recipe(issuer, extras));
   return (await loadSettingsFile(path.join(dir, 'settings.js'))).raw;
 }
 
-/** A provider whose client calls back to `port`, and Runnel started there from the recipe in `dir`. */
-export async function startRecipe(port: number, dir: string, extras: RecipeExtras = {}, options: Pick<RunnelOptions, 'clock' | 'editorLogin'> = {}): Promise<{ provider: TestProvider; server: TestServer; callbackURL: string }> {
-  const callbackURL = `http://127.0.0.1:${port}/auth/strategy/callback`;
-  const provider = await startProvider(callbackURL);
+/**
+ * Starts a provider and a Runnel with `start(issuer)`, both on port 0, then registers Runnel's
+ * callback (and, with `backchannelLogout`, its back-channel logout URL) at the provider.
+ */
+async function withProvider(providerOptions: ProviderOptions, backchannelLogout: boolean, start: (issuer: string) => Promise<TestServer>): Promise<{ provider: TestProvider; server: TestServer }> {
+  const provider = await startProvider(providerOptions);
   try {
-    const server = await startServer(await recipeDir(dir, provider.issuer, callbackURL, port, extras), dir, options);
-    return { provider, server, callbackURL };
+    const server = await start(provider.issuer);
+    provider.register({ callbackURL: server.at('auth/strategy/callback'), ...(backchannelLogout ? { backchannelLogoutURL: server.at('auth/backchannel-logout') } : {}) });
+    return { provider, server };
   } catch (e) {
     await provider.close();
     throw e;
   }
+}
+
+/** A provider, and Runnel started from the recipe in `dir`, its callback registered there. */
+export function startRecipe(dir: string, extras: RecipeExtras = {}, options: ServerOptions = {}): Promise<{ provider: TestProvider; server: TestServer }> {
+  return withProvider({}, false, async (issuer) => startServer(await recipeDir(dir, issuer, extras), dir, options));
+}
+
+export interface OidcSetup extends ProviderOptions {
+  /** Added to (or replacing) the `adminAuth` of `type: "oidc"` against the provider. */
+  adminAuth?: Record<string, unknown>;
+  /** More top-level settings. */
+  settings?: Record<string, unknown>;
+  options?: ServerOptions;
+}
+
+/** A provider with back-channel logout, and Runnel's built-in OIDC login against it. */
+export function startOidc(setup: OidcSetup = {}): Promise<{ provider: TestProvider; server: TestServer }> {
+  const { adminAuth, settings, options, ...providerOptions } = setup;
+  return withProvider(providerOptions, true, (issuer) => startServer({
+    ...settings,
+    adminAuth: { type: 'oidc', issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scope: 'openid profile groups', ...adminAuth },
+  }, undefined, options));
 }
 
 /**

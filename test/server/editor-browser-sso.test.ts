@@ -1,13 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { startServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
 import { expectedFailure, paletteTypes } from '../helpers/editor-page.js';
-import { withFreePort } from '../helpers/ports.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
-import { CLIENT_ID, CLIENT_SECRET, startProvider, type TestProvider } from '../auth/oidc-provider.js';
-import { startRecipe } from '../auth/strategy-recipe.js';
+import { startOidc, startRecipe } from '../auth/strategy-recipe.js';
 
 /**
  * Single sign-on in Chromium with the unchanged editor, whichever login flow the served editor
@@ -55,7 +53,7 @@ describe('single sign-on into the editor in Chromium', { timeout: 600_000 }, () 
 
   it("logs in with Node-RED's passport-openidconnect recipe through the provider's pages", async () => {
     const dir = await tempDir();
-    const { provider, server } = await withFreePort((port) => startRecipe(port, dir, { settings: 'editorTheme: { tours: false },' }));
+    const { provider, server } = await startRecipe(dir, { settings: 'editorTheme: { tours: false },' });
     try {
       const w = await watchedPage(browser, 'sso-strategy');
       await signInThroughProvider(w, server, 'Sign in with OIDC', 'alice');
@@ -68,22 +66,17 @@ describe('single sign-on into the editor in Chromium', { timeout: 600_000 }, () 
   });
 
   it("logs in with the built-in OpenID Connect login, the user's group giving the permissions", async () => {
-    let provider: TestProvider | undefined;
-    const server = await withFreePort(async (port) => {
-      await provider?.close();
-      provider = await startProvider(`http://127.0.0.1:${port}/auth/strategy/callback`, { groups: { alice: ['runnel-admins'] } });
-      return startServer({
-        uiPort: port,
-        editorTheme: { tours: false },
-        adminAuth: { type: 'oidc', issuer: provider.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scope: 'openid profile groups', permissions: { 'runnel-admins': '*' }, label: 'Sign in with the company account' },
-      });
+    const { provider, server } = await startOidc({
+      groups: { alice: ['runnel-admins'] },
+      settings: { editorTheme: { tours: false } },
+      adminAuth: { permissions: { 'runnel-admins': '*' }, label: 'Sign in with the company account' },
     });
     try {
       const w = await watchedPage(browser, 'sso-oidc');
       await signInThroughProvider(w, server, 'Sign in with the company account', 'alice');
     } finally {
       await server.dispose();
-      await provider?.close();
+      await provider.close();
     }
   });
 });
