@@ -68,6 +68,7 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
   const { auth } = services;
 
   const scheme = auth.strategy ? strategyScheme(auth.strategy, services.settings) : auth.enabled ? CREDENTIALS_SCHEME : {};
+  const themeLogout = logoutRedirect(services.settings);
   app.get('/auth/login', { schema: { response: { 200: loginSchemeSchema } } }, async () => scheme);
 
   app.post(
@@ -115,13 +116,15 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
       ],
       schema: {
         body: revokeBodySchema,
-        response: { 200: { type: 'object', properties: { redirect: { type: 'string' } }, description: 'Revoked, or ignored (RFC 7009); empty, or with an OIDC login where the editor goes to log out at the provider' } },
+        response: { 200: { type: 'object', properties: { redirect: { type: 'string' } }, description: 'Revoked, or ignored (RFC 7009); empty, or with `redirect` where the editor goes next (editorTheme.logout.redirect, or an OIDC provider\'s logout page)' } },
       },
     },
     async (request, reply) => {
       if (request.user) await auth.revoke(request.user, request.body.token, request.id);
-      // Node-RED's editor follows `redirect` after its logout (RP-initiated logout).
-      const redirect = await auth.logoutRedirect?.();
+      // Node-RED's editor follows `redirect` after its logout. A strategy user's way to log out at
+      // their provider is Node-RED's editorTheme.logout.redirect; the OIDC login knows the
+      // provider's own page (RP-initiated logout), which a redirect the settings name overrides.
+      const redirect = themeLogout ?? (await auth.logoutRedirect?.());
       return redirect === undefined ? reply.code(200).send() : reply.code(200).send({ redirect });
     },
   );
@@ -178,6 +181,13 @@ function strategyScheme(login: StrategyLogin, settings: Settings): Record<string
     ? [{ type: 'button', ...button }]
     : [{ type: 'button', label: login.label, url, ...(login.icon ? { icon: login.icon } : {}) }];
   return { type: 'strategy', ...(login.autoLogin ? { autoLogin: true, loginRedirect: url } : {}), prompts };
+}
+
+/** Node-RED's `editorTheme.logout.redirect`, when the settings give one. */
+function logoutRedirect(settings: Settings): string | undefined {
+  const logout = settings.editorTheme.logout;
+  const redirect = typeof logout === 'object' && logout !== null ? (logout as Record<string, unknown>).redirect : undefined;
+  return typeof redirect === 'string' && redirect !== '' ? redirect : undefined;
 }
 
 type LoginRequest = Parameters<Services['auth']['login']>[0];

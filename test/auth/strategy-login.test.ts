@@ -7,6 +7,9 @@ import { removeDir, tempDir } from '../helpers/dirs.js';
 import { browse, CookieJar, type TestProvider } from './oidc-provider.js';
 import { landing, startRecipe, untilCallback as untilCallbackAt } from './strategy-recipe.js';
 
+/** Where the recipe's editorTheme.logout.redirect sends the browser after the editor's logout. */
+const LOGOUT_PAGE = 'https://idp.example.com/logout';
+
 describe("adminAuth.type \"strategy\" with Node-RED's passport-openidconnect recipe", () => {
   let provider: TestProvider;
   let server: TestServer;
@@ -15,7 +18,7 @@ describe("adminAuth.type \"strategy\" with Node-RED's passport-openidconnect rec
   before(async () => {
     dir = await tempDir();
     // Node-RED 4's editor takes the token from the URL; Node-RED 5's exchange is strategy-exchange.test's.
-    ({ provider, server } = await startRecipe(dir, {}, { editorLogin: 'access_token' }));
+    ({ provider, server } = await startRecipe(dir, { settings: `editorTheme: { logout: { redirect: "${LOGOUT_PAGE}" } },` }, { editorLogin: 'access_token' }));
   });
   after(async () => {
     await server?.stop();
@@ -79,6 +82,15 @@ describe("adminAuth.type \"strategy\" with Node-RED's passport-openidconnect rec
     const back = new URL(await untilCallback(jar, 'alice'));
     back.searchParams.set('state', `${back.searchParams.get('state')}x`);
     assert.equal(sessionMessage(await browse(jar, back.href)), 'AuthenticationError: Forbidden');
+  });
+
+  test("the editor's logout ends the session and answers editorTheme.logout.redirect, as Node-RED does", async () => {
+    const jar = new CookieJar();
+    const token = landing(await browse(jar, await untilCallback(jar, 'alice')), server).get('access_token')!;
+    const res = await request(server.at('auth/revoke'), { method: 'POST', token, json: { token } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { redirect: LOGOUT_PAGE });
+    assert.equal((await request(server.at('flows'), { token })).status, 401);
   });
 
   test("a callback without the login's session (another browser, a forged cookie) is refused", async () => {
