@@ -243,7 +243,8 @@ class CredentialsAuth implements AuthService {
     const via = maker.automation && [...(maker.automation.via ?? []), { id: maker.automation.id, name: maker.automation.name }];
     const info = { id: randomUUID(), name: req.name, created: now, createdBy: user.username, ...(via ? { via } : {}) };
     const expires = wanted ?? limit;
-    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, ...(expires === undefined ? {} : { expires }) }, this.directory.stamp(user));
+    // The token ends with what ends its maker: the same password stamp, or the same provider subject.
+    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, ...(expires === undefined ? {} : { expires }) }, maker.stamp ?? this.directory.stamp(user));
     this.log.audit({ event: 'auth.token.create', id: info.id, name: info.name, scope: req.scope, username: creator.username, createdBy: user.username, reqId: req.reqId }, 'automation token created');
     return { token, info: describeToken(record) };
   }

@@ -20,18 +20,11 @@ export function subjectStamp(subject: string): string {
  */
 export function oidcUsers(local: readonly UserConfig[]): UserDirectory & { ownerNow(s: SessionRecord): Account | undefined; has(name: string): boolean } {
   const locals = credentialUsers(local);
-  // The owner of a session passes its stamp on to the automation tokens made with it.
-  const stamps = new WeakMap<Account, string>();
-  const ownerNow = (s: SessionRecord): Account | undefined => {
-    if (!s.stamp?.startsWith(PREFIX)) return locals.ownerNow(s);
-    const owner = { username: ownerName(s), permissions: s.scope };
-    stamps.set(owner, s.stamp);
-    return owner;
-  };
+  const ownerNow = (s: SessionRecord): Account | undefined => (s.stamp?.startsWith(PREFIX) ? { username: ownerName(s), permissions: s.scope } : locals.ownerNow(s));
   return {
     ownerNow,
     has: locals.has,
     ownerOf: async (s) => ownerNow(s),
-    stamp: (user) => stamps.get(user) ?? (user.subject === undefined ? locals.stamp(user) : subjectStamp(user.subject)),
+    stamp: (user) => (user.subject === undefined ? locals.stamp(user) : subjectStamp(user.subject)),
   };
 }
