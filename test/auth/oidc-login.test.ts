@@ -101,6 +101,16 @@ describe('adminAuth.type "oidc" against a real OpenID Connect provider', () => {
     assert.match(wrongNonce.get('session_message')!, /nonce/i);
   });
 
+  test('a user who cancels at the provider lands in the editor with the provider\'s reason', async () => {
+    const jar = new CookieJar();
+    const state = (await begin(jar, server, provider.issuer)).searchParams.get('state')!;
+    // What the provider's Cancel sends the browser back with (RFC 6749 §4.1.2.1, RFC 9207's iss).
+    const refusal = new URLSearchParams({ error: 'access_denied', error_description: 'End-User aborted interaction', state, iss: provider.issuer });
+    const params = landing(await browse(jar, server.at(`auth/strategy/callback?${refusal}`)), server);
+    assert.equal(params.get('code'), null);
+    assert.equal(params.get('session_message'), 'AuthorizationError: access_denied (End-User aborted interaction)');
+  });
+
   test('a back-channel logout at the provider ends the user\'s sessions and tokens', async () => {
     const jar = new CookieJar();
     const { token } = await signInAs(server, provider, 'alice', jar);

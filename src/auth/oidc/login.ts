@@ -144,9 +144,15 @@ export function createOidcLogin(deps: OidcLoginDeps, config: ProviderConfig): St
  * message (which name the check that failed), never a token or the provider's raw answer.
  */
 function describe(e: unknown): string {
-  const err = e as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown };
+  const err = e as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown; error?: unknown; error_description?: unknown };
   if (err?.name === 'TimeoutError' || err?.name === 'AbortError' || (err?.cause as { code?: unknown })?.code === 'ECONNREFUSED' || err?.message === 'fetch failed') {
     return 'OIDCError: The identity provider could not be reached';
+  }
+  // The provider refused (the user cancelled, a grant it no longer knows): the library's message
+  // only says that it did; the OAuth error code and description say why.
+  if (typeof err?.error === 'string') {
+    const detail = typeof err.error_description === 'string' ? ` (${err.error_description})` : '';
+    return `AuthorizationError: ${err.error}${detail}`.slice(0, 200);
   }
   const code = typeof err?.code === 'string' ? err.code : 'OIDCError';
   const message = typeof err?.message === 'string' ? err.message : String(e);
