@@ -134,7 +134,7 @@ describe('adminAuth.type "oidc" against a real OpenID Connect provider', () => {
     assert.match(await (await fetch(redirect)).text(), /session\/end\/confirm/, "the provider's logout step");
   });
 
-  test('a logout token not signed by the provider is refused and ends nothing', async () => {
+  test('a logout token not signed by the provider, or none at all, is refused in OAuth shape and ends nothing', async () => {
     const { token } = await signInAs(server, provider, 'alice');
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const forged = await new SignJWT({ sub: 'alice', events: { 'http://schemas.openid.net/event/backchannel-logout': {} } })
@@ -143,6 +143,13 @@ describe('adminAuth.type "oidc" against a real OpenID Connect provider', () => {
     const res = await request(server.at('auth/backchannel-logout'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: forged }).toString() });
     assert.equal(res.status, 400);
     assert.equal(res.body.error, 'invalid_request');
+    // No logout token, an oversized one, a body that does not parse: the same OAuth-shaped refusal.
+    const form = (body: string) => request(server.at('auth/backchannel-logout'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    for (const bad of [await form(''), await form(`logout_token=${'a'.repeat(16385)}`), await request(server.at('auth/backchannel-logout'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })]) {
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.error, 'invalid_request');
+      assert.equal(typeof bad.body.error_description, 'string');
+    }
     assert.equal((await request(server.at('flows'), { token })).status, 200);
   });
 
