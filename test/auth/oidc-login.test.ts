@@ -4,7 +4,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT, importJWK } from 'jose';
 import { ADMIN_PASSWORD, adminAuth, eventually, login, request, type TestServer } from '../helpers/server.js';
 import { browse, CLIENT_ID, CookieJar, signIn, signOutAtProvider, type ProviderOptions, type TestProvider } from './oidc-provider.js';
-import { landing, startOidc as startWith } from './strategy-recipe.js';
+import { exchange, landing, startOidc as startWith } from './strategy-recipe.js';
 
 const GROUPS = { alice: ['runnel-admins', 'staff'], rita: ['runnel-viewers'], mallory: ['staff'] };
 
@@ -32,7 +32,7 @@ async function signInAs(server: TestServer, provider: TestProvider, username: st
   const params = landing(await browse(jar, back.url), server);
   const code = params.get('code');
   if (!code) return { message: params.get('session_message') ?? undefined };
-  const exchanged = await request(server.at('auth/token'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code }).toString() });
+  const exchanged = await exchange(server, code);
   assert.equal(exchanged.status, 200);
   return { token: exchanged.body.accessToken };
 }

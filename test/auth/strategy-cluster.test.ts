@@ -5,7 +5,7 @@ import { eventually, request, startServer, type TestServer } from '../helpers/se
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { browse, CLIENT_ID, CLIENT_SECRET, CookieJar, signIn, signOutAtProvider, startProvider, type TestProvider } from './oidc-provider.js';
-import { landing, recipeDir, untilCallback } from './strategy-recipe.js';
+import { exchange, landing, recipeDir, untilCallback } from './strategy-recipe.js';
 
 /**
  * Two instances sharing PostgreSQL behind a balancer without sticky sessions: each step of a
@@ -45,11 +45,10 @@ describe('a strategy login on a cluster without sticky sessions', () => {
     const res = await fetch(b.at(`${onB.pathname}${onB.search}`), { redirect: 'manual', headers: { cookie: jar.header(a.url)! } });
     const code = landing(res, b).get('code');
     assert.ok(code, `the login completed on the other instance: ${res.headers.get('location')}`);
-    const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code }).toString() };
-    const exchanged = await request(a.at('auth/token'), form);
+    const exchanged = await exchange(a, code);
     assert.equal(exchanged.status, 200);
     assert.equal((await request(b.at('settings'), { token: exchanged.body.accessToken })).body.user?.username, 'alice');
-    const reused = await request(b.at('auth/token'), form);
+    const reused = await exchange(b, code);
     assert.equal(reused.status, 400);
     assert.equal(reused.body.error, 'invalid_grant');
   });
@@ -93,7 +92,7 @@ describe('adminAuth.type "oidc" on a cluster', () => {
     const res = await fetch(back.url, { redirect: 'manual', headers: { cookie: jar.header(b.url)! } });
     const code = landing(res, a).get('code');
     assert.ok(code, res.headers.get('location') ?? '');
-    const token = (await request(b.at('auth/token'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code }).toString() })).body.accessToken as string;
+    const token = (await exchange(b, code)).body.accessToken as string;
     assert.equal((await request(a.at('flows'), { token })).status, 200);
     assert.equal((await request(b.at('flows'), { token })).status, 200);
 

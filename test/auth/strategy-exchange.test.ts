@@ -6,12 +6,7 @@ import { request, type TestServer } from '../helpers/server.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { fakeClock } from '../helpers/clock.js';
 import { browse, CookieJar, type TestProvider } from './oidc-provider.js';
-import { landing, startRecipe, untilCallback } from './strategy-recipe.js';
-
-/** POST /auth/token as Node-RED 5's editor sends it after a strategy login: the code alone, as a form. */
-function exchange(server: TestServer, code: string) {
-  return request(server.at('auth/token'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code }).toString() });
-}
+import { exchange, landing, startRecipe, untilCallback } from './strategy-recipe.js';
 
 describe("a strategy login into Node-RED 5's editor: a one-time code exchanged at POST /auth/token", () => {
   const clock = fakeClock();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadSettingsFile } from '../../src/settings/file.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { request, startServer, type JsonResponse, type TestServer } from '../helpers/server.js';
 import type { RunnelOptions } from '../../src/runnel.js';
 import { browse, CLIENT_ID, CLIENT_SECRET, type CookieJar, type ProviderOptions, signIn, startProvider, type TestProvider } from './oidc-provider.js';
 
@@ -138,4 +138,9 @@ export function landing(res: Response, server: TestServer): URLSearchParams {
   const location = new URL(res.headers.get('location')!, server.url);
   assert.equal(location.pathname, '/');
   return location.searchParams;
+}
+
+/** POST /auth/token as Node-RED 5's editor sends it after a strategy login: the code alone, as a form. */
+export function exchange(server: TestServer, code: string): Promise<JsonResponse> {
+  return request(server.at('auth/token'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code }).toString() });
 }
