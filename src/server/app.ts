@@ -168,7 +168,7 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
         if (refusal) throw refusal;
       });
       if (settings.httpAdminMiddleware) admin.addHook('onRequest', expressMiddlewareHook(settings.httpAdminMiddleware));
-      await admin.register(authRoutes, { services });
+      await admin.register(authRoutes, { services, themeLogin: theme.context.login });
       if (services.auth.strategy) await admin.register(strategyRoutes, { login: services.auth.strategy });
       await admin.register(settingsRoutes, { services, editor: editorSettings(settings, theme) });
       await admin.register(flowsRoutes, { services });

@@ -6,6 +6,7 @@ import { needsPermission } from '../auth/guard.js';
 import { isOAuthError, OAuthError } from '../auth/oauth-error.js';
 import type { StrategyLogin } from '../auth/strategy/login.js';
 import type { Settings } from '../settings/settings.js';
+import type { ThemeContext } from './editor/theme.js';
 
 /** Our own client ids and Node-RED's, so the Node-RED editor and node-red-admin can log in. */
 const CLIENTS = new Set(['runtime-admin', 'runtime-editor', 'node-red-admin', 'node-red-editor']);
@@ -18,6 +19,8 @@ const loginSchemeSchema = {
     type: { type: 'string' },
     autoLogin: { type: 'boolean' },
     loginRedirect: { type: 'string' },
+    image: { type: 'string' },
+    loginMessage: { type: 'string' },
     prompts: {
       type: 'array',
       items: {
@@ -64,10 +67,10 @@ const authDisabled = () => new OAuthError(404, 'not_found', 'Admin authenticatio
  * body parse errors included, in the RFC 6749 §5.2 shape with RFC statuses (Node-RED uses
  * 401-text, 403, 500 and 501 here).
  */
-export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const authRoutes: FastifyPluginAsync<{ services: Services; themeLogin: ThemeContext['login'] }> = async (app, { services, themeLogin }) => {
   const { auth } = services;
 
-  const scheme = auth.strategy ? strategyScheme(auth.strategy, services.settings) : auth.enabled ? CREDENTIALS_SCHEME : {};
+  const scheme = auth.enabled ? loginScheme(auth.strategy ? strategyScheme(auth.strategy, services.settings) : CREDENTIALS_SCHEME, themeLogin) : {};
   const themeLogout = logoutRedirect(services.settings);
   app.get('/auth/login', { schema: { response: { 200: loginSchemeSchema } } }, async () => scheme);
 
@@ -170,17 +173,27 @@ export const authRoutes: FastifyPluginAsync<{ services: Services }> = async (app
 
 /**
  * Node-RED's strategy scheme: one button to auth/strategy (`/<admin root>/auth/strategy` under
- * another root), `autoLogin` to go there at once; `editorTheme.login.button` replaces the button.
+ * another root), `autoLogin` to go there at once.
  */
 function strategyScheme(login: StrategyLogin, settings: Settings): Record<string, unknown> {
   const prefix = settings.httpAdminRoot === '/' ? '' : `${settings.httpAdminRoot}/`;
   const url = `${prefix}auth/strategy`;
-  const theme = settings.editorTheme.login;
-  const button = typeof theme === 'object' && theme !== null && !Array.isArray(theme) ? (theme as Record<string, unknown>).button : undefined;
-  const prompts = typeof button === 'object' && button !== null && !Array.isArray(button)
-    ? [{ type: 'button', ...button }]
-    : [{ type: 'button', label: login.label, url, ...(login.icon ? { icon: login.icon } : {}) }];
+  const prompts = [{ type: 'button', label: login.label, url, ...(login.icon ? { icon: login.icon } : {}) }];
   return { type: 'strategy', ...(login.autoLogin ? { autoLogin: true, loginRedirect: url } : {}), prompts };
+}
+
+/**
+ * What the theme adds to either scheme, as Node-RED's: `editorTheme.login.image` and `.message`
+ * shown in the login dialog, and `.button` replacing the prompts with one button.
+ */
+function loginScheme(scheme: Record<string, unknown>, login: ThemeContext['login']): Record<string, unknown> {
+  const button = login?.button;
+  return {
+    ...scheme,
+    ...(login?.image ? { image: login.image } : {}),
+    ...(login?.message ? { loginMessage: login.message } : {}),
+    ...(typeof button === 'object' && button !== null && !Array.isArray(button) ? { prompts: [{ type: 'button', ...button }] } : {}),
+  };
 }
 
 /** Node-RED's `editorTheme.logout.redirect`, when the settings give one. */

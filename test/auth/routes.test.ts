@@ -74,6 +74,29 @@ describe('auth off', () => {
   });
 });
 
+test("GET /auth/login carries editorTheme.login's image and message, and its button replaces the prompts, as Node-RED's", async () => {
+  const login = { image: 'logo.png', message: 'Authorised staff only' };
+  const server = await startServer({ adminAuth: adminAuth(), editorTheme: { login } });
+  try {
+    const res = await request(server.at('auth/login'));
+    assert.deepEqual(res.body, {
+      type: 'credentials',
+      prompts: [{ id: 'username', type: 'text', label: 'user.username' }, { id: 'password', type: 'password', label: 'user.password' }],
+      image: 'theme/login/logo.png',
+      loginMessage: 'Authorised staff only',
+    });
+  } finally {
+    await server.dispose();
+  }
+  const button = { label: 'Sign in with Acme', url: 'https://sso.example.com/runnel', icon: 'fa-key' };
+  const themed = await startServer({ adminAuth: adminAuth(), editorTheme: { login: { button } } });
+  try {
+    assert.deepEqual((await request(themed.at('auth/login'))).body, { type: 'credentials', prompts: [{ type: 'button', ...button }] });
+  } finally {
+    await themed.dispose();
+  }
+});
+
 describe('auth on', () => {
   let server: TestServer;
   before(async () => {
