@@ -10,6 +10,8 @@ export interface Account {
   permissions: string | string[];
   /** The identity provider's subject, for a user an OIDC login let in. */
   subject?: string;
+  /** For a user an OIDC login let in: the fingerprint of the provider's session they logged in with. */
+  providerSession?: string;
 }
 
 /**

@@ -4,8 +4,8 @@ import type { AdminAuthConfig, Settings, UserConfig } from '../settings/settings
 import { credentialUsers, ownerName, strategyUsers, type Account, type UserDirectory } from './directory.js';
 import { createStrategyLogin, type StrategyLogin } from './strategy/login.js';
 import { createOidcLogin, endSessionUrl, providerConfig } from './oidc/login.js';
-import { logoutTokenChecker } from './oidc/logout.js';
-import { oidcUsers, subjectStamp } from './oidc/users.js';
+import { logoutTokenChecker, type LoggedOut } from './oidc/logout.js';
+import { oidcUsers, providerSessionStamp, subjectStamp } from './oidc/users.js';
 import type { Storage } from '../storage/contract.js';
 import type { AuthService, AutomationToken, Principal, SessionInfo, TokenGrant } from './types.js';
 import { OAuthError } from './oauth-error.js';
@@ -162,7 +162,7 @@ class CredentialsAuth implements AuthService {
   readonly anonymousScope: string[] | undefined;
   strategy: StrategyLogin | undefined;
   /** With `adminAuth.type: "oidc"`: checks a back-channel logout token, resolving with its subject. */
-  logoutToken: ((token: string) => Promise<string>) | undefined;
+  logoutToken: ((token: string) => Promise<LoggedOut>) | undefined;
   logoutRedirect: (() => Promise<string | undefined>) | undefined;
   // One slot stays free for file I/O, which shares the libuv pool with bcrypt.
   // bcrypt is pure CPU: leave one core to the event loop (and one pool thread to file I/O), so a login
@@ -244,7 +244,7 @@ class CredentialsAuth implements AuthService {
     const info = { id: randomUUID(), name: req.name, created: now, createdBy: user.username, ...(via ? { via } : {}) };
     const expires = wanted ?? limit;
     // The token ends with what ends its maker: the same password stamp, or the same provider subject.
-    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, ...(expires === undefined ? {} : { expires }) }, maker.stamp ?? this.directory.stamp(user));
+    const { token, record } = await this.tokens.create(`token:${req.name}`, 'automation', req.scope, { info, ...(expires === undefined ? {} : { expires }) }, { stamp: maker.stamp ?? this.directory.stamp(user) });
     this.log.audit({ event: 'auth.token.create', id: info.id, name: info.name, scope: req.scope, username: creator.username, createdBy: user.username, reqId: req.reqId }, 'automation token created');
     return { token, info: describeToken(record) };
   }
@@ -288,7 +288,7 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ event: 'auth.login.fail', reason: 'scope', scope: req.scope, ...who }, 'login failed: scope not permitted');
       throw e;
     }
-    const { token } = await this.tokens.create(user.username, req.client, scope, undefined, this.directory.stamp(user));
+    const { token } = await this.tokens.create(user.username, req.client, scope, undefined, { stamp: this.directory.stamp(user) });
     this.log.audit({ event: 'auth.login', scope, ...who }, 'login succeeded');
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
   }
@@ -303,7 +303,7 @@ class CredentialsAuth implements AuthService {
     const scope = permissionList(user.permissions);
     const client = editorLogin === 'code' ? EXCHANGE_CLIENT : 'node-red-editor';
     const lifetime = editorLogin === 'code' ? this.config.exchangeCodeExpiryTime : this.config.sessionExpiryTime;
-    const { token } = await this.tokens.create(user.username, client, scope, undefined, this.directory.stamp(user), lifetime);
+    const { token } = await this.tokens.create(user.username, client, scope, undefined, { stamp: this.directory.stamp(user), providerSession: user.providerSession }, lifetime);
     this.log.audit({ event: 'auth.login', scope, username: user.username, client: 'node-red-editor', handOver: editorLogin, ...who }, 'login succeeded');
     return { param: editorLogin, value: token };
   }
@@ -317,7 +317,7 @@ class CredentialsAuth implements AuthService {
       throw new OAuthError(400, 'invalid_grant', 'Invalid exchange code: unknown, expired or already used');
     }
     const scope = effectiveScope(pending.scope, user.permissions);
-    const { token } = await this.tokens.create(pending.username, 'node-red-editor', scope, undefined, pending.stamp);
+    const { token } = await this.tokens.create(pending.username, 'node-red-editor', scope, undefined, { stamp: pending.stamp, providerSession: pending.providerSession });
     this.log.audit({ event: 'auth.exchange', username: pending.username, ...who }, 'login code exchanged for a session');
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
   }
@@ -387,18 +387,26 @@ class CredentialsAuth implements AuthService {
     this.log.audit({ ...who, owner: session.username, outcome: 'revoked', self: tokenHash === caller.tokenHash }, 'token revoked');
   }
 
+  /**
+   * A logout token naming the user (`sub`) ends all their sessions and tokens; one naming only a
+   * provider session (`sid`) ends exactly the login sessions made from it (automation tokens made
+   * with them outlive login sessions, as they do a Runnel logout). One naming nothing known ends nothing.
+   */
   async backchannelLogout(token: string, reqId?: string): Promise<number> {
-    let subject: string;
+    let named: LoggedOut;
     try {
       if (!this.logoutToken) throw new Error('adminAuth.type is not "oidc"');
-      subject = await this.logoutToken(token);
+      named = await this.logoutToken(token);
     } catch (e) {
       this.log.audit({ event: 'auth.logout.backchannel.fail', error: (e as Error).message, reqId }, 'back-channel logout refused');
       throw new OAuthError(400, 'invalid_request', `Invalid logout token: ${(e as Error).message}`);
     }
-    const stamp = subjectStamp(subject);
-    const ended = await this.tokens.retain((s) => s.stamp !== stamp);
-    this.log.audit({ event: 'auth.logout.backchannel', count: ended.length, usernames: [...new Set(ended.map(ownerName))], reqId }, 'the identity provider ended a user\'s sessions');
+    const stamp = named.subject === undefined ? undefined : subjectStamp(named.subject);
+    const session = named.session === undefined ? undefined : providerSessionStamp(named.session);
+    const ends = (s: SessionRecord) => (stamp === undefined ? s.providerSession === session : s.stamp === stamp);
+    await this.freshSessions();
+    const ended = await this.tokens.retain((s) => !ends(s));
+    this.log.audit({ event: 'auth.logout.backchannel', by: named.subject !== undefined ? 'sub' : 'sid', count: ended.length, usernames: [...new Set(ended.map(ownerName))], reqId }, 'the identity provider ended a user\'s sessions');
     return ended.length;
   }
 
@@ -408,6 +416,7 @@ class CredentialsAuth implements AuthService {
 
   /** Ends the user's sessions and the automation tokens acting for them: a token may not outlive its user's revocation. */
   async revokeUser(caller: Principal, username: string, reqId?: string): Promise<number> {
+    await this.freshSessions();
     const ended = await this.tokens.retain((s) => ownerName(s) !== username);
     const tokens = ended.filter((s) => s.automation !== undefined).map((s) => s.automation!.id);
     this.log.audit({ event: 'auth.revoke.user', username: caller.username, owner: username.slice(0, 256), count: ended.length, ...(tokens.length > 0 ? { tokens } : {}), reqId }, 'sessions and automation tokens of a user revoked');
@@ -430,6 +439,15 @@ class CredentialsAuth implements AuthService {
         this.reloadSessions();
       }
     });
+  }
+
+  /**
+   * Waits for a reload of the shared sessions begun after this call, so an ending (a logout, a
+   * revocation) also reaches sessions another instance made moments ago.
+   */
+  private async freshSessions(): Promise<void> {
+    this.reloadSessions();
+    while (this.reloading) await this.reloading;
   }
 
   onClose(closer: () => void): void {

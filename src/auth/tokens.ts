@@ -12,6 +12,8 @@ function newToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
+type SessionMarks = Pick<SessionRecord, 'stamp' | 'providerSession'>;
+
 export interface TokenStoreOptions {
   /** Token lifetime in seconds. */
   lifetime: number;
@@ -57,9 +59,10 @@ export class TokenStore {
   /**
    * Takes in what other instances sharing the storage did: their new sessions, and their
    * revocations (sessions storage held before and no longer does). Local changes not yet saved
-   * are kept either way.
+   * are kept either way. Without shared storage there is nothing else to take in.
    */
   async reload(): Promise<void> {
+    if (!this.storage.shared) return;
     const stored = (await this.storage.getSessions()).filter(isSessionRecord);
     const now = new Set(stored.map((s) => s.tokenHash));
     for (const hash of this.sessions.keys()) if (this.storedHashes.has(hash) && !now.has(hash)) this.sessions.delete(hash);
@@ -86,10 +89,10 @@ export class TokenStore {
 
   /**
    * A session; with `automation`, an automation token that expires at `expires` (epoch ms;
-   * default: lives until revoked). `stamp`: see SessionRecord. `lifetime` (seconds) replaces the
-   * sessions' own for this one.
+   * default: lives until revoked). `marks`: what ends it besides expiry (see SessionRecord).
+   * `lifetime` (seconds) replaces the sessions' own for this one.
    */
-  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; expires?: number }, stamp?: string, lifetime = this.options.lifetime): Promise<{ token: string; record: SessionRecord }> {
+  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; expires?: number }, marks: SessionMarks = {}, lifetime = this.options.lifetime): Promise<{ token: string; record: SessionRecord }> {
     const token = newToken();
     const record: SessionRecord = {
       tokenHash: hashToken(token),
@@ -98,7 +101,8 @@ export class TokenStore {
       scope,
       expires: automation ? (automation.expires ?? Number.MAX_SAFE_INTEGER) : this.now() + lifetime * 1000,
       ...(automation ? { automation: automation.info } : {}),
-      ...(stamp === undefined ? {} : { stamp }),
+      ...(marks.stamp === undefined ? {} : { stamp: marks.stamp }),
+      ...(marks.providerSession === undefined ? {} : { providerSession: marks.providerSession }),
     };
     if (!automation) this.dropOldestBeyondCap();
     this.sessions.set(record.tokenHash, record);
@@ -244,6 +248,7 @@ function isSessionRecord(v: unknown): v is SessionRecord {
     typeof s.username === 'string' && typeof s.client === 'string' &&
     Array.isArray(s.scope) && s.scope.every((x) => typeof x === 'string') &&
     typeof s.expires === 'number' &&
-    (s.stamp === undefined || typeof s.stamp === 'string')
+    (s.stamp === undefined || typeof s.stamp === 'string') &&
+    (s.providerSession === undefined || typeof s.providerSession === 'string')
   );
 }

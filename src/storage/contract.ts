@@ -99,6 +99,11 @@ export interface SessionRecord {
    * when it was made): a changed password ends the session or token.
    */
   stamp?: string;
+  /**
+   * For a login session through an OpenID Connect provider: a fingerprint of the provider's session
+   * id (the ID token's `sid`), which a back-channel logout may name instead of the user.
+   */
+  providerSession?: string;
   /** Set for an automation token (POST /auth/tokens) rather than a login session. */
   automation?: AutomationTokenInfo;
 }

@@ -123,6 +123,24 @@ describe('adminAuth.type "oidc" against a real OpenID Connect provider', () => {
     assert.ok(server.logs.some((line) => line.includes('"auth.logout.backchannel"') && line.includes('alice')));
   });
 
+  test('a logout token naming only a provider session (sid) ends exactly the sessions made from it; an unknown sid changes nothing', async () => {
+    const laptop = new CookieJar();
+    const { token: onLaptop } = await signInAs(server, provider, 'alice', laptop);
+    const automation = (await request(server.at('auth/tokens'), { method: 'POST', token: onLaptop, json: { name: 'ci-sid', scope: 'flows.read' } })).body.token as string;
+    const { token: onDesktop } = await signInAs(server, provider, 'alice');
+    const post = async (names: { sub?: string; sid?: string }) =>
+      request(server.at('auth/backchannel-logout'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: await provider.logoutToken(names) }).toString() });
+
+    const unknown = await post({ sid: 'a-session-the-provider-never-had' });
+    assert.equal(unknown.status, 200, JSON.stringify(unknown.body));
+    for (const token of [onLaptop, onDesktop, automation]) assert.equal((await request(server.at('flows'), { token })).status, 200);
+
+    assert.equal((await post({ sid: await provider.sessionOf(laptop) })).status, 200);
+    assert.equal((await request(server.at('flows'), { token: onLaptop })).status, 401, "the laptop's provider session ended");
+    assert.equal((await request(server.at('flows'), { token: onDesktop })).status, 200, "the desktop's provider session is another");
+    assert.equal((await request(server.at('flows'), { token: automation })).status, 200, 'an automation token outlives the login session that made it');
+  });
+
   test("the editor's logout ends the session and sends the browser to the provider's logout page", async () => {
     const { token } = await signInAs(server, provider, 'alice');
     const res = await request(server.at('auth/revoke'), { method: 'POST', token, json: { token } });

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { importJWK, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 
 export const CLIENT_ID = 'runnel-editor';
@@ -14,6 +15,13 @@ export interface TestProvider {
    * so knows its URLs; until then the provider answers 503.
    */
   register(client: ClientURLs): void;
+  /** The session id (`sid`) the provider gave Runnel's client for the jar's signed-in user. */
+  sessionOf(jar: CookieJar): Promise<string>;
+  /**
+   * A back-channel logout token signed with the provider's own key, naming what `names` gives (a
+   * provider may name only the session, which oidc-provider itself never does).
+   */
+  logoutToken(names: { sub?: string; sid?: string }): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -42,6 +50,8 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Test
   await once(server, 'listening');
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let handle: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined;
+  let provider: Provider | undefined;
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (options.jwks && req.url === '/jwks') {
       res.setHeader('content-type', 'application/jwk-set+json');
@@ -56,8 +66,17 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Test
   return {
     issuer,
     register: (client) => {
-      handle = configure(issuer, client, options).callback();
+      provider = configure(issuer, client, privateKey, options);
+      handle = provider.callback();
     },
+    sessionOf: async (jar) => {
+      const session = await provider!.Session.find(jar.get(issuer, '_session')!);
+      return session!.sidFor(CLIENT_ID);
+    },
+    logoutToken: async (names) =>
+      new SignJWT({ ...names, events: { 'http://schemas.openid.net/event/backchannel-logout': {} } })
+        .setProtectedHeader({ alg: 'RS256', kid: KEY_ID }).setIssuer(issuer).setAudience(CLIENT_ID).setIssuedAt().setJti(randomUUID())
+        .sign(await importJWK(privateKey.export({ format: 'jwk' }), 'RS256')),
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
@@ -65,13 +84,15 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Test
   };
 }
 
-function configure(issuer: string, client: ClientURLs, options: ProviderOptions): Provider {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const KEY_ID = 'test-key';
+
+function configure(issuer: string, client: ClientURLs, privateKey: KeyObject, options: ProviderOptions): Provider {
   const backchannel = client.backchannelLogoutURL;
   return new Provider(issuer, {
     clients: [{
       client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [client.callbackURL], token_endpoint_auth_method: 'client_secret_post',
-      ...(backchannel ? { backchannel_logout_uri: backchannel, post_logout_redirect_uris: [new URL('/', client.callbackURL).href] } : {}),
+      // With a session required, the ID token names the provider's session (sid), as Keycloak's does.
+      ...(backchannel ? { backchannel_logout_uri: backchannel, backchannel_logout_session_required: true, post_logout_redirect_uris: [new URL('/', client.callbackURL).href] } : {}),
     }],
     ...(backchannel ? { features: { backchannelLogout: { enabled: true }, devInteractions: { enabled: true } } } : {}),
     // Its outgoing requests (the back-channel logout) refuse loopback addresses; the tests' Runnel listens on one.
@@ -79,7 +100,7 @@ function configure(issuer: string, client: ClientURLs, options: ProviderOptions)
       delete init.dispatcher;
       return fetch(url, init);
     },
-    jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' }] },
+    jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: KEY_ID, use: 'sig', alg: 'RS256' }] },
     cookies: { keys: ['provider-cookie-key-for-tests'] },
     // Profile claims in the ID token too, as Keycloak, Entra and authentik put them by default: the
     // recipe's verify of five arguments reads the profile from the ID token only.
@@ -99,6 +120,10 @@ export class CookieJar {
   header(url: string): string | undefined {
     const jar = this.jars.get(new URL(url).host);
     return jar && jar.size > 0 ? [...jar].map(([k, v]) => `${k}=${v}`).join('; ') : undefined;
+  }
+
+  get(url: string, name: string): string | undefined {
+    return this.jars.get(new URL(url).host)?.get(name);
   }
 
   take(url: string, res: Response): void {

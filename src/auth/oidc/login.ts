@@ -6,6 +6,7 @@ import type { Account } from '../directory.js';
 import type { StrategyLogin } from '../strategy/login.js';
 import { CookieSessions } from '../strategy/session.js';
 import { permissionsOf } from './claims.js';
+import { providerSessionStamp } from './users.js';
 
 /** Seconds a provider may take to answer discovery, the token request or its keys. */
 const TIMEOUT_SECONDS = 10;
@@ -110,7 +111,8 @@ export function createOidcLogin(deps: OidcLoginDeps, config: ProviderConfig): St
       log.audit({ event: 'auth.login.fail.oauth', reason: 'no_mapped_group', username: username.slice(0, 256), ...who }, 'login refused: none of the user\'s groups is in adminAuth.permissions');
       return failure('AuthenticationError: Unauthorized');
     }
-    const { param, value } = await deps.handOver({ username, permissions, subject: claims.sub }, { ...who, issuer: settings.issuer });
+    const providerSession = typeof claims.sid === 'string' && claims.sid !== '' ? providerSessionStamp(claims.sid) : undefined;
+    const { param, value } = await deps.handOver({ username, permissions, subject: claims.sub, ...(providerSession ? { providerSession } : {}) }, { ...who, issuer: settings.issuer });
     return { status: 302, location: `${editor}?${param}=${value}` };
   };
 

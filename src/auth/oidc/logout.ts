@@ -2,14 +2,21 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { OidcSettings } from '../../settings/admin-oidc.js';
 import type { ProviderConfig } from './login.js';
 
+/** Who a logout token logs out: a user at the provider (`sub`), or one of their sessions there (`sid`). */
+export interface LoggedOut {
+  subject?: string;
+  session?: string;
+}
+
 const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 
 /**
  * Checks a back-channel logout token (OpenID Connect Back-Channel Logout 1.0 §2.6): signed with
  * one of the provider's keys, from its issuer, for this client, recent, carrying the logout event
- * and no nonce. Resolves with the subject whose sessions end; throws for anything else.
+ * and no nonce, naming a subject, a provider session (`sid`) or both. Resolves with what it names;
+ * throws for anything else.
  */
-export function logoutTokenChecker(settings: OidcSettings, config: ProviderConfig): (token: string) => Promise<string> {
+export function logoutTokenChecker(settings: OidcSettings, config: ProviderConfig): (token: string) => Promise<LoggedOut> {
   let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
   return async (token) => {
     const metadata = (await config()).serverMetadata();
@@ -19,7 +26,9 @@ export function logoutTokenChecker(settings: OidcSettings, config: ProviderConfi
     const events = payload.events as Record<string, unknown> | undefined;
     if (typeof events !== 'object' || events === null || typeof events[LOGOUT_EVENT] !== 'object') throw new Error('not a logout token: no back-channel logout event');
     if ('nonce' in payload) throw new Error('a logout token carries no nonce');
-    if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('the logout token names no subject (sid alone is not supported)');
-    return payload.sub;
+    const subject = typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : undefined;
+    const session = typeof payload.sid === 'string' && payload.sid !== '' ? payload.sid : undefined;
+    if (subject === undefined && session === undefined) throw new Error('the logout token names neither a subject (sub) nor a session (sid)');
+    return { ...(subject === undefined ? {} : { subject }), ...(session === undefined ? {} : { session }) };
   };
 }

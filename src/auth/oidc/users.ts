@@ -14,6 +14,14 @@ export function subjectStamp(subject: string): string {
 }
 
 /**
+ * What a login session keeps of the provider's session it came from (the ID token's `sid`), which a
+ * back-channel logout may name alone.
+ */
+export function providerSessionStamp(sid: string): string {
+  return createHash('sha256').update(`sid:${sid}`).digest('hex').slice(0, 32);
+}
+
+/**
  * The users of an OIDC login: those the provider vouched for hold, in their sessions, the
  * permissions their groups gave at login (and end with a back-channel logout or their expiry);
  * the local emergency accounts beside them are checked as credentials users are.
