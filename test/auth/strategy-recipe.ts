@@ -133,7 +133,7 @@ export async function untilCallback(jar: CookieJar, server: TestServer, issuer: 
 }
 
 /** The editor URL a login ended at: its `code`, `access_token` or `session_message`. */
-export function landing(res: Response, server: TestServer): URLSearchParams {
+export function landing(res: Response, server: Pick<TestServer, 'url'>): URLSearchParams {
   assert.equal(res.status, 302);
   const location = new URL(res.headers.get('location')!, server.url);
   assert.equal(location.pathname, '/');
@@ -141,6 +141,6 @@ export function landing(res: Response, server: TestServer): URLSearchParams {
 }
 
 /** POST /auth/token as Node-RED 5's editor sends it after a strategy login: the code alone, as a form. */
-export function exchange(server: TestServer, code: string): Promise<JsonResponse> {
+export function exchange(server: Pick<TestServer, 'at'>, code: string): Promise<JsonResponse> {
   return request(server.at('auth/token'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code }).toString() });
 }
