@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import type { TestServer } from '../helpers/server.js';
 import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser.js';
-import { expectedFailure, paletteTypes } from '../helpers/editor-page.js';
+import { expectedFailure, paletteTypes, tipsTimerRace } from '../helpers/editor-page.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { startOidc, startRecipe } from '../auth/strategy-recipe.js';
 
@@ -35,10 +35,18 @@ async function signInThroughProvider(w: WatchedPage, server: TestServer, label: 
   await page.waitForSelector('#red-ui-header-button-user', { state: 'visible' });
   await w.shot('04-editor');
   assert.equal(new URL(page.url()).search, '', 'no token or code is left in the address bar');
+  // Node-RED 5's editor: back with a one-time code, which it exchanged for its session.
+  assert.ok(w.requests.includes('GET /auth/strategy/callback 302'));
+  assert.ok(w.requests.includes('POST /auth/token 200'), 'the editor exchanged the code');
+  await page.click('#red-ui-header-button-user');
+  const signedIn = page.locator('#usermenu-item-username');
+  await signedIn.waitFor({ state: 'visible' });
+  assert.equal((await signedIn.textContent())?.trim(), username, 'the editor is the provider\'s user\'s');
+  await w.shot('05-user-menu');
   // The provider's pages import a web font from the internet (unreachable here) and have no favicon
   // (a request the page's response log does not list); the editor's requests all succeed.
   const providerPages = (e: string) => e.includes('net::ERR_NAME_NOT_RESOLVED') || expectedFailure(404)(e);
-  assert.deepEqual(w.errors.filter((e) => !expectedFailure(401)(e) && !providerPages(e)), []);
+  assert.deepEqual(w.errors.filter((e) => !expectedFailure(401)(e) && !providerPages(e) && !tipsTimerRace(e)), []);
   assert.deepEqual(w.requests.filter((r) => / [45]\d\d$/.test(r) && r !== 'GET /settings 401'), [], 'only the first settings request, before the login, is refused');
 }
 
@@ -74,6 +82,33 @@ describe('single sign-on into the editor in Chromium', { timeout: 600_000 }, () 
     try {
       const w = await watchedPage(browser, 'sso-oidc');
       await signInThroughProvider(w, server, 'Sign in with the company account', 'alice');
+    } finally {
+      await server.dispose();
+      await provider.close();
+    }
+  });
+
+  it('refuses a user of no mapped group, the login dialog saying so, and leaves the editor closed', async () => {
+    const { provider, server } = await startOidc({
+      groups: { mallory: ['staff'] },
+      settings: { editorTheme: { tours: false } },
+      adminAuth: { permissions: { 'runnel-admins': '*' }, label: 'Sign in with the company account' },
+    });
+    try {
+      const { page, shot, requests } = await watchedPage(browser, 'sso-oidc-refused');
+      await page.goto(server.url);
+      await page.getByText('Sign in with the company account').click();
+      await page.waitForSelector('input[name="login"]', { state: 'visible' });
+      await page.fill('input[name="login"]', 'mallory');
+      await page.fill('input[name="password"]', 'any');
+      await page.click('button[type="submit"]');
+      await page.click('button:has-text("Continue")');
+      const refusal = page.getByText('AuthenticationError: Unauthorized');
+      await refusal.waitFor({ state: 'visible' });
+      await page.getByText('Sign in with the company account').waitFor({ state: 'visible' });
+      await shot('01-refused');
+      assert.equal(await page.locator('#red-ui-workspace-chart').isVisible(), false);
+      assert.ok(!requests.some((r) => r.startsWith('POST /auth/token')), 'no code to exchange');
     } finally {
       await server.dispose();
       await provider.close();
