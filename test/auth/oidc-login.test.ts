@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT, importJWK } from 'jose';
 import { ADMIN_PASSWORD, adminAuth, eventually, login, request, type TestServer } from '../helpers/server.js';
-import { browse, CLIENT_ID, CookieJar, signIn, signOutAtProvider, type ProviderOptions, type TestProvider } from './oidc-provider.js';
+import { removeDir, tempDir } from '../helpers/dirs.js';
+import { skewedClock } from '../helpers/cluster.js';
+import { killRunnels, spawnRunnel } from '../helpers/process.js';
+import { browse, CLIENT_ID, CLIENT_SECRET, CookieJar, signIn, signOutAtProvider, startProvider, type ProviderOptions, type TestProvider } from './oidc-provider.js';
 import { exchange, landing, startOidc as startWith } from './strategy-recipe.js';
 
 const GROUPS = { alice: ['runnel-admins', 'staff'], rita: ['runnel-viewers'], mallory: ['staff'] };
@@ -101,6 +104,28 @@ describe('adminAuth.type "oidc" against a real OpenID Connect provider', () => {
     assert.match(wrongNonce.get('session_message')!, /nonce/i);
   });
 
+  test('a replayed callback is refused, also into another pending login; a code is exchanged once; nothing to resume a login with is logged', async () => {
+    const jar = new CookieJar();
+    const back = (await signIn(jar, (await begin(jar, server, provider.issuer)).href, 'alice')).url;
+    const code = landing(await browse(jar, back), server).get('code')!;
+    const first = await exchange(server, code);
+    assert.equal(first.status, 200);
+    const reused = await exchange(server, code);
+    assert.equal(reused.status, 400);
+    assert.equal(reused.body.error, 'invalid_grant');
+
+    // The login's cookie went with its callback: the same callback again has no login to answer.
+    assert.equal(landing(await browse(jar, back), server).get('session_message'), 'AuthenticationError: Forbidden');
+    // Replayed into a login the browser began since: that login's state is another.
+    await begin(jar, server, provider.issuer);
+    const replayed = landing(await browse(jar, back), server);
+    assert.equal(replayed.get('code'), null);
+    assert.match(replayed.get('session_message')!, /state/i);
+
+    const secrets = [code, first.body.accessToken as string, new URL(back).searchParams.get('code')!, new URL(back).searchParams.get('state')!];
+    for (const secret of secrets) assert.ok(!server.logs.some((line) => line.includes(secret)), 'a code, token or state in the log');
+  });
+
   test('a user who cancels at the provider lands in the editor with the provider\'s reason', async () => {
     const jar = new CookieJar();
     const state = (await begin(jar, server, provider.issuer)).searchParams.get('state')!;
@@ -189,6 +214,28 @@ describe('adminAuth.type "oidc" when the provider misbehaves', () => {
     } finally {
       await server.dispose();
       await provider.close();
+    }
+  });
+
+  test('an ID token past its expiry (beyond the 30 s tolerance) is refused', async () => {
+    const provider = await startProvider({ groups: GROUPS });
+    const dir = await tempDir();
+    try {
+      // Runnel's clock two hours ahead of the provider's: the provider's one-hour ID tokens arrive expired.
+      const runnel = await spawnRunnel(dir, {
+        adminAuth: { type: 'oidc', issuer: provider.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scope: 'openid profile groups', permissions: { 'runnel-admins': '*' } },
+      }, [], skewedClock(2 * 3600_000));
+      const at = (p: string) => new URL(p, runnel.url).href;
+      provider.register({ callbackURL: at('auth/strategy/callback') });
+      const jar = new CookieJar();
+      const start = await browse(jar, at('auth/strategy'));
+      const params = landing(await browse(jar, (await signIn(jar, start.headers.get('location')!, 'alice')).url), runnel);
+      assert.equal(params.get('code'), null);
+      assert.match(params.get('session_message')!, /"exp".*expiration/);
+    } finally {
+      killRunnels();
+      await provider.close();
+      await removeDir(dir);
     }
   });
 
