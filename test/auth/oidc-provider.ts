@@ -37,6 +37,8 @@ export interface ProviderOptions {
   groups?: Record<string, string[]>;
   /** Serve these keys at the JWKS endpoint instead of the signing key's (an ID token then fails its signature check). */
   jwks?: { keys: object[] };
+  /** Told of every request the provider answered and the milliseconds it took (the SSO bench's provider time). */
+  onServed?: (url: string, ms: number) => void;
 }
 
 /**
@@ -53,6 +55,8 @@ export async function startProvider(options: ProviderOptions = {}): Promise<Test
   let provider: Provider | undefined;
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const began = performance.now();
+    if (options.onServed) res.on('finish', () => options.onServed!(req.url ?? '', performance.now() - began));
     if (options.jwks && req.url === '/jwks') {
       res.setHeader('content-type', 'application/jwk-set+json');
       res.end(JSON.stringify(options.jwks));
