@@ -303,7 +303,8 @@ class CredentialsAuth implements AuthService {
     const scope = permissionList(user.permissions);
     const client = editorLogin === 'code' ? EXCHANGE_CLIENT : 'node-red-editor';
     const lifetime = editorLogin === 'code' ? this.config.exchangeCodeExpiryTime : this.config.sessionExpiryTime;
-    const { token } = await this.tokens.create(user.username, client, scope, undefined, { stamp: this.directory.stamp(user), providerSession: user.providerSession }, lifetime);
+    // A code lives seconds: unless another instance may exchange it, it need not wait for a write.
+    const { token } = await this.tokens.create(user.username, client, scope, undefined, { stamp: this.directory.stamp(user), providerSession: user.providerSession }, { lifetime, fleeting: editorLogin === 'code' });
     this.log.audit({ event: 'auth.login', scope, username: user.username, client: 'node-red-editor', handOver: editorLogin, ...who }, 'login succeeded');
     return { param: editorLogin, value: token };
   }

@@ -33,6 +33,8 @@ export class TokenStore {
   private storedHashes = new Set<string>();
   /** Hashes removed here whose removal storage may not hold yet: a read must not bring them back. */
   private readonly removedHere = new Set<string>();
+  /** Fleeting records no save has taken yet: removing one needs no save either. */
+  private readonly unsaved = new Set<string>();
   private saving: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
   private readonly now: () => number;
@@ -90,9 +92,11 @@ export class TokenStore {
   /**
    * A session; with `automation`, an automation token that expires at `expires` (epoch ms;
    * default: lives until revoked). `marks`: what ends it besides expiry (see SessionRecord).
-   * `lifetime` (seconds) replaces the sessions' own for this one.
+   * `lifetime` (seconds) replaces the sessions' own for this one; `fleeting`: a record only this
+   * process needs for its few seconds of life (no other instance shares the storage), kept in memory
+   * and saved only with the next change, which spares the login a write.
    */
-  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; expires?: number }, marks: SessionMarks = {}, lifetime = this.options.lifetime): Promise<{ token: string; record: SessionRecord }> {
+  async create(username: string, client: string, scope: string[], automation?: { info: AutomationTokenInfo; expires?: number }, marks: SessionMarks = {}, { lifetime = this.options.lifetime, fleeting = false } = {}): Promise<{ token: string; record: SessionRecord }> {
     const token = newToken();
     const record: SessionRecord = {
       tokenHash: hashToken(token),
@@ -106,6 +110,10 @@ export class TokenStore {
     };
     if (!automation) this.dropOldestBeyondCap();
     this.sessions.set(record.tokenHash, record);
+    if (fleeting && !this.storage.shared) {
+      this.unsaved.add(record.tokenHash);
+      return { token, record };
+    }
     try {
       await this.persist();
     } catch (e) {
@@ -152,6 +160,7 @@ export class TokenStore {
   async remove(tokenHash: string): Promise<boolean> {
     if (!this.sessions.delete(tokenHash)) return false;
     this.forget(tokenHash);
+    if (this.unsaved.delete(tokenHash)) return true;
     await this.persist();
     return true;
   }
@@ -229,6 +238,8 @@ export class TokenStore {
       .then(() => {
         this.queued = undefined;
         const snapshot = [...this.sessions.values()];
+        // Saved from now on: removing one of them takes a save again.
+        this.unsaved.clear();
         return this.storage.saveSessions(snapshot).then(() => {
           if (this.storage.shared) this.storedHashes = new Set([...this.storedHashes, ...snapshot.map((s) => s.tokenHash)]);
         });

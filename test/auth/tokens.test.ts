@@ -108,3 +108,21 @@ test('remove deletes and persists', async () => {
   assert.equal(store.get(token), undefined);
   assert.deepEqual(storage.sessions, []);
 });
+
+test('a fleeting record (an exchange code on one instance) costs no write to make or to take, and is saved with the next change', async () => {
+  const { storage, open } = setup();
+  const store = await open();
+  const before = storage.saves;
+  const code = await store.create('alice', 'exchange-code', ['*'], undefined, {}, { lifetime: 20, fleeting: true });
+  assert.equal(storage.saves, before, 'made without a write');
+  assert.equal((await store.take(code.token, 'exchange-code'))?.username, 'alice');
+  assert.equal(storage.saves, before, 'taken without a write: it was never written');
+  assert.equal(await store.take(code.token, 'exchange-code'), undefined, 'and taken once');
+
+  const pending = await store.create('alice', 'exchange-code', ['*'], undefined, {}, { lifetime: 20, fleeting: true });
+  await store.create('bob', 'runtime-admin', ['*']);
+  assert.ok(storage.sessions.some((s) => s.tokenHash === pending.record.tokenHash), 'the next save takes it along');
+  assert.ok(await store.take(pending.token, 'exchange-code'));
+  await store.flush();
+  assert.ok(!storage.sessions.some((s) => s.tokenHash === pending.record.tokenHash), 'once saved, taking it is saved too');
+});
