@@ -296,8 +296,8 @@ class CredentialsAuth implements AuthService {
   /**
    * Hands a user the strategy's provider vouched for to the editor, with all their permissions (as
    * Node-RED): a session token for the URL (`access_token`), or a one-time code the editor exchanges
-   * within `exchangeCodeExpiryTime` (`code`), so no session token is ever put in a URL. The code is
-   * a record of the shared sessions, so any instance of a cluster can exchange it.
+   * within `exchangeCodeExpiryTime` (`code`), so no session token is ever put in a URL. With shared
+   * storage the code is a record of the shared sessions, so any instance of a cluster can exchange it.
    */
   async handOver(user: Account, editorLogin: EditorLogin, who: Record<string, unknown>): Promise<{ param: EditorLogin; value: string }> {
     const scope = permissionList(user.permissions);
