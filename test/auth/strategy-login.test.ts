@@ -106,6 +106,25 @@ describe("adminAuth.type \"strategy\" with Node-RED's passport-openidconnect rec
   });
 });
 
+test("editorTheme.login's button replaces the strategy's, its message and image join it, as Node-RED's login", async () => {
+  const dir = await tempDir();
+  const theme = 'editorTheme: { login: { button: { label: "Company login", url: "auth/strategy", icon: "fa-building" }, message: "Staff only", image: "logo.png" } },';
+  const { provider, server } = await startRecipe(dir, { settings: theme });
+  try {
+    const res = await request(server.at('auth/login'));
+    assert.deepEqual(res.body, {
+      type: 'strategy',
+      prompts: [{ type: 'button', label: 'Company login', url: 'auth/strategy', icon: 'fa-building' }],
+      image: 'theme/login/logo.png',
+      loginMessage: 'Staff only',
+    });
+  } finally {
+    await server.stop();
+    await provider.close();
+    await removeDir(dir);
+  }
+});
+
 describe('adminAuth.type "strategy" when the provider goes down during a login', () => {
   test('the callback answers at once with a clear session_message', async () => {
     const dir = await tempDir();
