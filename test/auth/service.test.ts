@@ -206,3 +206,16 @@ test('audit lines for success, failure and revocation, never with secrets', asyn
   const all = lines.join('\n');
   for (const secret of [grant.accessToken, ADMIN_PASSWORD, 'secret-wrong-password']) assert.ok(!all.includes(secret));
 });
+
+test('a revocation on one instance ends a session another instance made moments ago, before any notice of it arrived', async () => {
+  // Two instances over one shared store whose change notices never arrive: only a read finds the session.
+  const storage = new MemorySessions();
+  const shared = { instanceId: 'b', onChange: () => () => undefined, findSession: async (h: string) => storage.sessions.find((s) => s.tokenHash === h) };
+  const b = await make(authSettings(), Object.assign(storage, { shared }) as unknown as MemorySessions);
+  const caller = (await b.auth.authenticate((await login(b.auth, 'reader', READER_PASSWORD)).accessToken))!;
+  const a = await make(authSettings(), storage);
+  const { accessToken } = await login(a.auth, 'admin', ADMIN_PASSWORD);
+  assert.equal(await b.auth.revokeUser(caller, 'admin'), 1);
+  assert.ok(!storage.sessions.some((s) => s.tokenHash === hashToken(accessToken)), 'gone from the shared store');
+  await Promise.all([a.auth.close(), b.auth.close()]);
+});
