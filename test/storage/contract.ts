@@ -43,21 +43,28 @@ async function readFlows(storage: Storage) {
   return snapshot;
 }
 
+/**
+ * For a contract suite (call it inside its describe): opens an initialised backend on a new place,
+ * or on a given one to reopen it; after the suite closes every one opened and disposes the backend.
+ */
+export function opener(backend: StorageBackend): (place?: string) => Promise<{ storage: Storage; place: string }> {
+  const opened: Storage[] = [];
+  after(async () => {
+    for (const s of opened) await s.close().catch(() => undefined);
+    await backend.dispose?.();
+  });
+  return async (place) => {
+    const where = place ?? (await backend.newPlace());
+    const storage = backend.create(where);
+    opened.push(storage);
+    await storage.init();
+    return { storage, place: where };
+  };
+}
+
 export function storageContract(backend: StorageBackend): void {
   describe(`Storage contract: ${backend.name}`, { timeout: 60_000 }, () => {
-    const opened: Storage[] = [];
-    const open = async (place?: string) => {
-      const where = place ?? (await backend.newPlace());
-      const storage = backend.create(where);
-      opened.push(storage);
-      await storage.init();
-      return { storage, place: where };
-    };
-
-    after(async () => {
-      for (const s of opened) await s.close().catch(() => undefined);
-      await backend.dispose?.();
-    });
+    const open = opener(backend);
 
     it('reads an empty place as an empty configuration', async () => {
       const { storage } = await open();

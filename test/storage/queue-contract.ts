@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
-import type { StorageBackend } from './contract.js';
-import type { Storage } from '../../src/storage/contract.js';
+import { describe, it } from 'node:test';
+import { opener, type StorageBackend } from './contract.js';
 import type { QueueItem } from '../../src/storage/queue-contract.js';
 
 /**
@@ -17,19 +16,11 @@ const item = (id: string, key: string | null = null): QueueItem => ({ id, key, b
 
 export function queueContract(backend: StorageBackend): void {
   describe(`Queue contract: ${backend.name}`, { timeout: 60_000 }, () => {
-    const opened: Storage[] = [];
+    const openStorage = opener(backend);
     const open = async (place?: string) => {
-      const where = place ?? (await backend.newPlace());
-      const storage = backend.create(where);
-      opened.push(storage);
-      await storage.init();
-      return { queues: storage.queues, storage, place: where };
+      const opened = await openStorage(place);
+      return { ...opened, queues: opened.storage.queues };
     };
-
-    after(async () => {
-      for (const s of opened) await s.close().catch(() => undefined);
-      await backend.dispose?.();
-    });
 
     it('hands out messages in the order they were enqueued, and forgets them once acknowledged', async () => {
       const { queues } = await open();
