@@ -159,8 +159,7 @@ export class QueueService {
   private async isFull(queue: string, bytes: number, bound: { maxLength: number; maxBytes: number }): Promise<boolean> {
     let depth = this.depths.get(queue);
     if (!depth || this.now() - depth.at > DEPTH_MAX_AGE_MS) {
-      const found = (await this.store.list([queue])).find((q) => q.name === queue);
-      depth = { depth: found?.depth ?? 0, bytes: found?.bytes ?? 0, at: this.now() };
+      depth = { ...(await this.store.size(queue)), at: this.now() };
       this.depths.set(queue, depth);
     }
     const waiting = this.batches.get(queue);

@@ -61,6 +61,8 @@ export interface QueueStore {
   purge(queue: string): Promise<number>;
   /** Every queue holding messages, and those named in `also` even when empty. */
   list(also: Iterable<string>): Promise<QueueDepth[]>;
+  /** One queue's stored messages (in flight included) and their bytes: what its bound is checked against. */
+  size(queue: string): Promise<{ depth: number; bytes: number }>;
   /**
    * Calls `listener` when messages may have become available in a queue (enqueued anywhere, given
    * back at once); with '' when any queue may have them (notifications were lost).

@@ -93,6 +93,15 @@ export function queueContract(backend: StorageBackend): void {
       assert.equal(new Set(ids).size, 20);
     });
 
+    it('sizes one queue alone, in-flight messages included', async () => {
+      const { queues } = await open();
+      await queues.enqueue('s', [item('s1'), item('s2')]);
+      await queues.enqueue('other', [item('o1')]);
+      await queues.claim('s', 1, HOLD);
+      assert.deepEqual(await queues.size('s'), { depth: 2, bytes: 2 * item('s1').body.length });
+      assert.deepEqual(await queues.size('never-used'), { depth: 0, bytes: 0 });
+    });
+
     it('purges a queue, in-flight messages included, and lists named queues even when empty', async () => {
       const { queues } = await open();
       await queues.enqueue('p', [item('p1'), item('p2'), item('p3')]);

@@ -168,6 +168,13 @@ export class FileQueueStore implements QueueStore {
     return result.sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  async size(queue: string): Promise<{ depth: number; bytes: number }> {
+    const q = await this.queue(queue);
+    let bytes = 0;
+    for (const m of q.messages.values()) bytes += m.bytes;
+    return { depth: q.messages.size, bytes };
+  }
+
   onAvailable(listener: (queue: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -87,6 +87,13 @@ export function postgresQueues(db: QueueDb): QueueStore {
       for (const name of also) if (!found.has(name)) found.set(name, { name, depth: 0, inFlight: 0, bytes: 0, oldest: null });
       return [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
     },
+    async size(queue) {
+      const { rows } = await db.query<{ depth: string; bytes: string }>(
+        `SELECT count(*) AS depth, coalesce(sum(octet_length(body)), 0) AS bytes FROM ${t} WHERE queue = $1`,
+        [queue],
+      );
+      return { depth: Number(rows[0].depth), bytes: Number(rows[0].bytes) };
+    },
     onAvailable(listener) {
       local.add(listener);
       const unfollow = db.onChange((change) => {
