@@ -9,7 +9,7 @@
 
 /** An error the `queue out` node reports as the message's error, where a catch node can take it. */
 export class QueueMessageError extends Error {
-  constructor(readonly code: 'queue_message_unserialisable' | 'queue_message_too_large' | 'queue_full' | 'queue_closed', message: string) {
+  constructor(readonly code: 'queue_message_unserialisable' | 'queue_message_too_large' | 'queue_full' | 'queue_closed' | 'queue_name_invalid', message: string) {
     super(message);
     this.name = 'QueueMessageError';
   }

@@ -17,11 +17,13 @@ const FLOWS: Conf[] = [
   { id: 't1', type: 'tab', label: 'queues' },
   // The intake: answers 202 once the order is on the queue, 503 with the code when it cannot be.
   n('in', 'http in', { url: '/orders', method: 'post' }, [['mark']]),
-  n('mark', 'function', { func: 'if (msg.payload && msg.payload.bad === "function") msg.payload.f = function () {}; if (msg.payload && msg.payload.big) msg.payload.big = "x".repeat(msg.payload.big); return msg;' }, [['qout']]),
+  n('mark', 'function', { func: 'if (msg.payload && msg.payload.bad === "function") msg.payload.f = function () {}; if (msg.payload && msg.payload.bad === "circular") msg.payload.self = msg.payload; if (msg.payload && msg.payload.big) msg.payload.big = "x".repeat(msg.payload.big); return msg;' }, [['qout']]),
   n('qout', 'queue out', { queue: 'orders', maxLength: '5' }, [['accepted']]),
   n('accepted', 'change', { rules: [{ t: 'set', p: 'statusCode', pt: 'msg', to: '202', tot: 'num' }, { t: 'set', p: 'payload', pt: 'msg', to: '{"accepted":true}', tot: 'json' }] }, [['reply']]),
   n('reply', 'http response'),
-  n('qcatch', 'catch', { scope: ['qout'], uncaught: false }, [['refused']]),
+  n('unnamed', 'http in', { url: '/unnamed', method: 'post' }, [['qnone']]),
+  n('qnone', 'queue out', { queue: '' }, [['accepted']]),
+  n('qcatch', 'catch', { scope: ['qout', 'qnone'], uncaught: false }, [['refused']]),
   n('refused', 'change', { rules: [{ t: 'set', p: 'statusCode', pt: 'msg', to: '503', tot: 'num' }, { t: 'set', p: 'payload', pt: 'msg', to: 'error', tot: 'msg' }] }, [['reply']]),
   // Processing: a queue with no consumer holds orders; `work` is consumed below.
   n('wout', 'inject', { props: [], repeat: '', once: false }, [['wq']]),
@@ -72,10 +74,22 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
   it('refuses what JSON cannot carry and what is over the size limit, with a catchable error', async () => {
     const fn = await post(server, { bad: 'function' });
     assert.equal(fn.status, 503);
+    assert.equal(fn.body.code, 'queue_message_unserialisable');
     assert.match(String(fn.body.message), /cannot be stored on a queue/);
+    const circular = await post(server, { bad: 'circular' });
+    assert.equal(circular.status, 503);
+    assert.equal(circular.body.code, 'queue_message_unserialisable');
     const big = await post(server, { big: 2 * 1024 * 1024 });
     assert.equal(big.status, 503);
+    assert.equal(big.body.code, 'queue_message_too_large');
     assert.match(String(big.body.message), /over the queue's limit/);
+  });
+
+  it('fails every message of a queue out without a queue name, catchably', async () => {
+    const res = await request(server.at('unnamed'), { method: 'POST', json: { order: 1 } });
+    assert.equal(res.status, 503);
+    assert.equal(res.body.code, 'queue_name_invalid');
+    assert.match(String(res.body.message), /the queue has no name/);
   });
 
   it("fails a message at the queue's bound, catchably, instead of growing without limit", async () => {
@@ -84,6 +98,8 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
     for (let i = before; i < 7; i++) answers.push((await post(server, { order: i })).status);
     assert.deepEqual(answers.slice(0, 5 - before), Array(5 - before).fill(202));
     assert.ok(answers.slice(5 - before).every((s) => s === 503), `${answers}`);
+    const full = await post(server, { order: 'over' });
+    assert.equal(full.body.code, 'queue_full');
   });
 
   it('acknowledges a message when the flow after queue in finished it; keeps a stable id; purges on request', async () => {

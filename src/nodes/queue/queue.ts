@@ -37,7 +37,7 @@ export function queueNodes(service: QueueService) {
         const bad = badQueueName(queue);
         if (bad) {
           this.status({ fill: 'red', shape: 'ring', text: 'no queue' });
-          this.on('input', (msg, _send, done) => done(new QueueMessageError('queue_closed', `queue out: ${bad}`)));
+          this.on('input', (msg, _send, done) => done(new QueueMessageError('queue_name_invalid', `queue out: ${bad}`)));
           return;
         }
         const name = queue as string;
