@@ -174,4 +174,11 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
     assert.match(html, /registerType\("queue out"/);
     assert.match(html, /data-help-name="queue in"/);
   });
+
+  it('leaves the message path hook-free once no queue in node runs', async () => {
+    const hooks = server.instance.runtime.services.hooks;
+    assert.ok(hooks.has('onComplete.runnel-queue-in'), 'a queue in follows completions');
+    await deploy(server, FLOWS.filter((c) => c.type !== 'queue in'), { token });
+    assert.equal(hooks.anyMessageHook, false);
+  });
 });
