@@ -14,6 +14,8 @@ export interface QueueSettings {
   maxLength: number;
   /** A queue's default bound in bytes (of the stored JSON). */
   maxBytes: number;
+  /** The wait before a failed message's second attempt; it doubles per attempt, to at most a minute. */
+  backoffMs: number;
 }
 
 const DEFAULT_QUEUE_SETTINGS: QueueSettings = {
@@ -22,6 +24,7 @@ const DEFAULT_QUEUE_SETTINGS: QueueSettings = {
   maxMessageBytes: 1024 * 1024,
   maxLength: 100_000,
   maxBytes: 256 * 1024 * 1024,
+  backoffMs: 1000,
 };
 
 const LIMITS: Record<keyof QueueSettings, [min: number, max: number]> = {
@@ -30,6 +33,7 @@ const LIMITS: Record<keyof QueueSettings, [min: number, max: number]> = {
   maxMessageBytes: [64, 64 * 1024 * 1024],
   maxLength: [1, 100_000_000],
   maxBytes: [1024, 1024 ** 4],
+  backoffMs: [10, 60_000],
 };
 
 /** Returns the settings, or the message saying what is wrong with them. */

@@ -45,7 +45,7 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
   let token: string;
 
   before(async () => {
-    server = await startServer({ adminAuth: adminAuth(), queues: { pollMs: 20 }, metrics: { enabled: true } });
+    server = await startServer({ adminAuth: adminAuth(), queues: { pollMs: 20, backoffMs: 20 }, metrics: { enabled: true } });
     capture = installCapture(server);
     token = await login(server);
     await deploy(server, FLOWS, { token });

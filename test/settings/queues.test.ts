@@ -9,6 +9,8 @@ describe('queues settings', () => {
   it('fills in the defaults and takes whole numbers within the limits', () => {
     assert.equal(queues(undefined).maxLength, 100_000);
     assert.deepEqual(queues({ leaseMs: 3000 }), { ...queues(undefined), leaseMs: 3000 });
+    assert.equal(queues(undefined).backoffMs, 1000);
+    assert.equal(queues({ backoffMs: 20 }).backoffMs, 20);
   });
 
   it('refuses what is not a setting, out of its limits or not a whole number, naming it', () => {

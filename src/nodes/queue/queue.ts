@@ -11,8 +11,8 @@ const DEFAULT_KEY = 'topic';
 const DEFAULT_TIMEOUT_S = 60;
 /** How long a stopping queue in waits for the messages in hand: within Node-RED's default close timeout (15 s). */
 const CLOSE_GRACE_MS = 10_000;
-/** Back-off after a failed attempt: 1 s, doubled per attempt, at most a minute. */
-const backoffMs = (attempts: number) => Math.min(60_000, 1000 * 2 ** Math.max(0, attempts - 1));
+/** Back-off after a failed attempt: `queues.backoffMs` (1 s), doubled per attempt, at most a minute. */
+const backoffMs = (first: number, attempts: number) => Math.min(60_000, first * 2 ** Math.max(0, attempts - 1));
 
 function positiveInt(value: unknown, fallback: number): number {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
@@ -117,11 +117,11 @@ export function queueNodes(service: QueueService) {
           if (outcome === 'timeout') {
             tracker.forget(claimed.id);
             this.warn(`queue in: message ${claimed.id} on "${name}" was not finished within ${timeoutMs / 1000} s; it will be handed out again`);
-            return { ack: false, retryInMs: backoffMs(claimed.attempts) };
+            return { ack: false, retryInMs: backoffMs(service.settings.backoffMs, claimed.attempts) };
           }
           // A dead letter is removed once its own flow has finished with it, failed or not.
           if (outcome.error === undefined || dead) return { ack: true };
-          return { ack: false, retryInMs: backoffMs(claimed.attempts) };
+          return { ack: false, retryInMs: backoffMs(service.settings.backoffMs, claimed.attempts) };
         };
 
         const consumer = service.consume(name, positiveInt(config.concurrency, 1), handle);
