@@ -171,8 +171,11 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
   it('the editor gets the queue nodes with the core nodes', async () => {
     const res = await fetch(server.at('nodes'), { headers: { accept: 'text/html', authorization: `Bearer ${token}` } });
     const html = await res.text();
-    assert.match(html, /registerType\("queue out"/);
-    assert.match(html, /data-help-name="queue in"/);
+    for (const type of ['queue out', 'queue in']) {
+      assert.match(html, new RegExp(`registerQueueNode\\("${type}"`));
+      assert.match(html, new RegExp(`data-template-name="${type}">\\s*<div class="form-row">\\s*<label for="node-input-queue"`), `${type}'s dialog starts with its queue`);
+      assert.match(html, new RegExp(`data-help-name="${type}"`));
+    }
   });
 
   it('leaves the message path hook-free once no queue in node runs', async () => {

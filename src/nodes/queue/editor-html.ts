@@ -2,34 +2,49 @@
  * The queue nodes' editor definition, edit dialogs and help, as a node set's .html is for the
  * editor. Kept in a module rather than a file beside it so it ships in dist/ with the code.
  */
+const QUEUE_ROW = `
+    <div class="form-row">
+        <label for="node-input-queue"><i class="fa fa-database"></i> Queue</label>
+        <input type="text" id="node-input-queue" placeholder="orders">
+    </div>`;
+const NAME_ROW = `
+    <div class="form-row">
+        <label for="node-input-name"><i class="fa fa-tag"></i> Name</label>
+        <input type="text" id="node-input-name">
+    </div>`;
+
 export const QUEUE_NODES_HTML = String.raw`
 <script type="text/javascript">
 (function() {
     function validName(v) { return typeof v === "string" && v.trim() !== "" && v.length <= 100 && !/[\u0000-\u001f\u007f]/.test(v); }
     function positive(v) { return v === "" || v === undefined || (/^\d+$/.test(String(v)) && Number(v) > 0); }
-    RED.nodes.registerType("queue out", {
-        category: "network",
-        color: "#c7e9c0",
+    /** What both queue nodes share: their look, label, and the queue and name properties. */
+    function registerQueueNode(type, own) {
+        RED.nodes.registerType(type, Object.assign({
+            category: "network",
+            color: "#c7e9c0",
+            icon: "db.svg",
+            paletteLabel: type,
+            label: function() { return this.name || (this.queue ? type + ": " + this.queue : type); },
+            labelStyle: function() { return this.name ? "node_label_italic" : ""; }
+        }, own, {
+            defaults: Object.assign({
+                name: { value: "" },
+                queue: { value: "", required: true, validate: validName }
+            }, own.defaults)
+        }));
+    }
+    registerQueueNode("queue out", {
         defaults: {
-            name: { value: "" },
-            queue: { value: "", required: true, validate: validName },
             whenFull: { value: "error" },
             maxLength: { value: "", validate: positive }
         },
         inputs: 1,
         outputs: 1,
-        icon: "db.svg",
-        align: "right",
-        paletteLabel: "queue out",
-        label: function() { return this.name || (this.queue ? "queue out: " + this.queue : "queue out"); },
-        labelStyle: function() { return this.name ? "node_label_italic" : ""; }
+        align: "right"
     });
-    RED.nodes.registerType("queue in", {
-        category: "network",
-        color: "#c7e9c0",
+    registerQueueNode("queue in", {
         defaults: {
-            name: { value: "" },
-            queue: { value: "", required: true, validate: validName },
             concurrency: { value: 1, validate: positive },
             key: { value: "topic" },
             maxAttempts: { value: 5, validate: positive },
@@ -37,20 +52,13 @@ export const QUEUE_NODES_HTML = String.raw`
         },
         inputs: 0,
         outputs: 2,
-        icon: "db.svg",
-        paletteLabel: "queue in",
-        outputLabels: ["message", "dead letter"],
-        label: function() { return this.name || (this.queue ? "queue in: " + this.queue : "queue in"); },
-        labelStyle: function() { return this.name ? "node_label_italic" : ""; }
+        outputLabels: ["message", "dead letter"]
     });
 })();
 </script>
 
 <script type="text/html" data-template-name="queue out">
-    <div class="form-row">
-        <label for="node-input-queue"><i class="fa fa-database"></i> Queue</label>
-        <input type="text" id="node-input-queue" placeholder="orders">
-    </div>
+${QUEUE_ROW}
     <div class="form-row">
         <label for="node-input-whenFull"><i class="fa fa-hand-paper-o"></i> When full</label>
         <select id="node-input-whenFull" style="width: 70%">
@@ -62,17 +70,11 @@ export const QUEUE_NODES_HTML = String.raw`
         <label for="node-input-maxLength"><i class="fa fa-tasks"></i> Bound</label>
         <input type="text" id="node-input-maxLength" placeholder="100000" style="width: 100px"> messages
     </div>
-    <div class="form-row">
-        <label for="node-input-name"><i class="fa fa-tag"></i> Name</label>
-        <input type="text" id="node-input-name">
-    </div>
+${NAME_ROW}
 </script>
 
 <script type="text/html" data-template-name="queue in">
-    <div class="form-row">
-        <label for="node-input-queue"><i class="fa fa-database"></i> Queue</label>
-        <input type="text" id="node-input-queue" placeholder="orders">
-    </div>
+${QUEUE_ROW}
     <div class="form-row">
         <label for="node-input-concurrency"><i class="fa fa-random"></i> Concurrency</label>
         <input type="text" id="node-input-concurrency" style="width: 100px"> messages at once on each instance
@@ -89,10 +91,7 @@ export const QUEUE_NODES_HTML = String.raw`
         <label for="node-input-timeout"><i class="fa fa-clock-o"></i> Timeout</label>
         <input type="text" id="node-input-timeout" style="width: 100px"> seconds per attempt
     </div>
-    <div class="form-row">
-        <label for="node-input-name"><i class="fa fa-tag"></i> Name</label>
-        <input type="text" id="node-input-name">
-    </div>
+${NAME_ROW}
 </script>
 
 <script type="text/html" data-help-name="queue out">
