@@ -28,6 +28,8 @@ export class Consumer {
   private readonly unlisten: () => void;
   private settled: (() => void) | undefined;
   private acks: number[] = [];
+  /** The claim under way, if any: stopping waits for it, so what it brings is given back, not run. */
+  private claim: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: QueueStore,
@@ -62,9 +64,10 @@ export class Consumer {
     if (free <= 0) return;
     this.claiming = true;
     this.again = false;
-    this.store.claim(this.queue, free, this.options.leaseMs).then(
-      (messages) => {
+    this.claim = this.store.claim(this.queue, free, this.options.leaseMs).then(
+      async (messages) => {
         this.claiming = false;
+        if (this.stopped) return this.giveBack(messages.map((m) => m.seq));
         for (const m of messages) this.run(m);
         if (this.again || messages.length === free) this.wake();
       },
@@ -83,6 +86,7 @@ export class Consumer {
     this.stopped = true;
     this.unlisten();
     for (const t of this.timers) clearInterval(t);
+    await this.claim;
     if (this.inFlight.size > 0 || this.acks.length > 0) {
       await new Promise<void>((resolve) => {
         this.settled = resolve;
@@ -91,7 +95,11 @@ export class Consumer {
     }
     const left = [...this.inFlight.keys()];
     this.inFlight.clear();
-    await Promise.all(left.map((seq) => this.store.retry(this.queue, seq, 0).catch(() => undefined)));
+    await this.giveBack(left);
+  }
+
+  private async giveBack(seqs: number[]): Promise<void> {
+    await Promise.all(seqs.map((seq) => this.store.retry(this.queue, seq, 0).catch(() => undefined)));
   }
 
   private run(message: ClaimedMessage): void {
