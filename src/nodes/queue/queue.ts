@@ -26,7 +26,7 @@ function positiveInt(value: unknown, fallback: number): number {
  */
 export function queueNodes(service: QueueService) {
   return (RED: RedApi) => {
-    const tracker = new CompletionTracker(RED.hooks);
+    const tracker = new CompletionTracker(RED.hooks, RED.events);
     /** The key property each queue's queue in nodes order by: queue out computes keys when it stores. */
     const keyProperties = new Map<string, Set<string>>();
 
@@ -118,6 +118,10 @@ export function queueNodes(service: QueueService) {
             tracker.forget(claimed.id);
             this.warn(`queue in: message ${claimed.id} on "${name}" was not finished within ${timeoutMs / 1000} s; it will be handed out again`);
             return { ack: false, retryInMs: backoffMs(service.settings.backoffMs, claimed.attempts) };
+          }
+          if (outcome.stranded) {
+            this.warn(`queue in: message ${claimed.id} on "${name}" was in a node a deploy stopped; it will be handed out again`);
+            return { ack: false, retryInMs: 0 };
           }
           // A dead letter is removed once its own flow has finished with it, failed or not.
           if (outcome.error === undefined || dead) return { ack: true };
