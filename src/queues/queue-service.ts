@@ -143,6 +143,14 @@ export class QueueService {
     });
   }
 
+  /** Of these queues, those holding messages that no consumer on this instance takes (a renamed or removed queue in left them). */
+  async unattended(queues: Iterable<string>): Promise<Array<{ name: string; depth: number }>> {
+    const taken = new Set([...this.consumers].map((c) => c.queue));
+    const left = [...new Set(queues)].filter((name) => !taken.has(name));
+    const sizes = await Promise.all(left.map(async (name) => ({ name, depth: (await this.store.size(name)).depth })));
+    return sizes.filter((q) => q.depth > 0);
+  }
+
   async purge(queue: string): Promise<number> {
     this.depths.delete(queue);
     return this.store.purge(queue);

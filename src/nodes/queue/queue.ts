@@ -29,6 +29,21 @@ export function queueNodes(service: QueueService) {
     const tracker = new CompletionTracker(RED.hooks, RED.events);
     /** The key property each queue's queue in nodes order by: queue out computes keys when it stores. */
     const keyProperties = new Map<string, Set<string>>();
+    /** Queues whose queue in nodes a deploy stopped: unless one of that name runs after it, say what they still hold. */
+    const stopped = new Set<string>();
+    RED.events.on('flows:started', () => {
+      if (stopped.size === 0) return;
+      const names = [...stopped];
+      stopped.clear();
+      service.unattended(names).then(
+        (left) => {
+          for (const q of left) {
+            RED.log.warn(`Queue "${q.name}" holds ${q.depth} messages and no queue in node takes from it any more (renamed or removed?): they wait until a queue in node of that name runs, or DELETE /queues/${encodeURIComponent(q.name)}/messages purges them`);
+          }
+        },
+        (err: unknown) => RED.log.warn(`Could not check the queues a deploy left without a queue in node: ${(err as Error).message}`),
+      );
+    });
 
     class QueueOutNode extends RED.nodes.Node {
       constructor(config: NodeConfig) {
@@ -134,6 +149,7 @@ export function queueNodes(service: QueueService) {
           if (keys.size === 0 && keyProperties.get(name) === keys) keyProperties.delete(name);
           // Messages not finished by then are given back and handed out again.
           await consumer.stop(CLOSE_GRACE_MS);
+          stopped.add(name);
           release();
           done();
         });
