@@ -13,8 +13,9 @@ import { killRunnels, spawnRunnel } from '../helpers/process.js';
  * Queue wires across a cluster and across crashes, with real processes: three instances on one
  * PostgreSQL take 20,000 messages (RUNNEL_QUEUE_MESSAGES to change it) while one instance is
  * killed with SIGKILL and PostgreSQL restarts; then every message has been handled, duplicates are
- * only redeliveries, and each key's messages were handled in order. A single instance on file
- * storage keeps its queue across its own SIGKILL.
+ * only redeliveries, and each key's messages were handled in order; messages that always fail go
+ * to the dead letters after maxAttempts. A single instance on file storage keeps its queue across
+ * its own SIGKILL.
  */
 
 const TOTAL = Number(process.env.RUNNEL_QUEUE_MESSAGES ?? 20_000);
@@ -36,6 +37,14 @@ function pipeline(log: string): Conf[] {
     n('qin', 'queue in', { queue: 'jobs', concurrency: 8, key: 'topic', maxAttempts: 50 }, [['line'], []]),
     n('line', 'function', { func: 'msg.payload = JSON.stringify({ n: msg.payload, k: msg.topic, r: msg.redelivered, id: msg._msgid }); return msg;' }, [['write']]),
     n('write', 'file', { filename: log, appendNewline: true, createDir: true, overwriteFile: 'false' }),
+    // Poison: every attempt fails, so each message goes to the dead-letter output after maxAttempts.
+    n('pin', 'http in', { url: '/poison', method: 'post' }, [['pout']]),
+    n('pout', 'queue out', { queue: 'poison' }, [['pok']]),
+    n('pok', 'http response', { statusCode: '202' }),
+    n('pqin', 'queue in', { queue: 'poison', key: '', maxAttempts: 2 }, [['pfail'], ['pdead']]),
+    n('pfail', 'function', { func: 'node.done(new Error("poison")); return null;' }),
+    n('pdead', 'function', { func: `msg.payload = JSON.stringify({ n: msg.payload.n, a: msg.attempts, id: msg._msgid }); return msg;` }, [['pwrite']]),
+    n('pwrite', 'file', { filename: log.replace(/handled\.log$/, 'dead.log'), appendNewline: true, createDir: true, overwriteFile: 'false' }),
   ];
 }
 
@@ -82,7 +91,7 @@ describe('queue wires across a cluster', { timeout: 900_000 }, () => {
   before(async () => {
     pg = await startPostgres();
     dir = await tempDir();
-    cluster = await startCluster(pg.url, 'queues', 3, { queues: { leaseMs: 3000, pollMs: 200 } });
+    cluster = await startCluster(pg.url, 'queues', 3, { queues: { leaseMs: 3000, pollMs: 200, backoffMs: 50 } });
     const first = cluster.instances[0];
     token = await login({ at: first.at } as never);
     await deploy(first, pipeline(path.join(dir, 'handled.log')), { token });
@@ -120,6 +129,18 @@ describe('queue wires across a cluster', { timeout: 900_000 }, () => {
     const queues = await request(cluster.instances[0].at('queues'), { token });
     assert.equal(queues.status, 200);
     assert.equal(queues.body.queues.find((q: { name: string }) => q.name === 'jobs').depth, 0);
+  });
+
+  it('sends a message whose every attempt fails, on whichever instances, to the dead letters once after maxAttempts', async () => {
+    const dead = path.join(dir, 'dead.log');
+    for (let i = 0; i < 10; i++) assert.equal((await request(cluster.instances[i % 2].at('poison'), { method: 'POST', json: { n: i }, token })).status, 202);
+    const seen = (await eventually(async () => {
+      const all = (await readFile(dead, 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { n: number; a: number; id: string });
+      return all.length >= 10 ? all : undefined;
+    }, 60_000, 100))!;
+    assert.deepEqual(seen.map((l) => l.n).sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 'each once');
+    assert.ok(seen.every((l) => l.a === 3), 'maxAttempts 2: the third claim is the dead letter');
+    await eventually(async () => (await request(cluster.instances[0].at('queues'), { token })).body.queues.find((q: { name: string }) => q.name === 'poison').depth === 0);
   });
 });
 
