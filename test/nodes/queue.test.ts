@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { deploy, type Conf } from '../helpers/deploy.js';
 import { installCapture, type Capture } from '../helpers/capture.js';
 import { eventually, login, request, startServer, adminAuth, READER_PASSWORD, type TestServer } from '../helpers/server.js';
+import { ROOT } from '../helpers/process.js';
 
 /**
  * The queue nodes on one instance (file storage), through the real HTTP server: an order intake
@@ -183,5 +186,33 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
     assert.ok(hooks.has('onComplete.runnel-queue-in'), 'a queue in follows completions');
     await deploy(server, FLOWS.filter((c) => c.type !== 'queue in'), { token });
     assert.equal(hooks.anyMessageHook, false);
+  });
+});
+
+describe("the README's order intake", { timeout: 60_000 }, () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ queues: { pollMs: 20, backoffMs: 20 } });
+  });
+  after(() => server?.dispose());
+
+  it('deploys as printed, answers 202 once an order is stored, 503 with the code otherwise, and processes the order', async () => {
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const example = readme.indexOf('**A worked example: an order intake.**');
+    const json = /```json\n([\s\S]*?)\n```/.exec(readme.slice(example));
+    assert.ok(example > 0 && json, 'the README has the flow');
+    const flows = JSON.parse(json[1]) as Conf[];
+    const capture = installCapture(server);
+    // The debug nodes become capture nodes: what they would show is what the test reads.
+    await deploy(server, flows.map((c) => (c.type === 'debug' ? { ...c, type: 'test-capture' } : c)));
+    const accepted = await post(server, { customer: 'c1', items: [{ price: 2, qty: 3 }] });
+    assert.deepEqual([accepted.status, accepted.body], [202, { accepted: true }]);
+    const [processed] = await capture.waitFor('processed', 1);
+    assert.equal(processed.payload.total, 6);
+    const big = await post(server, { customer: 'c1', items: 'x'.repeat(2 * 1024 * 1024) });
+    assert.deepEqual([big.status, big.body.code], [503, 'queue_message_too_large']);
+    await post(server, { customer: 'c2' });
+    const [dead] = await capture.waitFor('needs a person', 1);
+    assert.deepEqual([dead.payload.customer, dead.attempts], ['c2', 6], 'five failed attempts, then the dead letters');
   });
 });

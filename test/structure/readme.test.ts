@@ -32,6 +32,7 @@ const QUOTED = [
   'is not a name this server answers to without adminAuth; add it to httpAdminAllowedHosts',
   'may not change this server',
   'cannot use the PostgreSQL database ',
+  ' messages and no queue in node takes from it any more (renamed or removed?)',
 ];
 
 function sources(dir: string): string[] {
