@@ -20,7 +20,15 @@ const TOTAL = Number(process.env.RUNNEL_BENCH_QUEUE_MESSAGES ?? 20_000);
 const BATCH = 500;
 const LATENCY_ROUNDS = 200;
 const CONCURRENCY = 16;
+/** Which rows to measure: RUNNEL_BENCH_QUEUE_INSTANCES=1 for the single-instance row alone. */
+const ROWS = (process.env.RUNNEL_BENCH_QUEUE_INSTANCES ?? '1,3').split(',').map(Number);
 const BODY = JSON.stringify({ payload: { order: 12345, items: ['a', 'b', 'c'] }, topic: 'orders' });
+/**
+ * Each row is measured twice: messages spread over 64 keys (\`queue in\` keeps each key's order, so
+ * a key's next message waits for the one before), and without keys. Runnel and the floor store the
+ * same keys: comparing a keyed Runnel with an unkeyed floor made the ratio look four times worse.
+ */
+const KEYINGS = [64, 0];
 
 const n = (id: string, type: string, extra: Record<string, unknown> = {}, wires: string[][] = [[]]) => ({ id, type, z: 't1', name: id, x: 100, y: 100, wires, ...extra });
 
@@ -28,7 +36,7 @@ const n = (id: string, type: string, extra: Record<string, unknown> = {}, wires:
 const FLOWS = [
   { id: 't1', type: 'tab', label: 'bench' },
   n('in', 'http in', { url: '/enqueue', method: 'post' }, [['fan']]),
-  n('fan', 'function', { func: 'for (let i = 0; i < msg.payload.count; i++) node.send({ payload: { t: Date.now(), i }, topic: "k" + (i % 64), res: msg.res, batch: msg._msgid, size: msg.payload.count }); return null;' }, [['qout']]),
+  n('fan', 'function', { func: 'for (let i = 0; i < msg.payload.count; i++) node.send({ payload: { t: Date.now(), i }, topic: msg.payload.keys ? "k" + (i % msg.payload.keys) : undefined, res: msg.res, batch: msg._msgid, size: msg.payload.count }); return null;' }, [['qout']]),
   n('qout', 'queue out', { queue: 'bench' }, [['stored']]),
   n('stored', 'function', { func: 'const c = (context.get(msg.batch) || 0) + 1; context.set(msg.batch, c); if (c < msg.size) return null; context.set(msg.batch, undefined); return { res: msg.res, payload: { stored: c } };' }, [['reply']]),
   n('reply', 'http response'),
@@ -56,12 +64,12 @@ async function handled(urls: string[]): Promise<number> {
 }
 
 /** Messages per second from the first enqueue until every message has been handled somewhere. */
-async function throughput(urls: string[], instances: RunnelProcess[]): Promise<{ rate: number; cpuUsPerMessage: number }> {
+async function throughput(urls: string[], instances: RunnelProcess[], keys: number): Promise<{ rate: number; cpuUsPerMessage: number }> {
   const start = await handled(urls);
   const cpuBefore = await Promise.all(instances.map((p) => cpuSeconds(p.child.pid!)));
   const began = performance.now();
   const producers = urls.map(async (u, i) => {
-    for (let sent = i * BATCH; sent < TOTAL; sent += BATCH * urls.length) await post(`${u}enqueue`, { count: Math.min(BATCH, TOTAL - sent) });
+    for (let sent = i * BATCH; sent < TOTAL; sent += BATCH * urls.length) await post(`${u}enqueue`, { count: Math.min(BATCH, TOTAL - sent), keys });
   });
   await Promise.all(producers);
   while ((await handled(urls)) - start < TOTAL) await new Promise((r) => setTimeout(r, 20));
@@ -88,7 +96,7 @@ async function latency(url: string, urls: string[]): Promise<number[]> {
 }
 
 /** The same statements as src/storage/postgres/queues.ts, from bare clients: enqueue in batches, claim, delete in batches. */
-async function floor(url: string, clients: number): Promise<number> {
+async function floor(url: string, clients: number, keys: number): Promise<number> {
   const setup = new pg.Client({ connectionString: url });
   await setup.connect();
   await setup.query(`DROP SCHEMA IF EXISTS floor CASCADE; CREATE SCHEMA floor;
@@ -107,7 +115,7 @@ async function floor(url: string, clients: number): Promise<number> {
       for (let sent = 0; sent < per; sent += BATCH) {
         const ids = Array.from({ length: Math.min(BATCH, per - sent) }, (_, i) => `${c}-${sent + i}`);
         await producer.query('BEGIN');
-        await producer.query(`INSERT INTO floor.q (queue, id, key, body) SELECT 'bench', * FROM unnest($1::text[], $2::text[], $3::text[])`, [ids, ids.map(() => null), ids.map(() => BODY)]);
+        await producer.query(`INSERT INTO floor.q (queue, id, key, body) SELECT 'bench', * FROM unnest($1::text[], $2::text[], $3::text[])`, [ids, ids.map((_, i) => (keys ? `k${(sent + i) % keys}` : null)), ids.map(() => BODY)]);
         await producer.query("SELECT pg_notify('floor', 'bench')");
         await producer.query('COMMIT');
       }
@@ -159,19 +167,21 @@ async function main(): Promise<void> {
     await post(`${p0.url}flows`, FLOWS);
     say(`## Queue wires: ${TOTAL.toLocaleString('en')} messages through one queue on one PostgreSQL (${os.availableParallelism()} cores, load average ${os.loadavg()[0]!.toFixed(1)})`);
     say('');
-    say('| instances | Runnel msg/s | bare pg floor msg/s (same statements, as many clients) | ratio | CPU per message (all instances) |');
-    say('|---|---|---|---|---|');
-    for (const count of [1, 3]) {
+    say('| instances | keys | Runnel msg/s | bare pg floor msg/s (same statements, as many clients) | ratio | CPU per message (all instances) |');
+    say('|---|---|---|---|---|---|');
+    for (const count of ROWS) {
       while (instances.length < count) await start(instances.length);
       const urls = instances.map((p) => p.url);
-      const runnel = await throughput(urls, instances);
-      const bare = await floor(pgServer.url, count);
-      say(`| ${count} | ${Math.round(runnel.rate).toLocaleString('en')} | ${Math.round(bare).toLocaleString('en')} | ${(runnel.rate / bare).toFixed(2)} | ${Math.round(runnel.cpuUsPerMessage)} µs |`);
+      for (const keys of KEYINGS) {
+        const runnel = await throughput(urls, instances, keys);
+        const bare = await floor(pgServer.url, count, keys);
+        say(`| ${count} | ${keys || 'none'} | ${Math.round(runnel.rate).toLocaleString('en')} | ${Math.round(bare).toLocaleString('en')} | ${(runnel.rate / bare).toFixed(2)} | ${Math.round(runnel.cpuUsPerMessage)} µs |`);
+      }
     }
     const urls = instances.map((p) => p.url);
     const lats = await latency(urls[0]!, urls);
     say('');
-    say(`Idle hand-off latency (${lats.length} single messages, 3 instances; POST → queue out → stored → queue in on any instance → function): p50 ${percentile(lats, 50)} ms, p99 ${percentile(lats, 99)} ms.`);
+    say(`Idle hand-off latency (${lats.length} single messages, ${urls.length} instance(s); POST → queue out → stored → queue in on any instance → function): p50 ${percentile(lats, 50)} ms, p99 ${percentile(lats, 99)} ms.`);
   } finally {
     for (const p of instances) p.child.kill('SIGTERM');
     await Promise.all(instances.map((p) => p.exited));
