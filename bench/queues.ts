@@ -105,6 +105,9 @@ async function floor(url: string, clients: number, keys: number): Promise<number
     CREATE INDEX ON floor.q (queue, seq); CREATE INDEX ON floor.q (queue, key, seq) WHERE key IS NOT NULL;`);
   await setup.end();
   const per = Math.ceil(TOTAL / clients);
+  // The clients take from one queue, as Runnel's instances do: each stops once all are handled,
+  // not after a share of its own (one that got fewer would wait for ever).
+  let handledByAll = 0;
   const began = performance.now();
   await Promise.all(Array.from({ length: clients }, async (_, c) => {
     const producer = new pg.Client({ connectionString: url });
@@ -120,8 +123,7 @@ async function floor(url: string, clients: number, keys: number): Promise<number
         await producer.query('COMMIT');
       }
     })();
-    let done = 0;
-    while (done < per) {
+    while (handledByAll < clients * per) {
       const { rows } = await consumer.query<{ seq: string }>(
         `UPDATE floor.q m SET lease_until = now() + interval '30 seconds', attempts = attempts + 1 WHERE m.seq IN (
            SELECT c.seq FROM floor.q c WHERE c.queue = 'bench' AND c.visible_at <= now() AND (c.lease_until IS NULL OR c.lease_until < now())
@@ -134,7 +136,7 @@ async function floor(url: string, clients: number, keys: number): Promise<number
         continue;
       }
       await consumer.query('DELETE FROM floor.q WHERE queue = $1 AND seq = ANY($2::bigint[])', ['bench', rows.map((r) => r.seq)]);
-      done += rows.length;
+      handledByAll += rows.length;
     }
     await produce;
     await producer.end();
