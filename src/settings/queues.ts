@@ -2,6 +2,7 @@
  * `queues`: the durable queues of the `queue out` and `queue in` nodes (README, "Queue wires").
  * Each queue out node may set a lower bound of its own; these are the defaults and the limits.
  */
+import { SettingsError } from './settings-error.js';
 
 export interface QueueSettings {
   /** How long a claimed message is held for its consumer without renewal: a dead instance's messages come back after it. */
@@ -36,16 +37,16 @@ const LIMITS: Record<keyof QueueSettings, [min: number, max: number]> = {
   backoffMs: [10, 60_000],
 };
 
-/** Returns the settings, or the message saying what is wrong with them. */
-export function parseQueueSettings(v: unknown): QueueSettings | string {
+/** The settings; throws SettingsError saying what is wrong with them. */
+export function parseQueueSettings(v: unknown): QueueSettings {
   if (v === undefined || v === null) return DEFAULT_QUEUE_SETTINGS;
-  if (typeof v !== 'object' || Array.isArray(v)) return 'queues must be an object such as {"leaseMs": 30000}';
+  if (typeof v !== 'object' || Array.isArray(v)) throw new SettingsError('queues must be an object such as {"leaseMs": 30000}');
   const result = { ...DEFAULT_QUEUE_SETTINGS };
   for (const [key, value] of Object.entries(v)) {
     const limits = LIMITS[key as keyof QueueSettings] as [number, number] | undefined;
-    if (!limits) return `queues.${key} is not a setting (${Object.keys(LIMITS).join(', ')})`;
+    if (!limits) throw new SettingsError(`queues.${key} is not a setting (${Object.keys(LIMITS).join(', ')})`);
     if (typeof value !== 'number' || !Number.isInteger(value) || value < limits[0] || value > limits[1]) {
-      return `queues.${key} must be a whole number between ${limits[0]} and ${limits[1]}`;
+      throw new SettingsError(`queues.${key} must be a whole number between ${limits[0]} and ${limits[1]}`);
     }
     result[key as keyof QueueSettings] = value;
   }

@@ -475,12 +475,6 @@ function parseStorage(v: unknown, envUrl: string | undefined): StorageSettings {
  * Node-RED takes a module object (required in settings.js) or the name of one of its own: only
  * `localfilesystem`, which is Runnel's file backend.
  */
-function queueSettings(v: unknown): QueueSettings {
-  const parsed = parseQueueSettings(v);
-  if (typeof parsed === 'string') throw new SettingsError(parsed);
-  return parsed;
-}
-
 function parseStorageModule(v: unknown, storage: StorageSettings): NodeRedStorageModule | undefined {
   if (v === undefined || v === null || v === 'localfilesystem') return undefined;
   if (typeof v === 'string') {
@@ -643,7 +637,7 @@ export function resolveSettings(raw: Raw, baseDir = process.cwd(), settingsFile?
     instanceUrl: pick(raw, 'instanceUrl', (v) => typeof v === 'string' && URL.canParse(v), 'an absolute URL', undefined),
     flowHistory: { max: pick(objectSetting(raw, 'flowHistory'), 'max', isInt(1, 100_000), 'a positive integer (flowHistory.max)', 50) },
     metrics: parseMetrics(objectSetting(raw, 'metrics')),
-    queues: queueSettings(raw.queues),
+    queues: parseQueueSettings(raw.queues),
     disableEditor: pick(raw, 'disableEditor', isBool, 'true or false', false),
     editorTheme: pick<Raw>(raw, 'editorTheme', isObject, 'an object', {}),
     ...http,
