@@ -2,7 +2,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { RunnelError } from '../../base/errors.js';
 import type { Projects } from '../../projects/projects.js';
-import type { GitUser, RepoStatus, Repository } from '../../projects/repository.js';
+import type { GitUser, Repository } from '../../projects/repository.js';
 import type { Branch } from '../../projects/git-parse.js';
 import type { RemoteAuth } from '../../projects/remote-auth.js';
 import { checkProjectFile, checkProjectName } from '../../projects/names.js';
@@ -37,8 +37,8 @@ export interface ProjectRemotesApi {
   removeRemote(name: string, remote: string, caller: Caller): Promise<{ remotes: Array<{ name: string; fetch?: string; push?: string }> }>;
   /** PUT /remotes/:name `{auth: {username, password}}`: the credentials to use for it (kept in memory). */
   updateRemote(name: string, remote: string, auth: unknown, caller: Caller): Promise<void>;
-  /** Status after fetching the upstream's remote; a failed fetch is reported in `branches.remoteError`. */
-  statusWithRemote(name: string, status: RepoStatus, caller: Caller): Promise<RepoStatus>;
+  /** Fetches the upstream's remote before a status; a failure is what Node-RED reports in `branches.remoteError`. */
+  fetchUpstream(name: string, caller: Caller): Promise<{ remote: string; code: string } | undefined>;
   /** Fetches every remote, then lists the remote branches. */
   remoteBranches(name: string, caller: Caller): Promise<{ branches: Branch[] }>;
   branchStatus(name: string, remoteBranch: string): Promise<{ commits: { ahead: number; behind: number } }>;
@@ -87,16 +87,16 @@ export function projectRemotesApi(ctx: ProjectsContext): ProjectRemotesApi {
       if (url === undefined) throw new RunnelError('not_found', `The project has no remote ${remote}`);
       if (typeof given === 'object' && given !== null) auth.set(name, url, userOf(caller), given as RemoteSpec);
     },
-    statusWithRemote: async (name, status, caller) => {
+    fetchUpstream: async (name, caller) => {
       const repo = await ctx.active(name);
       const ref = await remotes.upstream(repo.dir);
-      if (ref === undefined) return status;
+      if (ref === undefined) return undefined;
       const { remote } = remotes.splitRemoteBranch(ref, Object.keys((await repo.remotes()) ?? {}));
       try {
         await remotes.fetchRemote(repo.dir, remote, await envFor(name, repo, remote, caller));
-        return await repo.status();
+        return undefined;
       } catch (err) {
-        return { ...status, branches: { ...status.branches, remoteError: { remote, code: (err as RunnelError).code ?? 'git_error' } } };
+        return { remote, code: (err as RunnelError).code ?? 'git_error' };
       }
     },
     remoteBranches: async (name, caller) => {

@@ -16,7 +16,7 @@ export type { ProjectInfo };
  * active project only, as Node-RED's do; changing the active project, pulling, reverting or
  * switching branches deploys the project's flows (a reload). Changes are audited.
  */
-export interface ProjectsApi extends Omit<ProjectRemotesApi, 'clone' | 'statusWithRemote'> {
+export interface ProjectsApi extends Omit<ProjectRemotesApi, 'clone' | 'fetchUpstream'> {
   list(): Promise<{ projects: string[]; active?: string }>;
   /** Creates an empty project, or clones one (`git.remotes.origin`), and makes it the active one. */
   create(project: NewProject & { git?: { remotes?: { origin?: RemoteSpec } } }, caller: Caller): Promise<ProjectInfo>;
@@ -139,7 +139,7 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     }).catch((err: unknown) => log.error({ err, project: projects.active }, 'Committing the deployed flows failed'));
   });
 
-  const { clone, statusWithRemote, ...remoteRoutes } = remoteOps;
+  const { clone, fetchUpstream, ...remoteRoutes } = remoteOps;
   return {
     ...remoteRoutes,
     list,
@@ -172,8 +172,11 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
       audit('delete', caller, { id: name });
     }),
     status: async (name, remote, caller) => {
-      const status = await (await active(name)).status();
-      return remote ? statusWithRemote(name, status, caller) : status;
+      const repo = await active(name);
+      // Fetch first, so the status (three git runs) is read once, with the remote's commits in it.
+      const remoteError = remote ? await fetchUpstream(name, caller) : undefined;
+      const status = await repo.status();
+      return remoteError === undefined ? status : { ...status, branches: { ...status.branches, remoteError } };
     },
     files: async (name) => (await (await active(name)).status()).files,
     file: async (name, treeish, file) => (await active(name)).file(file, treeish),
