@@ -118,6 +118,12 @@ describe('Projects: remotes over file://', () => {
     assert.match((await call('projects/one/files/:2/flows.json')).body.content, /"ours"/);
     const theirs = (await call('projects/one/files/:3/flows.json')).body.content as string;
     assert.match(theirs, /"theirs"/);
+    // A deploy would overwrite the conflicted file (and with it their side) before it is resolved: Node-RED refuses it.
+    const conflicted = await readFile(path.join(server.userDir, 'projects', 'one', 'flows.json'), 'utf8');
+    const during = await call('flows', { method: 'POST', json: [tab, inject('deployed mid-merge')] });
+    assert.deepEqual([during.status, during.body.code], [400, 'git_merge_conflict'], during.text);
+    assert.equal(await readFile(path.join(server.userDir, 'projects', 'one', 'flows.json'), 'utf8'), conflicted);
+    assert.equal(await flowName(), 'ours');
 
     const resolved = await call('projects/one/resolve/flows.json', { method: 'POST', json: { resolutions: theirs } });
     assert.equal(resolved.status, 204, resolved.text);
