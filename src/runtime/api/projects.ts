@@ -5,6 +5,8 @@ import type { Projects, ProjectChange, ProjectInfo, NewProject } from '../../pro
 import type { GitUser, RepoStatus, Repository } from '../../projects/repository.js';
 import type { Branch, Commit, FileEntry } from '../../projects/git-parse.js';
 import { RemoteAuth } from '../../projects/remote-auth.js';
+import { SshKeys } from '../../projects/ssh-keys.js';
+import { sshKeysApi, type SshKeysApi } from './ssh-keys.js';
 import { projectRemotesApi, type ProjectRemotesApi, type ProjectsContext, type RemoteSpec } from './project-remotes.js';
 import type { Caller } from './caller.js';
 
@@ -44,6 +46,8 @@ export interface ProjectsApi extends Omit<ProjectRemotesApi, 'clone' | 'fetchUps
   setBranch(name: string, branch: unknown, create: boolean, caller: Caller): Promise<{ branches: Branch[] }>;
   deleteBranch(name: string, branch: string, force: boolean, caller: Caller): Promise<void>;
   abortMerge(name: string, caller: Caller): Promise<void>;
+  /** The caller's SSH keys (/settings/user/keys), for SSH remotes. */
+  keys: SshKeysApi;
 }
 
 export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
@@ -60,9 +64,10 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
   };
   const audit = (event: string, caller: Caller, extra: Record<string, unknown> = {}) =>
     log.audit({ event: `projects.${event}`, user: caller.user, ip: caller.ip, reqId: caller.reqId, ...extra }, event);
+  const keys = new SshKeys(runtime.settings.userDir, { credentialSecret: runtime.settings.credentialSecret, storage });
   const ctx: ProjectsContext = {
     projects,
-    auth: new RemoteAuth(),
+    auth: new RemoteAuth(keys, runtime.settings.userDir),
     active,
     reload: (action, clearContext, caller, opening) => reload(action, clearContext, caller, opening),
     gitUser: async (caller) => (await gitSettings(caller)).user,
@@ -142,6 +147,7 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
   const { clone, fetchUpstream, ...remoteRoutes } = remoteOps;
   return {
     ...remoteRoutes,
+    keys: sshKeysApi(keys, audit),
     list,
     create: async (project, caller) => {
       const origin = project.git?.remotes?.origin;
