@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
+import { filesHolding } from '../hardening/support.js';
 import { deploy } from '../helpers/deploy.js';
 import { startSshd, type SshServer } from '../helpers/sshd.js';
 
@@ -20,7 +21,13 @@ describe('Projects: an SSH remote with a key from /settings/user/keys', () => {
   let sshd: SshServer;
   let server: TestServer;
   let knownHosts: string;
-  const call = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
+  /** Every answer's text, to check no passphrase or private key ever comes back. */
+  const answers: string[] = [];
+  const call = async (p: string, init: Parameters<typeof request>[1] = {}) => {
+    const res = await request(server.at(p), init);
+    answers.push(res.text);
+    return res;
+  };
   const sh = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=CI', '-c', 'user.email=ci@example.test', ...args], { cwd, encoding: 'utf8' });
   const flowName = async () => ((await call('flows')).body as Array<{ id: string; name?: string }>).find((n) => n.id === 'n1')?.name;
   const sshTemps = async () => (await readdir(tmpdir())).filter((f) => f.startsWith('runnel-ssh-'));
@@ -42,7 +49,7 @@ describe('Projects: an SSH remote with a key from /settings/user/keys', () => {
     const sshdDir = path.join(scratch, 'sshd');
     await mkdir(sshdDir);
     sshd = await startSshd(sshdDir);
-    server = await startServer({ editorTheme: { projects: { enabled: true } } });
+    server = await startServer({ editorTheme: { projects: { enabled: true } }, logging: { level: 'trace' } });
     knownHosts = path.join(server.userDir, 'projects', '.sshkeys', 'known_hosts');
     await call('settings/user', { method: 'POST', json: { git: { user: { name: 'Ada', email: 'ada@example.test' } } } });
     const made = await call('settings/user/keys', { method: 'POST', json: { name: 'deploy', comment: 'ada@example.test' } });
@@ -128,5 +135,13 @@ describe('Projects: an SSH remote with a key from /settings/user/keys', () => {
     await call('projects/flows/remotes/origin', { method: 'PUT', json: { auth: { keyFile: 'nobody-has-this', passphrase: '' } } });
     const res = await call('projects/flows/branches/remote');
     assert.deepEqual([res.status, res.body.code], [404, 'not_found'], failure(res));
+  });
+
+  it('keeps the passphrases and private keys out of the user dir, the log, the audit log and every answer', async () => {
+    const secrets = ['correct horse', 'wrong horse', 'PRIVATE KEY'];
+    assert.deepEqual(await filesHolding(server.userDir, secrets), []);
+    assert.ok(server.logs.some((l) => l.includes('"projects.remote.auth"')), 'the credential change is audited');
+    assert.deepEqual(server.logs.filter((l) => secrets.some((s) => l.includes(s))), []);
+    assert.deepEqual(answers.filter((text) => secrets.some((s) => text.includes(s))), []);
   });
 });

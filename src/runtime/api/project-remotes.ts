@@ -87,7 +87,10 @@ export function projectRemotesApi(ctx: ProjectsContext): ProjectRemotesApi {
       const repo = await ctx.active(name);
       const url = (await repo.remotes())?.[remote]?.fetch;
       if (url === undefined) throw new RunnelError('not_found', `The project has no remote ${remote}`);
-      if (typeof given === 'object' && given !== null) auth.set(name, url, caller.user, given as RemoteSpec);
+      if (typeof given !== 'object' || given === null) return;
+      auth.set(name, url, caller.user, given as RemoteSpec);
+      // Who changed a remote's credentials, never what they are.
+      ctx.audit('remote.auth', caller, { id: name, remote });
     },
     fetchUpstream: async (name, caller) => {
       const repo = await ctx.active(name);
