@@ -114,6 +114,16 @@ describe('Projects: an SSH remote with a key from /settings/user/keys', () => {
     assert.equal(await flowName(), 'pulled over ssh');
   });
 
+  it('uses a key Node-RED made in the user dir, as it is', async () => {
+    const file = path.join(server.userDir, 'projects', '.sshkeys', '__default_from-node-red');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'node-red', '-f', file]);
+    await sshd.authorize((await call('settings/user/keys/from-node-red')).body.publickey);
+    assert.equal((await call('projects/flows/remotes/origin', { method: 'PUT', json: { auth: { keyFile: 'from-node-red', passphrase: '' } } })).status, 204);
+    const fetched = await call('projects/flows/branches/remote');
+    assert.equal(fetched.status, 200, failure(fetched));
+    assert.match(sshd.log.join(''), /Accepted publickey for \S+ from 127\.0\.0\.1 port \d+ ssh2: ED25519/);
+  });
+
   it('answers git_auth_failed for a key the server does not accept, and for a wrong passphrase', async () => {
     assert.equal((await call('settings/user/keys', { method: 'POST', json: { name: 'stranger' } })).status, 200);
     assert.equal((await call('projects/flows/remotes/origin', { method: 'PUT', json: { auth: { keyFile: 'stranger', passphrase: '' } } })).status, 204);
@@ -139,7 +149,8 @@ describe('Projects: an SSH remote with a key from /settings/user/keys', () => {
 
   it('keeps the passphrases and private keys out of the user dir, the log, the audit log and every answer', async () => {
     const secrets = ['correct horse', 'wrong horse', 'PRIVATE KEY'];
-    assert.deepEqual(await filesHolding(server.userDir, secrets), []);
+    // Node-RED's own key stays as Node-RED wrote it; every key Runnel made is encrypted.
+    assert.deepEqual(await filesHolding(server.userDir, secrets), [`${path.join('projects', '.sshkeys', '__default_from-node-red')}: PRIVATE KEY`]);
     assert.ok(server.logs.some((l) => l.includes('"projects.remote.auth"')), 'the credential change is audited');
     assert.deepEqual(server.logs.filter((l) => secrets.some((s) => l.includes(s))), []);
     assert.deepEqual(answers.filter((text) => secrets.some((s) => text.includes(s))), []);
