@@ -13,7 +13,7 @@ export interface KeyRequest {
   size?: unknown;
 }
 
-export interface KeyPair {
+interface KeyPair {
   privateKey: string;
   publicKey: string;
 }
