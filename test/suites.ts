@@ -19,6 +19,7 @@ export const E2E: readonly string[] = [
   'storage/postgres-storage.test',
   'storage/postgres-fencing.test',
   'export/postgres.test',
+  'projects/projects-ssh.test',
   'crash.test',
   'storage/history-crash.test',
   // Stress rather than outside components, but minutes of CPU each: 10,000 fuzzed requests, 1,000 deploy races.

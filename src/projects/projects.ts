@@ -46,6 +46,8 @@ export interface ProjectChange {
 export interface FlowPaths {
   flows: string;
   creds: string;
+  /** Refuses a save while a merge is in progress: it would overwrite the conflicted files (Node-RED's git_merge_conflict). */
+  beforeSave: () => Promise<void>;
 }
 
 /**
@@ -146,7 +148,11 @@ export class Projects {
     if (typeof settings?.flowFile !== 'string') return undefined;
     const flows = path.join(dir, checkProjectFile(dir, settings.flowFile));
     const creds = typeof settings.credentialsFile === 'string' ? path.join(dir, checkProjectFile(dir, settings.credentialsFile)) : credentialsPathFor(flows);
-    return { flows, creds };
+    const repo = new Repository(dir);
+    const beforeSave = async () => {
+      if (await repo.isMerging()) throw new RunnelError('git_merge_conflict', 'The project has unmerged changes: resolve and commit them, or abort the merge, before deploying');
+    };
+    return { flows, creds, beforeSave };
   }
 
   /** The active project's credential secret: a string, or false for credentials in clear. */

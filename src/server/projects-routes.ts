@@ -117,4 +117,15 @@ export const projectsRoutes: FastifyPluginAsync<{ services: Services; projects: 
   change('POST', '/projects/:id/resolve/*', { ...noContent('Resolves a conflicted file ({resolutions}: the text, or a choice per conflict) and stages it'), params: pathParams, body: anyObject }, (r, reply) =>
     done(reply, projects.resolve(r.params.id, r.params['*'] ?? '', body(r).resolutions)));
   change('DELETE', '/projects/:id/merge', { ...noContent('Aborts a merge and deploys the flows as they were'), params: idParams }, (r, reply) => done(reply, projects.abortMerge(r.params.id, requester(r))));
+
+  // The user's SSH keys, under settings.write as in Node-RED (reading a key is a step of managing them).
+  const keys = needsPermission(services.auth, 'settings.write');
+  const keyParams = { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } as const;
+  app.get('/settings/user/keys', { onRequest: keys, schema: ok('Your SSH keys, by name') }, (r) => projects.keys.list(requester(r)));
+  app.get<{ Params: { name: string } }>('/settings/user/keys/:name', { onRequest: keys, schema: { ...ok('One of your SSH keys: its public key', textBody('publickey')), params: keyParams } }, (r) =>
+    projects.keys.publicKey(r.params.name, requester(r)));
+  app.post<{ Body: Record<string, unknown> }>('/settings/user/keys', { onRequest: keys, schema: { ...ok('Generates an SSH key pair ({name, comment, password, size}) with ssh-keygen'), body: anyObject } }, (r) =>
+    projects.keys.generate(r.body, requester(r)));
+  app.delete<{ Params: { name: string } }>('/settings/user/keys/:name', { onRequest: keys, schema: { ...noContent('Deletes one of your SSH keys'), params: keyParams } }, (r, reply) =>
+    done(reply, projects.keys.remove(r.params.name, requester(r))));
 };

@@ -279,7 +279,7 @@ export interface Storage {
    * Points the flows and credentials at another pair of files (the active project's), the file
    * backend only: the next read loads them. Without `paths`, back to the settings' flowFile.
    */
-  useFlowFiles?(paths?: { flows: string; creds: string }): Promise<void>;
+  useFlowFiles?(paths?: { flows: string; creds: string; beforeSave?: () => Promise<void> }): Promise<void>;
   /** Prepares the backend (creates the user dir, repairs an interrupted save). Call once. */
   init(): Promise<void>;
   getFlows(): Promise<FlowsSnapshot>;

@@ -19,7 +19,13 @@ describe('Projects: an HTTPS remote with a user name and token', () => {
   let git: GitHttpServer;
   let server: TestServer;
   let caBefore: string | undefined;
-  const call = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
+  /** Every answer's text, to check no credential ever comes back. */
+  const answers: string[] = [];
+  const call = async (p: string, init: Parameters<typeof request>[1] = {}) => {
+    const res = await request(server.at(p), init);
+    answers.push(res.text);
+    return res;
+  };
   const sh = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=CI', '-c', 'user.email=ci@example.test', ...args], { cwd, encoding: 'utf8' });
 
   before(async () => {
@@ -39,7 +45,8 @@ describe('Projects: an HTTPS remote with a user name and token', () => {
     // Git trusts the test CA through its environment, which Runnel's git inherits.
     caBefore = process.env.GIT_SSL_CAINFO;
     process.env.GIT_SSL_CAINFO = git.caFile;
-    server = await startServer({ editorTheme: { projects: { enabled: true } } });
+    // Everything logged, the audit log included, to check the credentials are never in it.
+    server = await startServer({ editorTheme: { projects: { enabled: true } }, logging: { level: 'trace' } });
     await call('settings/user', { method: 'POST', json: { git: { user: { name: 'Ada', email: 'ada@example.test' } } } });
   });
   after(async () => {
@@ -77,9 +84,15 @@ describe('Projects: an HTTPS remote with a user name and token', () => {
     assert.ok(!refused.text.includes('revoked'));
   });
 
-  it('keeps the token out of the user dir, the working copy\'s git config and the log', async () => {
-    assert.ok(git.seen.includes(`Basic ${Buffer.from(`ci:${TOKEN}`).toString('base64')}`), 'git sent the token');
-    assert.deepEqual(await filesHolding(server.userDir, [TOKEN, Buffer.from(`ci:${TOKEN}`).toString('base64')]), []);
-    assert.deepEqual(server.logs.filter((l) => l.includes(TOKEN)), []);
+  it('keeps the token and passwords out of the user dir, the working copy\'s git config, the log, the audit log and every answer', async () => {
+    const basic = Buffer.from(`ci:${TOKEN}`).toString('base64');
+    assert.ok(git.seen.includes(`Basic ${basic}`), 'git sent the token');
+    for (const p of ['projects/remote', 'projects/remote/remotes', 'projects/remote/status?remote=true', 'projects/remote/branches/remote']) await call(p);
+    const secrets = [TOKEN, basic, 'not-the-token', 'revoked', Buffer.from('ci:revoked').toString('base64')];
+    assert.deepEqual(await filesHolding(server.userDir, secrets), []);
+    const audit = server.logs.filter((l) => l.includes('"projects.'));
+    assert.ok(['projects.clone', 'projects.push', 'projects.remote.auth'].every((e) => audit.some((l) => l.includes(e))), `audited: ${audit.join('')}`);
+    assert.deepEqual(server.logs.filter((l) => secrets.some((s) => l.includes(s))), []);
+    assert.deepEqual(answers.filter((text) => secrets.some((s) => text.includes(s))), []);
   });
 });

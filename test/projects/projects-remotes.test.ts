@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
@@ -118,6 +118,12 @@ describe('Projects: remotes over file://', () => {
     assert.match((await call('projects/one/files/:2/flows.json')).body.content, /"ours"/);
     const theirs = (await call('projects/one/files/:3/flows.json')).body.content as string;
     assert.match(theirs, /"theirs"/);
+    // A deploy would overwrite the conflicted file (and with it their side) before it is resolved: Node-RED refuses it.
+    const conflicted = await readFile(path.join(server.userDir, 'projects', 'one', 'flows.json'), 'utf8');
+    const during = await call('flows', { method: 'POST', json: [tab, inject('deployed mid-merge')] });
+    assert.deepEqual([during.status, during.body.code], [400, 'git_merge_conflict'], during.text);
+    assert.equal(await readFile(path.join(server.userDir, 'projects', 'one', 'flows.json'), 'utf8'), conflicted);
+    assert.equal(await flowName(), 'ours');
 
     const resolved = await call('projects/one/resolve/flows.json', { method: 'POST', json: { resolutions: theirs } });
     assert.equal(resolved.status, 204, resolved.text);
@@ -139,5 +145,50 @@ describe('Projects: remotes over file://', () => {
     }
     const dup = await call('projects/one/remotes', { method: 'POST', json: { name: 'origin', url } });
     assert.deepEqual([dup.status, dup.body.code], [400, 'git_remote_already_exists']);
+  });
+
+  it('answers a 4xx with a code for bad branch names, commits, remote branches and resolutions', async () => {
+    const bad: Array<[string, Parameters<typeof request>[1], number, string]> = [
+      ['projects/one/branches', { method: 'POST', json: { name: '-x', create: true } }, 400, 'git_invalid_argument'],
+      ['projects/one/branches', { method: 'POST', json: { name: 'a..b', create: true } }, 400, 'git_invalid_argument'],
+      ['projects/one/branches', { method: 'POST', json: { name: 'no-such-branch' } }, 400, 'git_error'],
+      ['projects/one/branches/-D', { method: 'DELETE' }, 400, 'git_invalid_argument'],
+      ['projects/one/commits/--all', {}, 400, 'git_invalid_argument'],
+      ['projects/one/commits?before=-x', {}, 400, 'git_invalid_argument'],
+      ['projects/one/commits/0000000000000000000000000000000000000000', {}, 400, 'git_error'],
+      ['projects/one/branches/remote/nowhere/main/status', {}, 400, 'git_error'],
+      ['projects/one/branches/remote/origin/main', {}, 404, 'not_found'],
+      ['projects/one/push/nowhere/main', { method: 'POST' }, 400, 'git_invalid_argument'],
+      ['projects/one/push/origin/-f', { method: 'POST' }, 400, 'git_invalid_argument'],
+      ['projects/one/pull/nowhere/main', { method: 'POST' }, 400, 'git_invalid_argument'],
+      ['projects/one/resolve/flows.json', { method: 'POST', json: { resolutions: 42 } }, 400, 'invalid_request'],
+      ['projects/one/resolve/flows.json', { method: 'POST', json: { resolutions: { 1: { selection: 'C' } } } }, 400, 'invalid_request'],
+      ['projects/one/resolve/..%2Foutside', { method: 'POST', json: { resolutions: '' } }, 400, 'invalid_request'],
+      ['projects/one/commit', { method: 'POST', json: { message: ' ' } }, 400, 'invalid_request'],
+      ['projects/one/remotes/nowhere', { method: 'PUT', json: { auth: { username: 'u', password: 'p' } } }, 404, 'not_found'],
+      ['projects/one/remotes/nowhere', { method: 'DELETE' }, 400, 'git_error'],
+    ];
+    for (const [p, init, status, code] of bad) {
+      const res = await call(p, init);
+      assert.deepEqual([res.status, res.body?.code], [status, code], `${init?.method ?? 'GET'} ${p}: ${res.text}`);
+    }
+    assert.deepEqual((await call('projects/one/branches')).body.branches.map((b: { name: string }) => b.name), ['main']);
+  });
+
+  it('reports an upstream that cannot be fetched in the status, with the local status still there', async () => {
+    const moved = `${bare}.moved`;
+    await rename(bare, moved);
+    try {
+      const status = await call('projects/one/status?remote=true');
+      assert.equal(status.status, 200, status.text);
+      assert.equal(status.body.branches.remoteError.remote, 'origin');
+      assert.ok(['git_not_a_repository', 'git_repository_not_found'].includes(status.body.branches.remoteError.code), status.text);
+      assert.equal(status.body.branches.local, 'main');
+      assert.ok(status.body.commits.total > 0);
+      const branches = await call('projects/one/branches/remote');
+      assert.equal(branches.status, 400, branches.text);
+    } finally {
+      await rename(moved, bare);
+    }
   });
 });

@@ -93,9 +93,19 @@ describe('the editor in Chromium: Projects', { timeout: 900_000 }, () => {
     await diff.locator('.red-ui-diff-text-commit-header').waitFor();
     await diff.getByText('Rename the inject').first().waitFor();
     await diff.getByText('flows.json').first().waitFor();
-    // Both versions of the flows file are read for the node-by-node diff.
-    await eventually(() => ['~1/flows.json 200', '/flows.json 200'].every((end) => w.requests.some((r) => r.startsWith('GET /projects/demo/files/') && r.endsWith(end))));
+    // The node-by-node diff of the flows file, drawn once both versions of it are read: the tab
+    // with one changed node, and, opened, the comment with its old and new name.
+    const flowRow = diff.locator('.red-ui-diff-list-flow-title', { hasText: 'Project flow' });
+    await flowRow.locator('.red-ui-diff-status-changed', { hasText: '1' }).waitFor();
+    await flowRow.click();
+    const changed = diff.locator('.red-ui-diff-list-node-description', { hasText: /before|after/ }).first();
+    await changed.waitFor();
+    await changed.click();
+    await diff.getByText('before').first().waitFor();
+    await diff.getByText('after').first().waitFor();
     await w.shot('06-commit-diff');
+    await page.locator('.red-ui-tray-footer button:visible, .red-ui-tray-toolbar button:visible', { hasText: 'Close' }).first().click();
+    await diff.waitFor({ state: 'detached' });
   });
 
   it('opens another project through the open project dialog, and the server deploys its flows', async () => {
@@ -110,9 +120,12 @@ describe('the editor in Chromium: Projects', { timeout: 900_000 }, () => {
     await w.shot('07-open-project');
     await page.click('#red-ui-projects-dialog-create');
     await eventually(async () => (await request(server.at('projects'))).body.active === 'other');
+    // The editor has the other project once it has loaded its flows and hidden its "Loading project" bar.
+    await page.waitForFunction(() => (globalThis as any).RED.projects.getActiveProject()?.name === 'other'
+      && !(globalThis as any).$('#red-ui-loading-progress').is(':visible'));
     await page.waitForSelector('#red-ui-tab-tab1', { state: 'detached' });
-    await page.locator('.red-ui-notification:has-text("Project \'other\' loaded")').last().waitFor();
-    await page.locator('#red-ui-loader').waitFor({ state: 'hidden' }).catch(() => undefined);
+    await page.locator('.red-ui-sidebar-vc-commit-subject:visible', { hasText: 'Create project' }).waitFor();
+    assert.equal(await page.locator('.red-ui-sidebar-vc-commit-subject:visible', { hasText: 'Rename the inject' }).count(), 0);
     await w.shot('08-switched');
     assert.deepEqual(await storedFlows(server), []);
     // The user settings' git tab lists SSH keys (GET /settings/user/keys), which Runnel does not have yet.

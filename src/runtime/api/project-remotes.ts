@@ -2,7 +2,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { RunnelError } from '../../base/errors.js';
 import type { Projects } from '../../projects/projects.js';
-import type { GitUser, RepoStatus, Repository } from '../../projects/repository.js';
+import type { GitUser, Repository } from '../../projects/repository.js';
 import type { Branch } from '../../projects/git-parse.js';
 import type { RemoteAuth } from '../../projects/remote-auth.js';
 import { checkProjectFile, checkProjectName } from '../../projects/names.js';
@@ -22,12 +22,14 @@ export interface ProjectsContext {
   audit(event: string, caller: Caller, extra?: Record<string, unknown>): void;
 }
 
-/** A remote as the editor gives it: its URL, and a user name with a password or token for HTTPS. */
+/** A remote as the editor gives it: its URL, and a user name with a password or token for HTTPS, or one of the user's SSH keys. */
 export interface RemoteSpec {
   name?: unknown;
   url?: unknown;
   username?: unknown;
   password?: unknown;
+  keyFile?: unknown;
+  passphrase?: unknown;
 }
 
 /** Remotes, push, pull, fetch, clone and conflict resolution: Node-RED's routes on the active project. */
@@ -35,10 +37,10 @@ export interface ProjectRemotesApi {
   remotes(name: string): Promise<{ remotes: Array<{ name: string; fetch?: string; push?: string }> }>;
   addRemote(name: string, remote: RemoteSpec, caller: Caller): Promise<{ remotes: Array<{ name: string; fetch?: string; push?: string }> }>;
   removeRemote(name: string, remote: string, caller: Caller): Promise<{ remotes: Array<{ name: string; fetch?: string; push?: string }> }>;
-  /** PUT /remotes/:name `{auth: {username, password}}`: the credentials to use for it (kept in memory). */
+  /** PUT /remotes/:name `{auth: {username, password}}` or `{auth: {keyFile, passphrase}}`: the credentials to use for it (kept in memory). */
   updateRemote(name: string, remote: string, auth: unknown, caller: Caller): Promise<void>;
-  /** Status after fetching the upstream's remote; a failed fetch is reported in `branches.remoteError`. */
-  statusWithRemote(name: string, status: RepoStatus, caller: Caller): Promise<RepoStatus>;
+  /** Fetches the upstream's remote before a status; a failure is what Node-RED reports in `branches.remoteError`. */
+  fetchUpstream(name: string, caller: Caller): Promise<{ remote: string; code: string } | undefined>;
   /** Fetches every remote, then lists the remote branches. */
   remoteBranches(name: string, caller: Caller): Promise<{ branches: Branch[] }>;
   branchStatus(name: string, remoteBranch: string): Promise<{ commits: { ahead: number; behind: number } }>;
@@ -54,12 +56,12 @@ export interface ProjectRemotesApi {
 
 export function projectRemotesApi(ctx: ProjectsContext): ProjectRemotesApi {
   const { projects, auth } = ctx;
-  const userOf = (caller: Caller) => caller.user ?? '_';
   const list = async (repo: Repository) => ({
     remotes: Object.entries((await repo.remotes()) ?? {}).map(([name, urls]) => ({ name, ...urls })),
   });
-  const envFor = async (name: string, repo: Repository, remote: string, caller: Caller) =>
-    auth.env(name, (await repo.remotes())?.[remote]?.fetch, userOf(caller));
+  /** Runs a git operation on `remote` with the credentials the caller gave for it. */
+  const withRemote = async <T>(name: string, repo: Repository, remote: string, caller: Caller, task: (env: NodeJS.ProcessEnv) => Promise<T>) =>
+    auth.with(name, (await repo.remotes())?.[remote]?.fetch, caller.user, task);
   const target = async (repo: Repository, remoteBranch: string | undefined) => {
     const ref = remoteBranch || (await remotes.upstream(repo.dir));
     if (!ref) throw new RunnelError('invalid_request', 'The branch has no upstream: name the remote branch');
@@ -71,7 +73,7 @@ export function projectRemotesApi(ctx: ProjectsContext): ProjectRemotesApi {
     addRemote: (name, remote, caller) => projects.exclusive(async () => {
       const repo = await ctx.active(name);
       await remotes.addRemote(repo.dir, remote.name, remote.url);
-      auth.set(name, remote.url as string, userOf(caller), remote);
+      auth.set(name, remote.url as string, caller.user, remote);
       ctx.audit('remote.add', caller, { id: name, remote: remote.name });
       return list(repo);
     }),
@@ -85,24 +87,27 @@ export function projectRemotesApi(ctx: ProjectsContext): ProjectRemotesApi {
       const repo = await ctx.active(name);
       const url = (await repo.remotes())?.[remote]?.fetch;
       if (url === undefined) throw new RunnelError('not_found', `The project has no remote ${remote}`);
-      if (typeof given === 'object' && given !== null) auth.set(name, url, userOf(caller), given as RemoteSpec);
+      if (typeof given !== 'object' || given === null) return;
+      auth.set(name, url, caller.user, given as RemoteSpec);
+      // Who changed a remote's credentials, never what they are.
+      ctx.audit('remote.auth', caller, { id: name, remote });
     },
-    statusWithRemote: async (name, status, caller) => {
+    fetchUpstream: async (name, caller) => {
       const repo = await ctx.active(name);
       const ref = await remotes.upstream(repo.dir);
-      if (ref === undefined) return status;
+      if (ref === undefined) return undefined;
       const { remote } = remotes.splitRemoteBranch(ref, Object.keys((await repo.remotes()) ?? {}));
       try {
-        await remotes.fetchRemote(repo.dir, remote, await envFor(name, repo, remote, caller));
-        return await repo.status();
+        await withRemote(name, repo, remote, caller, (env) => remotes.fetchRemote(repo.dir, remote, env));
+        return undefined;
       } catch (err) {
-        return { ...status, branches: { ...status.branches, remoteError: { remote, code: (err as RunnelError).code ?? 'git_error' } } };
+        return { remote, code: (err as RunnelError).code ?? 'git_error' };
       }
     },
     remoteBranches: async (name, caller) => {
       const repo = await ctx.active(name);
       for (const remote of Object.keys((await repo.remotes()) ?? {})) {
-        await remotes.fetchRemote(repo.dir, remote, await envFor(name, repo, remote, caller));
+        await withRemote(name, repo, remote, caller, (env) => remotes.fetchRemote(repo.dir, remote, env));
       }
       return repo.branches(true);
     },
@@ -110,7 +115,7 @@ export function projectRemotesApi(ctx: ProjectsContext): ProjectRemotesApi {
     push: (name, remoteBranch, track, caller) => projects.exclusive(async () => {
       const repo = await ctx.active(name);
       const { remote, branch } = await target(repo, remoteBranch);
-      await remotes.push(repo.dir, remote, remoteBranch ? branch : undefined, track, await envFor(name, repo, remote, caller));
+      await withRemote(name, repo, remote, caller, (env) => remotes.push(repo.dir, remote, remoteBranch ? branch : undefined, track, env));
       ctx.audit('push', caller, { id: name, remote, branch });
     }),
     pull: (name, remoteBranch, setUpstream, allowUnrelatedHistories, caller) => projects.exclusive(async () => {
@@ -118,7 +123,8 @@ export function projectRemotesApi(ctx: ProjectsContext): ProjectRemotesApi {
       if (setUpstream && remoteBranch) await remotes.setUpstream(repo.dir, remoteBranch);
       const { remote, branch } = await target(repo, remoteBranch);
       const named = remoteBranch && !setUpstream ? { remote, branch } : {};
-      await remotes.pull(repo.dir, { ...named, allowUnrelatedHistories, user: await ctx.gitUser(caller) }, await envFor(name, repo, remote, caller));
+      const user = await ctx.gitUser(caller);
+      await withRemote(name, repo, remote, caller, (env) => remotes.pull(repo.dir, { ...named, allowUnrelatedHistories, user }, env));
       ctx.audit('pull', caller, { id: name, remote, branch });
       await ctx.reload('pull', false, caller);
     }),
@@ -135,10 +141,11 @@ export function projectRemotesApi(ctx: ProjectsContext): ProjectRemotesApi {
       const origin = project.git.remotes.origin;
       const dir = path.join(projects.dir, name);
       if (await projects.repository(name).then(() => true, () => false)) throw new RunnelError('project_exists', `A project named ${name} already exists`);
-      auth.set(name, String(origin.url), userOf(caller), origin);
+      auth.set(name, String(origin.url), caller.user, origin);
       await mkdir(dir);
       try {
-        await remotes.clone(dir, origin.url, 'origin', typeof origin.branch === 'string' ? origin.branch : undefined, auth.env(name, String(origin.url), userOf(caller)));
+        const branch = typeof origin.branch === 'string' ? origin.branch : undefined;
+        await auth.with(name, String(origin.url), caller.user, (env) => remotes.clone(dir, origin.url, 'origin', branch, env));
       } catch (err) {
         await rm(dir, { recursive: true, force: true });
         auth.forgetProject(name);

@@ -5,6 +5,8 @@ import type { Projects, ProjectChange, ProjectInfo, NewProject } from '../../pro
 import type { GitUser, RepoStatus, Repository } from '../../projects/repository.js';
 import type { Branch, Commit, FileEntry } from '../../projects/git-parse.js';
 import { RemoteAuth } from '../../projects/remote-auth.js';
+import { SshKeys } from '../../projects/ssh-keys.js';
+import { sshKeysApi, type SshKeysApi } from './ssh-keys.js';
 import { projectRemotesApi, type ProjectRemotesApi, type ProjectsContext, type RemoteSpec } from './project-remotes.js';
 import type { Caller } from './caller.js';
 
@@ -16,7 +18,7 @@ export type { ProjectInfo };
  * active project only, as Node-RED's do; changing the active project, pulling, reverting or
  * switching branches deploys the project's flows (a reload). Changes are audited.
  */
-export interface ProjectsApi extends Omit<ProjectRemotesApi, 'clone' | 'statusWithRemote'> {
+export interface ProjectsApi extends Omit<ProjectRemotesApi, 'clone' | 'fetchUpstream'> {
   list(): Promise<{ projects: string[]; active?: string }>;
   /** Creates an empty project, or clones one (`git.remotes.origin`), and makes it the active one. */
   create(project: NewProject & { git?: { remotes?: { origin?: RemoteSpec } } }, caller: Caller): Promise<ProjectInfo>;
@@ -44,6 +46,8 @@ export interface ProjectsApi extends Omit<ProjectRemotesApi, 'clone' | 'statusWi
   setBranch(name: string, branch: unknown, create: boolean, caller: Caller): Promise<{ branches: Branch[] }>;
   deleteBranch(name: string, branch: string, force: boolean, caller: Caller): Promise<void>;
   abortMerge(name: string, caller: Caller): Promise<void>;
+  /** The caller's SSH keys (/settings/user/keys), for SSH remotes. */
+  keys: SshKeysApi;
 }
 
 export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
@@ -60,9 +64,10 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
   };
   const audit = (event: string, caller: Caller, extra: Record<string, unknown> = {}) =>
     log.audit({ event: `projects.${event}`, user: caller.user, ip: caller.ip, reqId: caller.reqId, ...extra }, event);
+  const keys = new SshKeys(runtime.settings.userDir, { credentialSecret: runtime.settings.credentialSecret, storage });
   const ctx: ProjectsContext = {
     projects,
-    auth: new RemoteAuth(),
+    auth: new RemoteAuth(keys, runtime.settings.userDir),
     active,
     reload: (action, clearContext, caller, opening) => reload(action, clearContext, caller, opening),
     gitUser: async (caller) => (await gitSettings(caller)).user,
@@ -139,9 +144,10 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     }).catch((err: unknown) => log.error({ err, project: projects.active }, 'Committing the deployed flows failed'));
   });
 
-  const { clone, statusWithRemote, ...remoteRoutes } = remoteOps;
+  const { clone, fetchUpstream, ...remoteRoutes } = remoteOps;
   return {
     ...remoteRoutes,
+    keys: sshKeysApi(keys, audit),
     list,
     create: async (project, caller) => {
       const origin = project.git?.remotes?.origin;
@@ -172,8 +178,11 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
       audit('delete', caller, { id: name });
     }),
     status: async (name, remote, caller) => {
-      const status = await (await active(name)).status();
-      return remote ? statusWithRemote(name, status, caller) : status;
+      const repo = await active(name);
+      // Fetch first, so the status (three git runs) is read once, with the remote's commits in it.
+      const remoteError = remote ? await fetchUpstream(name, caller) : undefined;
+      const status = await repo.status();
+      return remoteError === undefined ? status : { ...status, branches: { ...status.branches, remoteError } };
     },
     files: async (name) => (await (await active(name)).status()).files,
     file: async (name, treeish, file) => (await active(name)).file(file, treeish),

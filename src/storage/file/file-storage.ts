@@ -124,6 +124,7 @@ class FileStorage implements Storage {
   saveFlows(req: SaveFlowsRequest): Promise<{ rev: string }> {
     this.assertOpen();
     return this.queue.run(async () => {
+      await this.paths.beforeSave?.();
       const current = await this.refresh();
       if (req.expectedRev !== undefined && req.expectedRev !== current.rev) {
         throw new RunnelError('version_mismatch', `The flows have changed since rev ${req.expectedRev} was read`);

@@ -17,6 +17,8 @@ import type { FlowNodeConfig, StoredCredentials } from '../contract.js';
 export interface PairPaths {
   flows: string;
   creds: string;
+  /** Throws when the files may not be written now (a project's merge in progress); runs before every save. */
+  beforeSave?: () => Promise<void>;
 }
 
 export interface LoadedFlows {
