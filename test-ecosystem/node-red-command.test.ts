@@ -60,7 +60,12 @@ describe('the node-red command line and the way back, against Node-RED 4.1.15', 
       }
       const safe = await startNodeRed(bin, [...args(userDir), '--safe'], dir, 'flows/state');
       try {
-        answers[answers.length - 1]!.safe = JSON.parse((await get(`${safe.base}flows/state`)).body);
+        // Node-RED answers `start` from its listen until its flows have loaded (and been held back).
+        const state = async () => JSON.parse((await get(`${safe.base}flows/state`)).body) as { state: string };
+        answers[answers.length - 1]!.safe = await eventually(async () => {
+          const now = await state();
+          return now.state === 'safe' ? now : undefined;
+        }, 30_000).catch(state);
       } finally {
         await safe.stop();
       }
