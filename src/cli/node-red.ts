@@ -63,7 +63,11 @@ async function nodeRedSettings(args: NodeRedArgs): Promise<Settings> {
   // Node-RED's default user dir is ~/.node-red whatever the settings file says nothing about.
   if (args.userDir !== undefined || raw.userDir === undefined) raw.userDir = args.userDir ?? userDir;
   if (args.flowFile !== undefined) raw.flowFile = flowFilePath(args.flowFile);
-  return resolveSettings(raw, process.cwd(), loaded?.absolute);
+  const settings = await resolveSettings(raw, process.cwd(), loaded?.absolute);
+  // Service units and containers read Node-RED's text lines from its stdout: `node-red` keeps them
+  // (runnel start writes JSON lines when stdout is not a terminal), unless logging.format says otherwise.
+  settings.logging.format ??= 'text';
+  return settings;
 }
 
 /** red.js's `-D key=value` (the value JSON when it parses, else the string) and `-D @file.json` (each key of the object). */
