@@ -105,7 +105,7 @@ describe('cluster: three instances behind HAProxy, watched from Chromium', { tim
 
   // A round-robin balancer puts the editor's /comms on any instance, and the sidebar tags only
   // other instances' messages: which one comes untagged through the balancer is not known beforehand.
-  it('shows in editors through the balancer and on node2 the debug output of every instance, each once, tagged where another instance ran it', async () => {
+  it('shows in editors through the balancer and on node2 the debug output of every instance, each once, tagged where another instance ran it', async (t) => {
     const viaBalancer = await openEditor(balancer.url, 'editor-balancer');
     const onNode2 = await openEditor(nodes[2]!.url, 'editor-node2');
     for (const [i, n] of nodes.entries()) assert.equal((await request(n.at(`emit?n=from-node${i}`))).text, `from-node${i}`);
@@ -118,6 +118,7 @@ describe('cluster: three instances behind HAProxy, watched from Chromium', { tim
     assert.deepEqual(await debugNames(onNode2), tagged(2));
     const throughBalancer = await debugNames(viaBalancer);
     const local = throughBalancer.indexOf('node: seen');
+    t.diagnostic(`the editor through the balancer has its /comms on node${local}`);
     assert.ok(local >= 0, `one message untagged, from the instance holding /comms: ${throughBalancer.join(', ')}`);
     assert.deepEqual(throughBalancer, tagged(local));
     for (const w of [viaBalancer, onNode2]) assert.deepEqual(w.errors.filter((e) => !e.includes('status of 401')), []);
