@@ -9,12 +9,9 @@
  */
 import os from 'node:os';
 import { percentile } from './stats.js';
-import { startCluster, type ClusterInstance } from '../test/helpers/cluster.js';
-import { startFaultProxy, type FaultProxy } from '../test/helpers/fault-proxy.js';
-import { startPostgres } from '../test/helpers/postgres.js';
-import { assertNeverTwoPrimaries, reportingFlows, startReporter } from '../test/helpers/primary-reports.js';
-import { killRunnels } from '../test/helpers/process.js';
-import { ADMIN_PASSWORD, eventually, request } from '../test/helpers/server.js';
+import type { ClusterInstance } from '../test/helpers/cluster.js';
+import { assertNeverTwoPrimaries, reportingFlows, startFaultedCluster } from '../test/helpers/primary-reports.js';
+import { eventually, request } from '../test/helpers/server.js';
 
 const ROUNDS = Number(process.env.RUNNEL_BENCH_FAILOVER_ROUNDS ?? 5);
 const FAULT_MS = 2000;
@@ -25,24 +22,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Fault = 'blackhole' | 'cut' | 'muteAnswers';
 
 async function main(): Promise<void> {
-  const reporter = await startReporter();
-  const pg = await startPostgres();
-  const proxies = new Map<string, FaultProxy>();
-  const perInstance: Record<string, Record<string, unknown>> = {};
-  for (const id of ['node0', 'node1', 'node2']) {
-    const proxy = await startFaultProxy(pg.port);
-    proxies.set(id, proxy);
-    perInstance[id] = { storage: { type: 'postgres', url: proxy.urlFor(pg.url), schema: 'bench' }, functionGlobalContext: { instance: id } };
-  }
-  const cluster = await startCluster(pg.url, 'bench', 3, {}, perInstance);
-  const nodes = cluster.instances;
+  const faulted = await startFaultedCluster('bench');
+  const { nodes, proxies, reporter, token } = faulted;
   const say = (line: string) => process.stdout.write(`${line}\n`);
   try {
-    const login = { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD };
-    const token = (await request(nodes[0]!.at('auth/token'), { method: 'POST', json: login })).body.access_token as string;
     const deploy = (n: ClusterInstance, text: string) => request(n.at('flows'), { method: 'POST', token, headers: v2, json: { flows: reportingFlows(reporter.url, text) } });
-    await deploy(nodes[0]!, 'start');
-    await eventually(() => reporter.reports.length > 5, 10_000, 100);
     for (const n of nodes) await request(n.at('cluster'), { token });
 
     say(`## Cluster under network faults: 3 instances, one PostgreSQL, ${ROUNDS} rounds each (${os.availableParallelism()} cores, load average ${os.loadavg()[0]!.toFixed(1)})`);
@@ -97,12 +81,7 @@ async function main(): Promise<void> {
     assertNeverTwoPrimaries(reporter.reports);
     say('Never two primaries at once in any round.');
   } finally {
-    for (const p of proxies.values()) p.pass();
-    await cluster.stop().catch(() => undefined);
-    killRunnels();
-    for (const p of proxies.values()) await p.close();
-    await pg.dispose();
-    reporter.close();
+    await faulted.stop();
   }
 }
 

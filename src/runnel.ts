@@ -9,6 +9,7 @@ import { Runtime } from './runtime/runtime.js';
 import { adminApi } from './runtime/api/index.js';
 import { validateFlows } from './server/flows-validation.js';
 import { CORE_NODES } from './nodes/index.js';
+import { primaryOnlyScopes } from './runtime/config/primary-only.js';
 import { queueNodes } from './nodes/queue/queue.js';
 import { QueueService } from './queues/queue-service.js';
 import { buildApp } from './server/app.js';
@@ -63,7 +64,9 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const httpNode = createHttpNodeApp(settings, log);
   const httpAdmin = createAdminRouteApp(settings, log);
   const queues = new QueueService(storage.queues, settings.queues, log.child({ module: 'queues' }));
-  const builtinNodes = { ...CORE_NODES, sets: { ...CORE_NODES.sets, queue: queueNodes(queues) } };
+  // Nodes run only once the runtime below exists.
+  const onPrimaryOnlyTab = primaryOnlyScopes(() => runtime.getFlows().flows);
+  const builtinNodes = { ...CORE_NODES, sets: { ...CORE_NODES.sets, queue: queueNodes(queues, onPrimaryOnlyTab) } };
   const projects = await openProjects(settings, storage);
   const runtime = new Runtime({
     settings, log, storage, httpNode, httpAdmin, auth, builtinNodes, beforeForeignCode: options.beforeForeignCode, clock: options.clock,

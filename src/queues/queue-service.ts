@@ -38,7 +38,7 @@ const ROOM_POLL_MS = 100;
  * consumers (src/queues/consumer.ts).
  */
 export class QueueService {
-  private readonly batches = new Map<string, { items: QueueItem[]; bytes: number; done: Promise<void> }>();
+  private readonly batches = new Map<string, { items: QueueItem[]; bytes: number; primaryOnly: boolean; done: Promise<void> }>();
   /** Per queue, the last message admitted (or refused): the next one is checked after it. */
   private readonly admissions = new Map<string, Promise<void>>();
   /** Per queue, the batch being stored (settled either way): the next one waits for it. */
@@ -56,9 +56,10 @@ export class QueueService {
 
   /**
    * Stores one encoded message; resolves once it is durable. At the queue's bound it fails with
-   * `queue_full`, or with `wait` waits for room while `open()` holds.
+   * `queue_full`, or with `wait` waits for room while `open()` holds. `primaryOnly`: put by a
+   * primary-only tab, so stored only with the primary's lease (QueueStore.enqueue).
    */
-  async put(queue: string, item: QueueItem, bound: { maxLength: number; maxBytes: number; wait: boolean; open: () => boolean }): Promise<void> {
+  async put(queue: string, item: QueueItem, bound: { maxLength: number; maxBytes: number; wait: boolean; open: () => boolean }, primaryOnly = false): Promise<void> {
     const bytes = Buffer.byteLength(item.body);
     // Messages are admitted one after another, so a queue keeps the order they were put in even
     // while one waits for the queue's depth or for room.
@@ -69,22 +70,24 @@ export class QueueService {
     this.admissions.set(queue, settled);
     await turn;
     let batch = this.batches.get(queue);
-    if (!batch) {
+    // Primary-only messages go in batches of their own (the store fences them by the lease).
+    if (!batch || batch.primaryOnly !== primaryOnly) {
       // One batch per queue is stored at a time, so a queue keeps the order its messages were put in.
       const previous = this.tails.get(queue);
       const items: QueueItem[] = [];
       const done = (previous ?? Promise.resolve())
         .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
         .then(() => {
-          this.batches.delete(queue);
-          return this.store.enqueue(queue, items);
+          if (this.batches.get(queue) === next) this.batches.delete(queue);
+          return this.store.enqueue(queue, items, primaryOnly);
         });
       const tail = done.catch(() => undefined).then(() => {
         if (this.tails.get(queue) === tail) this.tails.delete(queue);
       });
       this.tails.set(queue, tail);
-      batch = { items, bytes: 0, done };
-      this.batches.set(queue, batch);
+      const next = { items, bytes: 0, primaryOnly, done };
+      this.batches.set(queue, next);
+      batch = next;
     }
     batch.items.push(item);
     batch.bytes += bytes;

@@ -43,9 +43,11 @@ export interface QueueDepth {
 export interface QueueStore {
   /**
    * Stores the items at the end of the queue. Durable when the promise resolves: a crash of this
-   * process, or of this machine, afterwards does not lose them.
+   * process, or of this machine, afterwards does not lose them. `primaryOnly`: enqueued by a
+   * primary-only tab, so stored only while this instance holds the primary's lease (a shared store
+   * refuses it with LeaseLostError otherwise; a store of one instance has nobody to yield to).
    */
-  enqueue(queue: string, items: QueueItem[]): Promise<void>;
+  enqueue(queue: string, items: QueueItem[], primaryOnly?: boolean): Promise<void>;
   /**
    * Claims up to `max` messages that are visible, not claimed (or whose claim lapsed), and first of
    * their key. A claim lapses `leaseMs` after it is made unless renewed.

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import pg from 'pg';
-import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
-import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { assertNeverTwoPrimaries, longestSilence, reportingFlows as flows, startReporter, type Reporter } from '../helpers/primary-reports.js';
-import { killRunnels } from '../helpers/process.js';
-import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
+import type { ClusterInstance } from '../helpers/cluster.js';
+import type { TestPostgres } from '../helpers/postgres.js';
+import { assertNeverTwoPrimaries, faultedClusterSuite, longestSilence, reportingFlows as flows, type Reporter } from '../helpers/primary-reports.js';
+import { eventually, request } from '../helpers/server.js';
 
 /**
  * The database's side failing under a running cluster of three (each instance behind a fault
@@ -22,7 +20,6 @@ const DEPLOY_EVERY_MS = 200;
 const RESTARTS = 3;
 
 const v2 = { 'Runtime-API-Version': 'v2' };
-const loginBody = { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Outcome {
@@ -36,10 +33,10 @@ interface Outcome {
 }
 
 describe('cluster: PostgreSQL restarted or its sessions terminated under deploys', { timeout: 300_000 }, () => {
+  // Every revision kept: the test counts how many times each deploy was saved.
+  const suite = faultedClusterSuite('faults', { flowHistory: { max: 100_000 } });
   let db: TestPostgres;
-  let cluster: TestCluster;
   let nodes: ClusterInstance[];
-  const proxies = new Map<string, FaultProxy>();
   let reporter: Reporter;
   let token: string;
 
@@ -73,38 +70,15 @@ describe('cluster: PostgreSQL restarted or its sessions terminated under deploys
   };
 
   before(async () => {
-    reporter = await startReporter();
-    db = await startPostgres();
-    const perInstance: Record<string, Record<string, unknown>> = {};
-    for (const id of ['node0', 'node1', 'node2']) {
-      const proxy = await startFaultProxy(db.port);
-      proxies.set(id, proxy);
-      perInstance[id] = { storage: { type: 'postgres', url: proxy.urlFor(db.url), schema: 'faults' }, functionGlobalContext: { instance: id } };
-    }
-    // Every revision kept: the test counts how many times each deploy was saved.
-    cluster = await startCluster(db.url, 'faults', 3, { flowHistory: { max: 100_000 } }, perInstance);
-    nodes = cluster.instances;
-    token = (await request(nodes[0]!.at('auth/token'), { method: 'POST', json: loginBody })).body.access_token;
-    const deployed = await deploy(nodes[0]!, 'one');
-    assert.equal(deployed.status, 200, deployed.text);
-    await eventually(() => reporter.reports.length > 5, 10_000, 100);
+    ({ pg: db, nodes, reporter, token } = suite);
     // Each instance has checked the token once, while the database was up.
-    for (const n of nodes) await eventually(async () => (await revOf(n)) === deployed.body.rev, CATCH_UP_BOUND_MS);
-  });
-
-  after(async () => {
-    for (const p of proxies.values()) p.pass();
-    await cluster?.stop().catch(() => undefined);
-    killRunnels();
-    for (const p of proxies.values()) await p.close();
-    await db?.dispose();
-    reporter?.close();
+    for (const n of nodes) await eventually(async () => (await revOf(n)) === suite.rev, CATCH_UP_BOUND_MS);
   });
 
   it('answers 503 deploy_outcome_unknown when a COMMIT\'s answer is lost; once the instance has caught up, the same deploy again answers 409 and is saved once', async (t) => {
     const target = nodes.find((n) => n.id !== reporter.latest())!;
     const rev = await revOf(target);
-    proxies.get(target.id)!.loseAnswerTo('COMMIT');
+    suite.proxies.get(target.id)!.loseAnswerTo('COMMIT');
     const first = await deploy(target, 'lost', rev);
     assert.equal(first.status, 503, first.text);
     assert.equal(first.body.code, 'deploy_outcome_unknown');
@@ -152,7 +126,7 @@ describe('cluster: PostgreSQL restarted or its sessions terminated under deploys
       await sleep(1000);
       for (let i = 0; i < RESTARTS; i++) {
         // At the first restart one deploy is certainly inside its transaction: its link is stalled.
-        const stalled = i === 0 ? proxies.get(nodes[2]!.id)! : undefined;
+        const stalled = i === 0 ? suite.proxies.get(nodes[2]!.id)! : undefined;
         stalled?.blackhole();
         if (stalled) await sleep(DEPLOY_EVERY_MS * nodes.length + 300);
         await db.stop();

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { skewedClock, startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
-import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { assertNeverTwoPrimaries, reportingFlows as flows, startReporter, type Reporter } from '../helpers/primary-reports.js';
-import { killRunnels } from '../helpers/process.js';
-import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
+import { describe, it, type TestContext } from 'node:test';
+import { skewedClock, type ClusterInstance } from '../helpers/cluster.js';
+import { assertNeverTwoPrimaries, faultedClusterSuite, reportingFlows as flows } from '../helpers/primary-reports.js';
+import { eventually, request } from '../helpers/server.js';
 
 /**
  * Three instances, each reaching PostgreSQL through its own fault proxy, and a primary-only tab
@@ -23,158 +20,135 @@ const CATCH_UP_BOUND_MS = 5000;
 const VIEW_BOUND_MS = 100;
 
 const v2 = { 'Runtime-API-Version': 'v2' };
-const loginBody = { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD };
 
 describe('cluster under network faults between the instances and PostgreSQL', { timeout: 240_000 }, () => {
-  let pg: TestPostgres;
-  let cluster: TestCluster;
-  let nodes: ClusterInstance[];
-  const proxies = new Map<string, FaultProxy>();
-  let reporter: Reporter;
-  let reportUrl: string;
-  let reports: Reporter['reports'];
-  let token: string;
-
-  before(async () => {
-    reporter = await startReporter();
-    ({ url: reportUrl, reports } = reporter);
-    pg = await startPostgres();
-    const perInstance: Record<string, Record<string, unknown>> = {};
-    for (const id of ['node0', 'node1', 'node2']) {
-      const proxy = await startFaultProxy(pg.port);
-      proxies.set(id, proxy);
-      perInstance[id] = { storage: { type: 'postgres', url: proxy.urlFor(pg.url), schema: 'faults' }, functionGlobalContext: { instance: id } };
-    }
-    cluster = await startCluster(pg.url, 'faults', 3, {}, perInstance, { node1: skewedClock(SKEW_MS), node2: skewedClock(-SKEW_MS) });
-    nodes = cluster.instances;
-    token = (await request(nodes[0]!.at('auth/token'), { method: 'POST', json: loginBody })).body.access_token;
-    const deployed = await request(nodes[0]!.at('flows'), { method: 'POST', token, headers: v2, json: { flows: flows(reportUrl, 'one') } });
-    assert.equal(deployed.status, 200, deployed.text);
-    await eventually(() => reports.length > 5, 10_000, 100);
-  });
-
-  after(async () => {
-    for (const p of proxies.values()) p.pass();
-    await cluster?.stop().catch(() => undefined);
-    killRunnels();
-    for (const p of proxies.values()) await p.close();
-    await pg?.dispose();
-    reporter?.close();
-  });
-
-  const primaryNow = () => reporter.latest();
-  const node = (id: string) => nodes.find((n) => n.id === id)!;
+  const suite = faultedClusterSuite('faults', {}, { node1: skewedClock(SKEW_MS), node2: skewedClock(-SKEW_MS) });
+  const reports = () => suite.reporter.reports;
+  const primaryNow = () => suite.reporter.latest();
+  const node = (id: string) => suite.nodes.find((n) => n.id === id)!;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   /** The first report after `since` from another instance than `old`: when the next primary started. */
-  const successorAfter = (old: string, since: number) => eventually(() => reports.find((r) => r.time > since && r.instance !== old), FAILOVER_BOUND_MS + 5000, 50);
+  const successorAfter = (old: string, since: number) => eventually(() => reports().find((r) => r.time > since && r.instance !== old), FAILOVER_BOUND_MS + 5000, 50);
+  const deploy = (n: ClusterInstance, text: string) => request(n.at('flows'), { method: 'POST', token: suite.token, headers: v2, json: { flows: flows(suite.reporter.url, text) } });
 
-  it('moves the primary within the bound, never to two at once, when its link black-holes; GET /cluster answers from memory meanwhile', async (t) => {
-    // Each instance has checked the token once (a token from another instance is looked up in the database).
-    for (const n of nodes) assert.equal((await request(n.at('cluster'), { token })).status, 200);
+  /**
+   * Puts `fault` on the primary's link and, alongside, runs `during`: a new primary must report
+   * within the bound, and both run two more seconds with the fault still on, then one with it off
+   * (the old primary's late reports would have come by then), without ever two primaries at once.
+   */
+  async function failover(t: TestContext, fault: 'blackhole' | 'cut' | 'muteAnswers', during: (old: string, faultAt: number) => Promise<void> = async () => undefined): Promise<void> {
     const old = primaryNow();
     const faultAt = Date.now();
-    proxies.get(old)!.blackhole();
+    suite.proxies.get(old)![fault]();
     try {
-      await sleep(1000);
-      // Every instance, the faulted one too, answers its view at once and shows the lease epoch.
-      for (const n of nodes) {
-        const started = Date.now();
-        const r = await request(n.at('cluster'), { token });
-        const took = Date.now() - started;
-        assert.equal(r.status, 200);
-        assert.ok(took <= VIEW_BOUND_MS, `GET /cluster on ${n.id} took ${took} ms during the fault`);
-        const instances = r.body.instances as Array<{ id: string; primary: boolean; epoch: number | null; lastSeen: string }>;
-        assert.ok(instances.some((i) => i.primary && typeof i.epoch === 'number'), JSON.stringify(instances));
-        for (const i of instances) assert.ok(!Number.isNaN(Date.parse(i.lastSeen)));
-      }
-      const next = (await successorAfter(old, faultAt))!;
-      t.diagnostic(`new primary ${next.instance} ${next.time - faultAt} ms after ${old}'s link black-holed`);
-      assert.ok(next.time - faultAt < FAILOVER_BOUND_MS);
+      const [next] = await Promise.all([successorAfter(old, faultAt), during(old, faultAt)]);
+      t.diagnostic(`new primary ${next!.instance} ${next!.time - faultAt} ms after ${old}'s link: ${fault}`);
+      assert.ok(next!.time - faultAt < FAILOVER_BOUND_MS);
       await sleep(2000);
     } finally {
-      proxies.get(old)!.pass();
+      suite.proxies.get(old)!.pass();
     }
     await sleep(3000);
-    assertNeverTwoPrimaries(reports);
+    assertNeverTwoPrimaries(reports());
+  }
+
+  /**
+   * Puts `fault` on a follower's link while another follower deploys `text`: the faulted one keeps
+   * serving what it ran, and runs `text` within the bound once its link is back.
+   */
+  async function followerCatchesUp(t: TestContext, fault: 'blackhole' | 'cut', text: string): Promise<void> {
+    const primary = primaryNow();
+    const [follower, deployer] = suite.nodes.filter((n) => n.id !== primary) as [ClusterInstance, ClusterInstance];
+    const before = (await request(follower.at('text'))).text;
+    suite.proxies.get(follower.id)![fault]();
+    let back = 0;
+    try {
+      await sleep(500);
+      const deployed = await deploy(deployer, text);
+      assert.equal(deployed.status, 200, deployed.text);
+      // Every instance with a working link runs the deploy by now; the faulted one heard nothing of it.
+      for (const n of suite.nodes.filter((n) => n !== follower)) await eventually(async () => (await request(n.at('text'))).text === text, CATCH_UP_BOUND_MS, 50);
+      assert.equal((await request(follower.at('text'))).text, before, 'the faulted follower keeps serving what it ran');
+      back = Date.now();
+    } finally {
+      suite.proxies.get(follower.id)!.pass();
+    }
+    await eventually(async () => (await request(follower.at('text'))).text === text, CATCH_UP_BOUND_MS, 50);
+    t.diagnostic(`${follower.id} caught up ${Date.now() - back} ms after its link came back`);
+    assertNeverTwoPrimaries(reports());
+  }
+
+  type Member = { id: string; primary: boolean; epoch: number | null; lastSeen: string };
+  /**
+   * `n`'s GET /cluster, asserted to answer within the bound with each member's last contact (every
+   * instance with `all`: an instance silent for 5 s leaves the others' lists).
+   */
+  async function view(n: ClusterInstance, all = false): Promise<Member[]> {
+    const started = Date.now();
+    const r = await request(n.at('cluster'), { token: suite.token });
+    const took = Date.now() - started;
+    assert.equal(r.status, 200);
+    assert.ok(took <= VIEW_BOUND_MS, `GET /cluster on ${n.id} took ${took} ms during the fault`);
+    const members = r.body.instances as Member[];
+    if (all) assert.deepEqual(members.map((m) => m.id), suite.nodes.map((m) => m.id));
+    for (const m of members) assert.ok(!Number.isNaN(Date.parse(m.lastSeen)), JSON.stringify(m));
+    for (const m of members) assert.equal(typeof m.epoch === 'number', m.primary, `a primary, and only a primary, shows its lease epoch: ${JSON.stringify(m)}`);
+    return members;
+  }
+  /** The lease epoch every instance shows for `primary`, once each shows it. */
+  const epochShown = (primary: string) => eventually(async () => {
+    const seen = new Set<number>();
+    for (const n of suite.nodes) for (const m of await view(n)) if (m.id === primary && m.primary) seen.add(m.epoch!);
+    return seen.size === 1 ? [...seen][0] : undefined;
+  }, 5000, 100);
+
+  /**
+   * GET /cluster on every instance, the faulted one too, during `old`'s fault: from memory within
+   * the bound; once the next primary reports, every instance with a working link shows it with a
+   * higher epoch, and the faulted one answers as fast.
+   */
+  async function viewsDuring(old: string, faultAt: number, epochBefore: number): Promise<void> {
+    await sleep(1000);
+    for (const n of suite.nodes) await view(n, true);
+    const next = await successorAfter(old, faultAt);
+    const epoch = await eventually(async () => {
+      const shown = new Set<number>();
+      for (const n of suite.nodes.filter((n) => n.id !== old)) for (const m of await view(n)) if (m.id === next!.instance && m.primary) shown.add(m.epoch!);
+      return shown.size === 1 && [...shown][0]! > epochBefore ? [...shown][0] : undefined;
+    }, 5000, 100);
+    assert.ok(epoch! > epochBefore);
+    assert.equal((await view(node(old))).find((m) => m.id === old)!.primary, false, `${old} no longer says it is the primary`);
+  }
+
+  it('moves the primary within the bound, never to two at once, when its link black-holes; GET /cluster answers from memory meanwhile and shows the new epoch', async (t) => {
+    const before = await epochShown(primaryNow());
+    await failover(t, 'blackhole', (old, faultAt) => viewsDuring(old, faultAt, before!));
   });
 
-  it('moves the primary within the bound, never to two at once, when its link is cut with a deploy arriving at it; the deploy answers 503', async (t) => {
-    const old = primaryNow();
-    const faultAt = Date.now();
-    proxies.get(old)!.cut();
-    try {
-      await sleep(300);
-      const deploying = request(node(old).at('flows'), { method: 'POST', token, headers: v2, json: { flows: flows(reportUrl, 'cut') } });
-      const next = (await successorAfter(old, faultAt))!;
-      t.diagnostic(`new primary ${next.instance} ${next.time - faultAt} ms after ${old}'s link was cut`);
-      assert.ok(next.time - faultAt < FAILOVER_BOUND_MS);
-      const answer = await deploying;
-      assert.equal(answer.status, 503, answer.text);
-      assert.ok(['storage_unavailable', 'deploy_outcome_unknown'].includes(answer.body.code), answer.text);
-    } finally {
-      proxies.get(old)!.pass();
-    }
-    await sleep(3000);
-    assertNeverTwoPrimaries(reports);
+  it('moves the primary within the bound, never to two at once, when its link is cut with a deploy arriving at it; the deploy answers 503; GET /cluster answers from memory meanwhile', async (t) => {
+    const before = await epochShown(primaryNow());
+    await failover(t, 'cut', async (old, faultAt) => {
+      await Promise.all([
+        viewsDuring(old, faultAt, before!),
+        (async () => {
+          await sleep(300);
+          const answer = await deploy(node(old), 'cut');
+          assert.equal(answer.status, 503, answer.text);
+          assert.ok(['storage_unavailable', 'deploy_outcome_unknown'].includes(answer.body.code), answer.text);
+        })(),
+      ]);
+    });
   });
 
   it('moves the primary within the bound, never to two at once, when only the answers to it are lost (its statements still reach the database)', async (t) => {
-    const old = primaryNow();
-    const faultAt = Date.now();
-    proxies.get(old)!.muteAnswers();
-    try {
-      const next = (await successorAfter(old, faultAt))!;
-      t.diagnostic(`new primary ${next.instance} ${next.time - faultAt} ms after the answers to ${old} were lost`);
-      assert.ok(next.time - faultAt < FAILOVER_BOUND_MS);
-      await sleep(2000);
-    } finally {
-      proxies.get(old)!.pass();
-    }
-    await sleep(3000);
-    assertNeverTwoPrimaries(reports);
+    await failover(t, 'muteAnswers');
   });
 
   it('brings a follower whose link black-holed during a deploy to the new rev within the bound once the link is back', async (t) => {
-    const primary = primaryNow();
-    const follower = nodes.find((n) => n.id !== primary)!;
-    const deployer = nodes.find((n) => n !== follower)!;
-    const before = (await request(follower.at('text'))).text;
-    proxies.get(follower.id)!.blackhole();
-    let back = 0;
-    try {
-      await sleep(500);
-      const deployed = await request(deployer.at('flows'), { method: 'POST', token, headers: v2, json: { flows: flows(reportUrl, 'black') } });
-      assert.equal(deployed.status, 200, deployed.text);
-      await sleep(3000);
-      assert.equal((await request(follower.at('text'))).text, before, 'the faulted follower keeps serving what it ran');
-      back = Date.now();
-    } finally {
-      proxies.get(follower.id)!.pass();
-    }
-    await eventually(async () => (await request(follower.at('text'))).text === 'black', CATCH_UP_BOUND_MS, 50);
-    t.diagnostic(`${follower.id} caught up ${Date.now() - back} ms after its link came back`);
-    assertNeverTwoPrimaries(reports);
+    await followerCatchesUp(t, 'blackhole', 'black');
   });
 
   it('brings a follower whose link was cut during a deploy to the new rev within the bound once the link is back, though its LISTEN connection looks alive', async (t) => {
-    const primary = primaryNow();
-    const follower = nodes.find((n) => n.id !== primary)!;
-    const deployer = nodes.find((n) => n.id !== primary && n !== follower)!;
-    const before = (await request(follower.at('text'))).text;
-    proxies.get(follower.id)!.cut();
-    let back = 0;
-    try {
-      await sleep(500);
-      const deployed = await request(deployer.at('flows'), { method: 'POST', token, headers: v2, json: { flows: flows(reportUrl, 'two') } });
-      assert.equal(deployed.status, 200, deployed.text);
-      await sleep(3000);
-      assert.equal((await request(follower.at('text'))).text, before, 'the faulted follower keeps serving what it ran');
-      back = Date.now();
-    } finally {
-      proxies.get(follower.id)!.pass();
-    }
-    await eventually(async () => (await request(follower.at('text'))).text === 'two', CATCH_UP_BOUND_MS, 50);
-    t.diagnostic(`${follower.id} caught up ${Date.now() - back} ms after its link came back`);
-    assertNeverTwoPrimaries(reports);
+    await followerCatchesUp(t, 'cut', 'two');
   });
 });

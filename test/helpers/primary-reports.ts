@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { after, before } from 'node:test';
+import { startCluster, type ClusterInstance, type TestCluster } from './cluster.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { startPostgres, type TestPostgres } from './postgres.js';
+import { killRunnels } from './process.js';
+import { ADMIN_PASSWORD, eventually, request } from './server.js';
 
 /**
  * Who was primary when, seen from outside the cluster: a primary-only tab reports `{instance}` ten
@@ -96,4 +102,99 @@ export function longestSilence(reports: Report[], from: number, to: number): num
   let longest = 0;
   for (let i = 1; i < times.length; i++) longest = Math.max(longest, times[i]! - times[i - 1]!);
   return longest;
+}
+
+export interface FaultedCluster {
+  readonly pg: TestPostgres;
+  readonly cluster: TestCluster;
+  readonly nodes: ClusterInstance[];
+  /** Each instance's fault proxy, by id. */
+  readonly proxies: Map<string, FaultProxy>;
+  readonly reporter: Reporter;
+  /** An admin token, issued by node0. */
+  readonly token: string;
+  /** The rev of the set-up's deploy of `reportingFlows(reporter.url, 'one')`. */
+  readonly rev: string;
+  /** Passes every link and stops everything, killing any instance a stop leaves behind. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A reporter, a throwaway PostgreSQL and three instances each behind its own fault proxy on schema
+ * `schema` (`functionGlobalContext.instance` names each), with the reporting flows deployed and
+ * reporting. `extra` and `envFor` as for `startCluster`. What a failed start had started is stopped.
+ */
+export async function startFaultedCluster(schema: string, extra: Record<string, unknown> = {}, envFor: Record<string, Record<string, string>> = {}): Promise<FaultedCluster> {
+  const proxies = new Map<string, FaultProxy>();
+  let pg: TestPostgres | undefined;
+  let cluster: TestCluster | undefined;
+  let reporter: Reporter | undefined;
+  const stop = async () => {
+    for (const p of proxies.values()) p.pass();
+    await cluster?.stop().catch(() => undefined);
+    killRunnels();
+    for (const p of proxies.values()) await p.close();
+    await pg?.dispose();
+    reporter?.close();
+  };
+  try {
+    reporter = await startReporter();
+    pg = await startPostgres();
+    const perInstance: Record<string, Record<string, unknown>> = {};
+    for (const id of ['node0', 'node1', 'node2']) {
+      const proxy = await startFaultProxy(pg.port);
+      proxies.set(id, proxy);
+      perInstance[id] = { storage: { type: 'postgres', url: proxy.urlFor(pg.url), schema }, functionGlobalContext: { instance: id } };
+    }
+    cluster = await startCluster(pg.url, schema, 3, extra, perInstance, envFor);
+    const node0 = cluster.instances[0]!;
+    const login = { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD };
+    const token = (await request(node0.at('auth/token'), { method: 'POST', json: login })).body.access_token as string;
+    const deployed = await request(node0.at('flows'), { method: 'POST', token, headers: { 'Runtime-API-Version': 'v2' }, json: { flows: reportingFlows(reporter.url, 'one') } });
+    assert.equal(deployed.status, 200, deployed.text);
+    const r = reporter;
+    await eventually(() => r.reports.length > 5, 10_000, 100);
+    return { pg, cluster, nodes: cluster.instances, proxies, reporter, token, rev: deployed.body.rev as string, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/**
+ * `startFaultedCluster` before a test file's tests, stopped after them. Call it inside `describe`,
+ * before the file's own hooks; read its fields in tests and hooks.
+ */
+export function faultedClusterSuite(schema: string, extra: Record<string, unknown> = {}, envFor: Record<string, Record<string, string>> = {}): Omit<FaultedCluster, 'stop'> {
+  let started: FaultedCluster | undefined;
+  before(async () => {
+    started = await startFaultedCluster(schema, extra, envFor);
+  });
+  after(async () => {
+    await started?.stop();
+  });
+  const get = () => started!;
+  return {
+    get pg() {
+      return get().pg;
+    },
+    get cluster() {
+      return get().cluster;
+    },
+    get nodes() {
+      return get().nodes;
+    },
+    get proxies() {
+      return get().proxies;
+    },
+    get reporter() {
+      return get().reporter;
+    },
+    get token() {
+      return get().token;
+    },
+    get rev() {
+      return get().rev;
+    },
+  };
 }

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { primaryOnlyScopes } from '../../src/runtime/config/primary-only.js';
+import { ContextManager } from '../../src/runtime/context/context.js';
+import type { ContextScope } from '../../src/runtime/context/context.js';
 import { createPostgresStorage } from '../../src/storage/postgres/postgres-storage.js';
 import type { Storage } from '../../src/storage/contract.js';
 import { LeaseLostError } from '../../src/storage/lease-lost.js';
@@ -17,14 +20,21 @@ import { captureLog } from '../helpers/log.js';
 const SCHEMA = 'fencing';
 // Renewals far apart: the deposed primary has not noticed by the time it writes.
 const SLOW_RENEWALS = { leaseMs: 60_000, renewMs: 20_000, marginMs: 1500, checkMs: 2000 };
+const DEFAULT_RENEWALS = { leaseMs: 5000, renewMs: 1000, marginMs: 1500, checkMs: 2000 };
+const flows = [
+  { id: 'sched', type: 'tab', env: [{ name: 'RUNNEL_PRIMARY_ONLY', value: 'true' }] },
+  { id: 'tick', type: 'inject', z: 'sched' },
+  { id: 'web', type: 'tab' },
+  { id: 'in', type: 'http in', z: 'web' },
+];
 
 describe('postgres storage: primary-only writes carry the lease epoch', { timeout: 60_000 }, () => {
   let server: TestPostgres;
   const opened: Storage[] = [];
   const leaves: Array<() => Promise<void>> = [];
 
-  const open = async (instanceId: string) => {
-    const s = createPostgresStorage({ url: server.url, schema: SCHEMA, poolSize: 2, cluster: SLOW_RENEWALS }, instanceId, captureLog().log);
+  const open = async (instanceId: string, schema = SCHEMA, cluster = SLOW_RENEWALS) => {
+    const s = createPostgresStorage({ url: server.url, schema, poolSize: 2, cluster }, instanceId, captureLog().log);
     opened.push(s);
     await s.init();
     return s;
@@ -38,8 +48,22 @@ describe('postgres storage: primary-only writes carry the lease epoch', { timeou
       await client.end();
     }
   };
-  const stored = async (scope: string, key: string) =>
-    ((await sql(`SELECT value FROM ${SCHEMA}.context WHERE scope = $1 AND key = $2`, [scope, key]))[0] as { value: string } | undefined)?.value;
+  const stored = async (scope: string, key: string, schema = SCHEMA) =>
+    ((await sql(`SELECT value FROM ${schema}.context WHERE scope = $1 AND key = $2`, [scope, key]))[0] as { value: string } | undefined)?.value;
+  /** An instance of `flows` on storage `s`: its postgres context store, campaigning, and its role changes. */
+  const instance = async (s: Storage) => {
+    const shared = s.shared!;
+    const context = new ContextManager({
+      contextStorage: { default: { module: 'postgres' } },
+      shared: { context: shared.context, onChange: (l) => shared.onChange(l), primaryOnly: primaryOnlyScopes(() => flows) },
+      log: { warn: () => undefined },
+    });
+    await context.open();
+    const roles: boolean[] = [];
+    leaves.push(shared.campaign((primary) => void roles.push(primary)), () => context.close());
+    return { roles, scheduler: context.getNodeContext('tick', 'sched').global, web: context.getNodeContext('in', 'web').global };
+  };
+  const set = (scope: ContextScope, key: string, value: unknown) => new Promise<Error | undefined>((resolve) => scope.set(key, value, (err) => resolve(err ?? undefined)));
 
   before(async () => {
     server = await startPostgres();
@@ -75,5 +99,29 @@ describe('postgres storage: primary-only writes carry the lease epoch', { timeou
     const c = await open('c');
     await assert.rejects(c.shared!.context.write([{ scope: 'sched', key: 'x', value: '1' }], true), (e: Error) => e instanceof LeaseLostError && /not the primary/.test(e.message));
     assert.equal(await stored('sched', 'x'), undefined);
+  });
+
+  it('refuses what a deposed primary\'s primary-only tab sets in global context, while the new primary\'s global writes land and reach it', async () => {
+    const schema = 'fencing_global';
+    const old = await instance(await open('old', schema));
+    await eventually(() => old.roles[0] === true, 10_000, 20);
+    const next = await instance(await open('next', schema, DEFAULT_RENEWALS));
+    assert.equal(await set(old.scheduler, 'lastRun', 'old-1'), undefined);
+    assert.equal(await stored('global', 'lastRun', schema), '"old-1"');
+
+    // The lease runs out on the server (old's renewals no longer arrive) and next takes it within a
+    // renewal; old's own next renewal is 20 s away, so it still believes it is the primary.
+    await sql(`UPDATE ${schema}.lease SET expires = now()`);
+    await eventually(() => next.roles[0] === true, 10_000, 20);
+    const refused = await set(old.scheduler, 'lastRun', 'old-2');
+    assert.ok(refused instanceof LeaseLostError, String(refused));
+    assert.deepEqual(old.roles, [true], 'the deposed primary had not stepped down: the database refused its write');
+    assert.equal(await stored('global', 'lastRun', schema), '"old-1"');
+
+    assert.equal(await set(next.scheduler, 'lastRun', 'next-1'), undefined);
+    assert.equal(await stored('global', 'lastRun', schema), '"next-1"');
+    await eventually(() => old.web.get('lastRun') === 'next-1', 5000, 20);
+    assert.equal(await set(old.web, 'hits', 1), undefined, 'the deposed primary\'s other tabs still write global context');
+    assert.equal(await stored('global', 'hits', schema), '1');
   });
 });

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { resolveSettings } from '../../src/settings/settings.js';
 import { DEFAULT_CLUSTER_TIMINGS } from '../../src/settings/cluster.js';
 import { createPostgresStorage } from '../../src/storage/postgres/postgres-storage.js';
+import { createPool } from '../../src/storage/postgres/connection.js';
 import { SCHEMA_VERSION } from '../../src/storage/postgres/migrations.js';
 import type { Storage, StorageChange } from '../../src/storage/contract.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
@@ -194,6 +195,27 @@ describe('postgres storage', { timeout: 60_000 }, () => {
     await server!.start();
     await eventually(() => seen.some((c) => c.kind === 'resync'), 15_000);
     assert.deepEqual((await a.getFlows()).flows, []);
+  });
+
+  it('keeps an error listener on a pool client for its whole life: a checked-out client whose session ends between statements does not crash the process', async () => {
+    const captured = captureLog();
+    const pool = createPool({ url: server!.url, schema: 'unused', poolSize: 1 }, captured.log, 'runnel/pool-test');
+    try {
+      // Checked out and idle: the pool's own listener is off, as in a transaction between statements.
+      const client = await pool.connect();
+      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      // Not events.once: it listens for 'error' too, and would itself be the listener under test.
+      const ended = new Promise<void>((resolve) => client.once('end', resolve));
+      const admin = new pg.Client(server!.url);
+      await admin.connect();
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      await admin.end();
+      await ended;
+      assert.ok(captured.messages(40).includes('PostgreSQL connection lost'), captured.raw.join('\n'));
+      client.release(true);
+    } finally {
+      await pool.end();
+    }
   });
 });
 

@@ -22,9 +22,11 @@ function positiveInt(value: unknown, fallback: number): number {
 /**
  * The queue nodes: `queue out` stores each message on a durable queue and passes it on once it is
  * stored; `queue in` takes messages off and acknowledges each when the flow after it has finished
- * with it (src/nodes/queue/tracker.ts). See README, "Queue wires".
+ * with it (src/nodes/queue/tracker.ts). See README, "Queue wires". `primaryOnly` says whether a
+ * node's context scope (`nodeId:flowId`) is on a primary-only tab: what such a `queue out` stores
+ * is fenced by the primary's lease.
  */
-export function queueNodes(service: QueueService) {
+export function queueNodes(service: QueueService, primaryOnly: (scope: string) => boolean = () => false) {
   return (RED: RedApi) => {
     const tracker = new CompletionTracker(RED.hooks, RED.events);
     /** The key property each queue's queue in nodes order by: queue out computes keys when it stores. */
@@ -78,7 +80,7 @@ export function queueNodes(service: QueueService) {
             return;
           }
           const key = keyValue === undefined || keyValue === null ? null : typeof keyValue === 'string' ? keyValue : JSON.stringify(keyValue);
-          service.put(name, { id: randomUUID(), key, body }, bound).then(
+          service.put(name, { id: randomUUID(), key, body }, bound, primaryOnly(`${this.id}:${this.z}`)).then(
             () => {
               send(msg);
               done();

@@ -52,6 +52,7 @@ export class ContextManager {
   private readonly contexts = new Map<string, ContextScope>();
   private readonly root = createRootContext();
   private readonly global: ContextScope;
+  private readonly globalSeed: { values: Record<string, unknown>; listed: boolean };
   private readonly warnedStores = new Set<string>();
   private readonly log: ContextLogger;
 
@@ -59,7 +60,8 @@ export class ContextManager {
     this.log = options.log;
     const log = options.log;
     this.stores = createStores(options.contextStorage, options.userDir, { warn: (m) => log.warn(m), error: (m) => (log.error ?? log.warn).call(log, m) }, options.shared);
-    this.global = this.createScope(GLOBAL_SCOPE, undefined, options.functionGlobalContext ?? {}, options.exportGlobalContextKeys !== false);
+    this.globalSeed = { values: options.functionGlobalContext ?? {}, listed: options.exportGlobalContextKeys !== false };
+    this.global = this.createScope(GLOBAL_SCOPE, undefined, this.globalSeed.values, this.globalSeed.listed);
   }
 
   /** Opens every store (a file store loads its files): before any flow starts. */
@@ -90,14 +92,17 @@ export class ContextManager {
     return ctx;
   }
 
-  /** The same object on every call for a node: modules keep their own state on it. */
+  /**
+   * The same object on every call for a node: modules keep their own state on it. Its `global`
+   * names the node as the writer of what it sets there (a primary-only tab's writes are fenced).
+   */
   getNodeContext(nodeId: string, flowId: string | undefined): NodeContext {
     const id = nodeScopeId(nodeId, flowId);
     const existing = this.contexts.get(id);
     if (existing) return existing as NodeContext;
     const ctx = this.createScope(id, undefined);
     if (flowId !== undefined) Object.defineProperty(ctx, 'flow', { value: this.getFlowContext(flowId) });
-    Object.defineProperty(ctx, 'global', { value: this.global });
+    Object.defineProperty(ctx, 'global', { value: this.createScope(GLOBAL_SCOPE, undefined, this.globalSeed.values, this.globalSeed.listed, id) });
     this.contexts.set(id, ctx);
     return ctx as NodeContext;
   }
@@ -163,12 +168,12 @@ export class ContextManager {
     return this.stores.defaultStore;
   }
 
-  private createScope(scope: string, parent: ContextScope | undefined, seed?: Record<string, unknown>, listSeed = true): ContextScope {
+  private createScope(scope: string, parent: ContextScope | undefined, seed?: Record<string, unknown>, listSeed = true, writer?: string): ContextScope {
     const seedKeys = seed && listSeed ? Object.keys(seed) : undefined;
     const get = (key: string | string[], store?: ArgStore, cb?: ContextCallback): unknown =>
       this.get(scope, parent, seed, key, store, cb);
     const set = (key: string | string[], value?: unknown, store?: ArgStore, cb?: ContextCallback): void =>
-      this.set(scope, parent, key, value, store, cb);
+      this.set(scope, parent, key, value, store, cb, writer);
     const keys = (store?: ArgStore, cb?: ContextCallback): string[] | undefined => {
       if (typeof store === 'function') [cb, store] = [store, undefined];
       if (cb !== undefined && typeof cb !== 'function') throw new Error('Callback must be a function');
@@ -225,7 +230,7 @@ export class ContextManager {
 
   private set(
     scope: string, parent: ContextScope | undefined,
-    key: string | string[], value: unknown, store: ArgStore, cb: ContextCallback | undefined,
+    key: string | string[], value: unknown, store: ArgStore, cb: ContextCallback | undefined, writer?: string,
   ): void {
     if (cb === undefined && typeof store === 'function') [cb, store] = [store, undefined];
     if (cb !== undefined && typeof cb !== 'function') throw new Error('Callback must be a function');
@@ -245,7 +250,7 @@ export class ContextManager {
       key = target.key;
       storeName = target.store;
     }
-    this.storeFor(storeName).set(scope, key, value, cb);
+    this.storeFor(storeName).set(scope, key, value, cb, writer);
   }
 }
 

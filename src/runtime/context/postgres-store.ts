@@ -7,9 +7,10 @@
  * once the value is in the database (or with the error that kept it out; the value is then retried
  * with the next write). Values are stored as JSON, as the localfilesystem store writes them.
  *
- * The context of a primary-only tab (its flow's and its nodes' scopes) is written only with the
- * primary's lease (SharedContext.write's `primaryOnly`): a write the database refuses because the
- * lease has passed on is dropped, not retried, and the keys are read back from the database.
+ * What a primary-only tab writes (its flow's and its nodes' scopes, and what its nodes set in
+ * global context) is written only with the primary's lease (SharedContext.write's `primaryOnly`):
+ * a write the database refuses because the lease has passed on is dropped, not retried, and the
+ * keys are read back from the database.
  */
 import { SerialQueue } from '../../base/serial-queue.js';
 import type { SharedContext, StorageChange } from '../../storage/contract.js';
@@ -27,11 +28,18 @@ export interface PostgresStoreSource {
   primaryOnly?(scope: string): boolean;
 }
 
+/** scope → top-level keys written here and not yet in the database. */
+type Pending = Map<string, Set<string>>;
+
+/** Which batch a write goes in: `fenced` when its writer is primary-only work. */
+type Batch = 'open' | 'fenced';
+const BATCHES: readonly Batch[] = ['open', 'fenced'];
+
 export class PostgresStore implements ContextStore {
   private readonly cache = new MemoryStore();
-  /** scope → top-level keys written here and not yet in the database. */
-  private pending = new Map<string, Set<string>>();
-  private waiting: Array<{ scope: string; cb: ContextCallback }> = [];
+  /** A key is in the batch of its last writer only. */
+  private pending: Record<Batch, Pending> = { open: new Map(), fenced: new Map() };
+  private waiting: Array<{ scope: string; batch: Batch; cb: ContextCallback }> = [];
   /** Flushes one at a time, so writes reach the database in the order they were made. */
   private readonly flushes = new SerialQueue();
   private scheduled = false;
@@ -46,7 +54,7 @@ export class PostgresStore implements ContextStore {
     this.unsubscribe = this.source.onChange((change) => {
       if (change.kind === 'context') void this.refresh(change.scope, change.keys);
       // The database is back: writes that failed meanwhile are sent again.
-      else if (change.kind === 'resync' && this.pending.size > 0) void this.flush();
+      else if (change.kind === 'resync' && BATCHES.some((b) => this.pending[b].size > 0)) void this.flush();
     });
   }
 
@@ -59,16 +67,17 @@ export class PostgresStore implements ContextStore {
     return this.cache.get(scope, key, cb);
   }
 
-  set(scope: string, key: string | string[], value: unknown, cb?: ContextCallback): void {
+  set(scope: string, key: string | string[], value: unknown, cb?: ContextCallback, writer?: string): void {
+    const batch: Batch = this.source.primaryOnly?.(writer ?? scope) ? 'fenced' : 'open';
     try {
       this.cache.set(scope, key, value);
-      for (const k of Array.isArray(key) ? key : [key]) this.touch(scope, String(normalisePropertyExpression(k)[0]));
+      for (const k of Array.isArray(key) ? key : [key]) this.touch(scope, String(normalisePropertyExpression(k)[0]), batch);
     } catch (err) {
       if (!cb) throw err;
       cb(err as Error);
       return;
     }
-    if (cb) this.waiting.push({ scope, cb });
+    if (cb) this.waiting.push({ scope, batch, cb });
     this.schedule();
   }
 
@@ -78,7 +87,7 @@ export class PostgresStore implements ContextStore {
 
   async delete(scope: string): Promise<void> {
     await this.cache.delete(scope);
-    this.pending.delete(scope);
+    for (const b of BATCHES) this.pending[b].delete(scope);
     await this.source.context.deleteScope(scope);
   }
 
@@ -87,11 +96,17 @@ export class PostgresStore implements ContextStore {
     await this.source.context.clean(activeNodes);
   }
 
-  private touch(scope: string, key: string): void {
+  private touch(scope: string, key: string, batch: Batch): void {
     this.epoch++;
-    let keys = this.pending.get(scope);
-    if (!keys) this.pending.set(scope, (keys = new Set()));
+    const other = this.pending[batch === 'open' ? 'fenced' : 'open'];
+    if (other.get(scope)?.delete(key) && other.get(scope)!.size === 0) other.delete(scope);
+    let keys = this.pending[batch].get(scope);
+    if (!keys) this.pending[batch].set(scope, (keys = new Set()));
     keys.add(key);
+  }
+
+  private isPending(scope: string, key: string): boolean {
+    return BATCHES.some((b) => this.pending[b].get(scope)?.has(key) === true);
   }
 
   /** Writes made in the same tick go to the database together. */
@@ -109,23 +124,22 @@ export class PostgresStore implements ContextStore {
       this.epoch++;
       const pending = this.pending;
       const waiting = this.waiting;
-      this.pending = new Map();
+      this.pending = { open: new Map(), fenced: new Map() };
       this.waiting = [];
-      const failed = new Map<string, Error>();
-      for (const primaryOnly of [false, true]) {
-        const batch = [...pending].filter(([scope]) => (this.source.primaryOnly?.(scope) ?? false) === primaryOnly);
-        const err = await this.write(batch, primaryOnly);
-        if (err) for (const [scope] of batch) failed.set(scope, err);
+      const failed = { open: new Map<string, Error>(), fenced: new Map<string, Error>() };
+      for (const batch of BATCHES) {
+        const err = await this.write([...pending[batch]], batch);
+        if (err) for (const [scope] of pending[batch]) failed[batch].set(scope, err);
       }
-      for (const { scope, cb } of waiting) cb(failed.get(scope));
+      for (const { scope, batch, cb } of waiting) cb(failed[batch].get(scope));
     });
   }
 
   /** Sends one batch of pending keys; returns the error that kept it out of the database. */
-  private async write(batch: Array<[string, Set<string>]>, primaryOnly: boolean): Promise<Error | undefined> {
-    if (batch.length === 0) return undefined;
+  private async write(pending: Array<[string, Set<string>]>, batch: Batch): Promise<Error | undefined> {
+    if (pending.length === 0) return undefined;
     const changes: Array<{ scope: string; key: string; value: string | undefined }> = [];
-    for (const [scope, keys] of batch) {
+    for (const [scope, keys] of pending) {
       const data = this.cache.data(scope);
       for (const key of keys) {
         const value = data?.[key];
@@ -133,16 +147,16 @@ export class PostgresStore implements ContextStore {
       }
     }
     try {
-      await this.source.context.write(changes, primaryOnly);
+      await this.source.context.write(changes, batch === 'fenced');
       return undefined;
     } catch (err) {
       if (err instanceof LeaseLostError) {
         // The new primary's values win: this instance's give way to what the database holds.
         this.log.warn(`Context of a primary-only tab not written: ${err.message}`);
-        for (const [scope, keys] of batch) void this.refresh(scope, [...keys]);
+        for (const [scope, keys] of pending) void this.refresh(scope, [...keys]);
       } else {
         // Kept for the next write, unless a newer local change to the key is already pending.
-        for (const [scope, keys] of batch) for (const key of keys) this.touch(scope, key);
+        for (const [scope, keys] of pending) for (const key of keys) if (!this.isPending(scope, key)) this.touch(scope, key, batch);
         this.log.warn(`Writing shared context failed: ${(err as Error).message}`);
       }
       return err as Error;
@@ -160,12 +174,11 @@ export class PostgresStore implements ContextStore {
         const epoch = this.epoch;
         const rows = await this.source.context.read(scope, keys);
         if (epoch !== this.epoch) continue;
-        const local = this.pending.get(scope);
         const stored = new Map(rows.map((r) => [r.key, r.value]));
         const affected = keys ?? [...new Set([...(this.cache.keys(scope) ?? []), ...stored.keys()])];
         const data = this.cache.data(scope);
         for (const key of affected) {
-          if (local?.has(key)) continue;
+          if (this.isPending(scope, key)) continue;
           const text = stored.get(key);
           if (text !== undefined) this.cache.load(scope, { [key]: JSON.parse(text) });
           else if (data) delete data[key];

@@ -11,7 +11,11 @@ export interface ContextStore {
   /** Persists whatever is pending; the store is not used afterwards. */
   close(): Promise<void>;
   get(scope: string, key: string | string[], cb?: ContextCallback): unknown;
-  set(scope: string, key: string | string[], value: unknown, cb?: ContextCallback): void;
+  /**
+   * `writer`, Runnel's own (Node-RED's stores never look at it): for a write to `global` by a node,
+   * that node's scope, so a shared store can tell a primary-only tab's global writes and fence them.
+   */
+  set(scope: string, key: string | string[], value: unknown, cb?: ContextCallback, writer?: string): void;
   keys(scope: string, cb?: ContextCallback): string[] | undefined;
   delete(scope: string): Promise<void>;
   /** Drops every node and flow scope whose id (before the `:`) is not in `activeNodes`; global stays. */

@@ -1,12 +1,15 @@
+import type pg from 'pg';
 import type { StorageChange } from '../contract.js';
 import type { ClaimedMessage, QueueDepth, QueueStore } from '../queue-contract.js';
 import type { ContextDb } from './shared-context.js';
+import { fencedTransaction } from './lease-fence.js';
 
 /**
  * Queues every instance shares: one table, claimed with `FOR UPDATE SKIP LOCKED` so consumers on
  * several instances never wait for each other's rows, woken by a NOTIFY sent in the enqueueing
  * transaction (through the cluster's change feed, so it arrives only once the rows are visible).
- * Leases and back-off are on the database's clock, so instances' clocks need not agree.
+ * Leases and back-off are on the database's clock, so instances' clocks need not agree. What
+ * primary-only work enqueues is fenced by the primary's lease, as its context writes are.
  */
 
 interface Row {
@@ -30,15 +33,16 @@ export function postgresQueues(db: QueueDb): QueueStore {
     for (const listener of local) listener(queue);
   };
   return {
-    async enqueue(queue, items) {
+    async enqueue(queue, items, primaryOnly = false) {
       if (items.length === 0) return;
-      await db.transaction(async (client) => {
+      const work = async (client: pg.PoolClient) => {
         await client.query(
           `INSERT INTO ${t} (queue, id, key, body) SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
           [queue, items.map((i) => i.id), items.map((i) => i.key), items.map((i) => i.body)],
         );
         await db.notify(client, { kind: 'queue', name: queue, origin: db.instanceId });
-      });
+      };
+      await (primaryOnly ? fencedTransaction(db, work) : db.transaction(work));
       announce(queue);
     },
     async claim(queue, max, leaseMs) {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { ContextEntry, SharedContext, StorageChange } from '../contract.js';
-import { LeaseLostError } from '../lease-lost.js';
+import { fencedTransaction, type LeaseRef } from './lease-fence.js';
 
 /**
  * Context values in the database, one row per top-level key of a scope: per-key last writer wins.
@@ -10,22 +10,14 @@ import { LeaseLostError } from '../lease-lost.js';
 /** NOTIFY payloads are limited to 8000 bytes: beyond this many keys, the whole scope is re-read. */
 const MAX_NOTIFIED_KEYS = 50;
 
-/**
- * A primary-only write's transaction ends by locking the lease row for share: a takeover (which
- * updates the row) waits until the write has committed, and a write after a takeover finds another
- * holder or epoch and is rolled back. Held to the COMMIT's round trip; a transaction stranded on a
- * dead link is ended by the server after this long idle, so it cannot hold off a takeover.
- */
-const FENCED_IDLE_MS = 1000;
-
 export interface ContextDb {
   table: string;
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
   transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   notify(client: pg.PoolClient, change: StorageChange): Promise<void>;
   instanceId: string;
-  /** The lease table, and the epoch of the lease this instance holds (undefined when it holds none). */
-  lease: { table: string; epoch(): number | undefined };
+  /** The primary's lease, which primary-only writes are fenced by. */
+  lease: LeaseRef;
 }
 
 export function sharedContext(db: ContextDb): SharedContext {
@@ -40,10 +32,7 @@ export function sharedContext(db: ContextDb): SharedContext {
     },
     async write(changes, primaryOnly = false) {
       if (changes.length === 0) return;
-      const epoch = db.lease.epoch();
-      if (primaryOnly && epoch === undefined) throw new LeaseLostError('this instance is not the primary');
-      await db.transaction(async (client) => {
-        if (primaryOnly) await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${FENCED_IDLE_MS}`);
+      const work = async (client: pg.PoolClient) => {
         const puts = changes.filter((c) => c.value !== undefined);
         const dels = changes.filter((c) => c.value === undefined);
         if (puts.length > 0) {
@@ -62,13 +51,8 @@ export function sharedContext(db: ContextDb): SharedContext {
         for (const [scope, keys] of byScope) {
           await db.notify(client, { kind: 'context', scope, keys: keys.length > MAX_NOTIFIED_KEYS ? null : keys, origin: db.instanceId });
         }
-        if (!primaryOnly) return;
-        const { rowCount } = await client.query(
-          `SELECT 1 FROM ${db.lease.table} WHERE id = 1 AND holder = $1 AND epoch = $2 AND expires > clock_timestamp() FOR SHARE`,
-          [db.instanceId, epoch],
-        );
-        if (rowCount !== 1) throw new LeaseLostError(`the primary's lease (epoch ${epoch}) has passed to another instance or expired`);
-      });
+      };
+      await (primaryOnly ? fencedTransaction(db, work) : db.transaction(work));
     },
     async deleteScope(scope) {
       await db.transaction(async (client) => {

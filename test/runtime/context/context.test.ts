@@ -190,12 +190,13 @@ describe('flow and global context', () => {
     const { manager } = setup(seed);
     const g1 = manager.getNodeContext('n1', 'f1').global;
     const g2 = manager.getNodeContext('n2', 'f2').global;
-    assert.equal(g1, g2);
-    assert.equal(g1, manager.getGlobalContext());
+    // One view per node (it names the node as the writer, for the postgres store), one set of values.
+    assert.equal(g1, manager.getNodeContext('n1', 'f1').global);
     assert.equal(g1.get('lib'), lib);
     assert.equal(g1.get('lib.version'), 1);
     g1.set('name', 'overridden');
     assert.equal(g2.get('name'), 'overridden');
+    assert.equal(manager.getGlobalContext().get('name'), 'overridden');
     assert.equal(seed.name, 'seeded', 'the settings object is not written');
     g1.set('extra', true);
     assert.deepEqual(g1.keys(), ['lib', 'name', 'extra']);

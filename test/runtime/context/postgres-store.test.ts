@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ContextManager } from '../../../src/runtime/context/context.js';
 import { PostgresStore } from '../../../src/runtime/context/postgres-store.js';
 import { primaryOnlyScopes } from '../../../src/runtime/config/primary-only.js';
 import type { ContextEntry, SharedContext } from '../../../src/storage/contract.js';
@@ -82,5 +83,39 @@ describe('postgres context store: primary-only tabs', () => {
     const sent = db.writes.length;
     assert.equal(await done('web', 'hits', 6), undefined);
     assert.deepEqual(db.writes.slice(sent).map((w) => `${w.scope}.${w.key}`), ['web.hits']);
+  });
+
+  it('fences what a node on a primary-only tab sets in global context: refused for a lost lease and read back, while other nodes\' global writes go through', async () => {
+    const db = database();
+    const manager = new ContextManager({
+      contextStorage: { default: { module: 'postgres' } },
+      shared: { context: db.context, onChange: () => () => undefined, primaryOnly: primaryOnlyScopes(() => flows) },
+      log: { warn: () => undefined },
+    });
+    await manager.open();
+    const scheduler = manager.getNodeContext('tick', 'sched').global;
+    const web = manager.getNodeContext('in', 'web').global;
+    const set = (scope: typeof web, key: string, value: unknown) => new Promise<Error | undefined>((resolve) => scope.set(key, value, (err) => resolve(err ?? undefined)));
+    const lastWrite = () => { const w = db.writes.at(-1)!; return `${w.scope}.${w.key}=${w.value} ${w.primaryOnly ? 'fenced' : 'open'}`; };
+    assert.equal(await set(scheduler, 'lastRun', 1), undefined);
+    assert.equal(lastWrite(), 'global.lastRun=1 fenced');
+    assert.equal(await set(web, 'hits', 1), undefined);
+    assert.equal(lastWrite(), 'global.hits=1 open');
+    assert.equal(await set(manager.getGlobalContext(), 'admin', 1), undefined);
+    assert.equal(lastWrite(), 'global.admin=1 open');
+    // The last writer of a key decides its batch: one write of it, not one per writer.
+    const sent = db.writes.length;
+    scheduler.set('shared', 1);
+    await set(web, 'shared', 2);
+    assert.deepEqual(db.writes.slice(sent).map((w) => `${w.key}=${w.value} ${w.primaryOnly ? 'fenced' : 'open'}`), ['shared=2 open']);
+
+    db.depose();
+    const [fenced, plain] = await Promise.all([set(scheduler, 'lastRun', 2), set(web, 'hits', 2)]);
+    assert.ok(fenced instanceof LeaseLostError, String(fenced));
+    assert.equal(plain, undefined);
+    assert.equal(db.rows.get(db.at('global', 'lastRun')), '1');
+    assert.equal(db.rows.get(db.at('global', 'hits')), '2');
+    await eventually(() => web.get('lastRun') === 1, 2000, 10);
+    await manager.close();
   });
 });
