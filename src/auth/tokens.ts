@@ -141,17 +141,22 @@ export class TokenStore {
 
   /**
    * Removes a live record of `client` and hands it to this caller only: a second call, here or on
-   * an instance that already knows of the removal, gets undefined. With shared storage the stored
-   * copy decides, so a record taken on another instance is not handed out again from this one's memory.
+   * another instance, gets undefined. With shared storage the stored copy decides, removed in one
+   * statement, so instances taking the same record at once cannot both get it.
    */
   async take(token: string, client: string): Promise<SessionRecord | undefined> {
     const tokenHash = hashToken(token);
-    const record = this.getByHash(tokenHash) ?? (await this.fetch(token));
-    if (record?.client !== client) return undefined;
-    if (this.storage.shared && !(await this.storage.shared.findSession(tokenHash))) {
-      this.sessions.delete(tokenHash);
-      return undefined;
+    const shared = this.storage.shared;
+    if (shared) {
+      const taken = this.removedHere.has(tokenHash) ? undefined : await shared.takeSession(tokenHash, client);
+      if (this.sessions.get(tokenHash)?.client === client) {
+        this.sessions.delete(tokenHash);
+        this.forget(tokenHash);
+      }
+      return taken && isSessionRecord(taken) && taken.expires > this.now() ? taken : undefined;
     }
+    const record = this.getByHash(tokenHash);
+    if (record?.client !== client) return undefined;
     // Deleting is synchronous: of two callers that got this far, one deletes it.
     if (!(await this.remove(tokenHash))) return undefined;
     return record;

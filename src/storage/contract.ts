@@ -209,6 +209,11 @@ export interface SharedStorage {
   /** A session another instance may have created since this one last read the sessions. */
   findSession(tokenHash: string): Promise<SessionRecord | undefined>;
   /**
+   * Removes the session of `tokenHash` if it is `client`'s, in one statement: of instances taking
+   * the same one at once, exactly one gets it (a one-time code is exchanged once).
+   */
+  takeSession(tokenHash: string, client: string): Promise<SessionRecord | undefined>;
+  /**
    * Campaigns for primary: `onRole(true)` when this instance becomes the one primary, `onRole(false)`
    * when it stops being it (could not renew its lease in time), with the lease's epoch. Returns the
    * function that leaves the election.

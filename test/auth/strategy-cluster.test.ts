@@ -171,6 +171,15 @@ describe('adminAuth.type "oidc" on a 3-instance cluster', () => {
     for (const node of nodes) assert.equal(await status(node, bob), 200, 'another user stays signed in');
   });
 
+  test('a code exchanged at all three instances at once is exchanged once', async () => {
+    const [n0, n1] = nodes as [Node, Node, Node];
+    for (let round = 0; round < 5; round++) {
+      const code = await loginAcross(new CookieJar(), n0, n1, 'bob');
+      const answers = await Promise.all(nodes.map((node) => exchange(node, code)));
+      assert.deepEqual(answers.map((a) => a.status).sort(), [200, 400, 400], `round ${round}`);
+    }
+  });
+
   test("an admin's revocation at instance 3 ends a user's sessions and tokens on all three within 1 s", async (t) => {
     const what = 'revocation';
     const [n0, n1, n2] = nodes as [Node, Node, Node];

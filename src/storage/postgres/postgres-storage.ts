@@ -103,6 +103,7 @@ class PostgresStorage implements Storage {
       onChange: (listener: (c: StorageChange) => void) => this.feed.onChange(listener),
       currentRev: () => this.currentRev(),
       findSession: (tokenHash: string) => this.findSession(tokenHash),
+      takeSession: (tokenHash: string, client: string) => this.takeSession(tokenHash, client),
       context: sharedContext({ ...db, table: `${s}.context` }),
       modules: sharedModules({ ...db, table: `${s}.modules` }),
       campaign: (onRole: (primary: boolean, epoch?: number) => void) => {
@@ -173,6 +174,20 @@ class PostgresStorage implements Storage {
     // Read by this instance now: a later saveSessions must not re-insert it if it was revoked meanwhile.
     this.knownSessions.add(tokenHash);
     return JSON.parse(rows[0].record) as SessionRecord;
+  }
+
+  private takeSession(tokenHash: string, client: string): Promise<SessionRecord | undefined> {
+    this.assertOpen();
+    // In the save queue, so a save of this instance's sessions never races the removal.
+    return this.queue.run(async () => {
+      const taken = await this.transaction(async (c) => {
+        const { rows } = await c.query<{ record: string }>(`DELETE FROM ${this.t.sessions} WHERE token_hash = $1 AND (record::jsonb)->>'client' = $2 RETURNING record`, [tokenHash, client]);
+        if (rows[0] !== undefined) await this.notify(c, { kind: 'sessions', origin: this.instanceId });
+        return rows[0];
+      });
+      this.knownSessions.delete(tokenHash);
+      return taken === undefined ? undefined : (JSON.parse(taken.record) as SessionRecord);
+    });
   }
 
   private async currentRev(): Promise<{ rev: string; type: string }> {
