@@ -39,6 +39,7 @@ import { contextRoutes } from './editor/context-routes.js';
 import { editorSettings } from './editor/editor-settings.js';
 import { NodeResources } from './editor/node-resources.js';
 import { buildTheme } from './editor/theme.js';
+import { activeTheme, THEME_PLUGIN_TYPE } from './editor/theme-plugin.js';
 import { CommsServer } from './comms/comms-server.js';
 import proxyaddr from '@fastify/proxy-addr';
 import { trustProxy } from './http-node/app-settings.js';
@@ -98,7 +99,12 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
     app.addHook('onRequest', metrics.onRequest);
     app.addHook('onResponse', metrics.onResponse);
   }
-  const theme = buildTheme(settings.editorTheme, settings.settingsFile ? path.dirname(settings.settingsFile) : process.cwd());
+  const { nodes } = services.admin;
+  const userTheme = buildTheme(settings.editorTheme, settings.settingsFile ? path.dirname(settings.settingsFile) : process.cwd());
+  const theme = activeTheme(userTheme, settings.editorTheme.theme, {
+    getPlugin: (id) => nodes.getPlugin(id),
+    themeIds: () => nodes.getPluginsByType(THEME_PLUGIN_TYPE).map((p) => p.id),
+  });
   const resources = new NodeResources(services.admin.nodes);
 
   const trust = trustProxy(settings.trustProxy);
@@ -168,9 +174,9 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
         if (refusal) throw refusal;
       });
       if (settings.httpAdminMiddleware) admin.addHook('onRequest', expressMiddlewareHook(settings.httpAdminMiddleware));
-      await admin.register(authRoutes, { services, themeLogin: theme.context.login });
+      await admin.register(authRoutes, { services, themeLogin: userTheme.context.login });
       if (services.auth.strategy) await admin.register(strategyRoutes, { login: services.auth.strategy });
-      await admin.register(settingsRoutes, { services, editor: editorSettings(settings, theme) });
+      await admin.register(settingsRoutes, { services, editor: () => editorSettings(settings, theme()) });
       await admin.register(flowsRoutes, { services });
       await admin.register(nodesRoutes, { services, resources });
       await admin.register(editorApiRoutes, { services, resources });

@@ -52,6 +52,12 @@ describe('the Node-RED 5 editor in Chromium: tour, sidebars, debug pause, dark t
 
   it('runs the 5.x welcome tour to its end on a first visit, with Runnel in the header and the title', async () => {
     const { page } = w;
+    // Marks each element that received focus, so the tour's buttons can be clicked once focused
+    // even when a closing dialog takes focus back right after (below).
+    await page.addInitScript(() => {
+      const doc = (globalThis as any).document;
+      doc.addEventListener('focusin', (e: any) => e.target?.setAttribute?.('data-test-focused', ''), true);
+    });
     await page.goto(server.url);
     const popover = page.locator('.red-ui-tourGuide-popover');
     await popover.filter({ hasText: 'Welcome to Node-RED 5.0!' }).waitFor();
@@ -63,13 +69,16 @@ describe('the Node-RED 5 editor in Chromium: tour, sidebars, debug pause, dark t
     const steps = Number((await popover.locator('.red-ui-tourGuide-toolbar small').innerText()).split('/')[1]);
     assert.ok(steps > 5, `the tour has ${steps} steps`);
     for (let step = 1; step <= steps; step++) {
-      // Each step builds a new popover; its button works once the step is shown.
+      // Each step builds a new popover and, 100 ms later, checks its position and then focuses its
+      // button. The 5.0.7 editor's tour forgets its popover when it ends, so a Close clicked before
+      // that check (no person is that fast) makes the check throw: click once the button was focused.
       const current = page.locator('.red-ui-tourGuide-popover').filter({ has: page.locator(`.red-ui-tourGuide-toolbar small:text-is("${step}/${steps}")`) });
-      await current.locator('.red-ui-tourGuide-toolbar button').click();
+      await current.locator('.red-ui-tourGuide-toolbar button[data-test-focused]').click();
     }
     await popover.waitFor({ state: 'detached' });
     assert.ok(w.requests.includes('GET /red/tours/welcome.js 200'), 'the tour module loaded');
     assert.deepEqual(w.requests.filter((r) => / (4|5)\d\d$/.test(r)), [], 'nothing the editor asked for was missing');
+    assert.deepEqual(w.errors, [], 'the page threw nothing during the tour');
   });
 
   it('shows the flows in the Explorer panel and the selected node in the Information panel', async () => {
@@ -134,9 +143,7 @@ describe('the Node-RED 5 editor in Chromium: tour, sidebars, debug pause, dark t
     await w.shot('06-plugin-count');
   });
 
-  // Quarantined: the 5.0.7 editor sometimes throws "Cannot read properties of null (reading
-  // 'element')" in its palette manager after a removal; editor-browser-palette.test.ts removes modules too.
-  it('removes an installed module in the palette manager', { skip: 'the 5.0.7 editor sometimes throws in its palette manager, under investigation' }, async () => {
+  it('removes an installed module in the palette manager', async () => {
     const { page } = w;
     await page.waitForSelector('.red-ui-palette-node[data-palette-type="shout"]');
     const entry = page.locator('.red-ui-palette-module-header:has-text("node-red-contrib-shout")');

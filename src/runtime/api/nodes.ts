@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Runtime } from '../runtime.js';
-import type { ModuleInfo, NodeSetInfo, PluginSetInfo } from '../../registry/registry.js';
+import type { ModuleInfo, NodeSetInfo, PluginDefinition, PluginSetInfo } from '../../registry/registry.js';
 import { moduleInfo, pluginSetInfo, setInfo } from '../../registry/info.js';
 import { urlForLogs } from '../../registry/download.js';
 import { RunnelError } from '../../base/errors.js';
@@ -36,6 +36,10 @@ export interface NodesApi {
   getPluginSet(module: string, set: string): PluginSetInfo | undefined;
   /** GET /plugins/:module/:set (JSON); `not_found` when there is no such set. */
   getPluginInfo(module: string, set: string): Info;
+  /** A plugin as its module registered it (`RED.plugins.registerPlugin`), with `module` and `path`. */
+  getPlugin(id: string): PluginDefinition | undefined;
+  /** The registered plugins of one `type`. */
+  getPluginsByType(type: string): PluginDefinition[];
   /**
    * Installs (or upgrades) a module by name and version, from a path, or from a catalogue's tarball
    * URL; audited, whatever the outcome.
@@ -109,6 +113,8 @@ export function nodesApi(runtime: Runtime): NodesApi {
       if (!set) throw new RunnelError('not_found', 'Plugin not found');
       return pluginSetInfo(set);
     },
+    getPlugin: (id) => registry.getPlugin(id),
+    getPluginsByType: (type) => registry.getPluginsByType(type),
     installModule: async ({ module, version, url }, caller) => {
       const requested = { requested: module.slice(0, 256), requestedVersion: version, ...(url ? { url: urlForLogs(url) } : {}) };
       const install = url ? () => modules.installFromUrl(module, url) : () => modules.install(module, version);

@@ -41,19 +41,28 @@ const langQuery = { type: 'object', properties: { lng: { type: 'string', maxLeng
  * (index.mst rendered with the theme), its files, the theme and the editor's message catalogs.
  * None of these need a token, as in Node-RED: the editor asks for one once it has loaded.
  */
-export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme; resources: NodeResources }> = async (app, { theme, resources }) => {
+export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: () => Theme; resources: NodeResources }> = async (app, { theme, resources }) => {
   const files = new StaticFiles(path.join(CLIENT_DIR, 'public'));
   const cacheBuster = createHash('sha1').update(`${CLIENT_VERSION}:${RUNNEL_VERSION}`).digest('hex').slice(0, 12);
   const template = await readFile(path.join(CLIENT_DIR, 'templates', 'index.mst'), 'utf8');
-  const page = Mustache().render(template, { ...theme.context, cacheBuster });
-  const pageEtag = `"${createHash('sha1').update(page).digest('base64url')}"`;
+  // Rendered again only when the theme changes (a theme plugin installed or removed).
+  let rendered: { theme: Theme; page: string; etag: string } | undefined;
+  const renderPage = () => {
+    const current = theme();
+    if (rendered?.theme !== current) {
+      const page = Mustache().render(template, { ...current.context, cacheBuster });
+      rendered = { theme: current, page, etag: `"${createHash('sha1').update(page).digest('base64url')}"` };
+    }
+    return rendered;
+  };
 
   const sendPage = async (request: FastifyRequest, reply: FastifyReply) => {
     // Relative asset URLs need the trailing slash (httpAdminRoot `/admin` → `/admin/`).
     const [pathname, query] = request.url.split('?', 2);
     if (!pathname.endsWith('/')) return reply.redirect(`${pathname}/${query === undefined ? '' : `?${query}`}`, 301);
-    reply.header('Cache-Control', 'no-cache').header('ETag', pageEtag).type('text/html; charset=utf-8');
-    if (request.headers['if-none-match'] === pageEtag) return reply.code(304).send();
+    const { page, etag } = renderPage();
+    reply.header('Cache-Control', 'no-cache').header('ETag', etag).type('text/html; charset=utf-8');
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
     return reply.send(page);
   };
   app.get('/', { schema: { response: pageAnswer } }, sendPage);
@@ -71,10 +80,10 @@ export const editorRoutes: FastifyPluginAsync<{ services: Services; theme: Theme
     return reply;
   });
 
-  app.get('/theme', { schema: { response: themeAnswer } }, async () => theme.context);
+  app.get('/theme', { schema: { response: themeAnswer } }, async () => theme().context);
   const themeFiles = new Map<string, StaticFiles>();
   app.get<{ Params: { kind: string; name: string } }>('/theme/:kind/:name', { schema: { params: themeFileParams, response: fileAnswer } }, async (request, reply) => {
-    const file = theme.files.get(`theme/${request.params.kind}/${encodeURIComponent(request.params.name)}`);
+    const file = theme().files.get(`theme/${request.params.kind}/${encodeURIComponent(request.params.name)}`);
     if (!file) throw new RunnelError('not_found', 'No such theme file');
     const dir = path.dirname(file);
     let served = themeFiles.get(dir);

@@ -56,7 +56,8 @@ export function editorSettings(settings: Settings, theme: Theme): Obj {
   };
   // Node-RED 5 always says which code editor to load (Monaco unless the theme names another).
   body.codeEditor = { ...theme.codeEditor, lib: theme.codeEditor?.lib || 'monaco', options: theme.codeEditor?.options || {} };
-  const { markdownEditor, mermaid } = settings.editorTheme;
+  const { markdownEditor } = settings.editorTheme;
+  const { mermaid } = theme.settings;
   if (markdownEditor) body.markdownEditor = { ...(isObject(markdownEditor) ? markdownEditor : {}), mermaid: (isObject(markdownEditor) && markdownEditor.mermaid) || { enabled: true } };
   if (mermaid) body.mermaid = mermaid;
   if (Array.isArray(extra.paletteCategories)) body.paletteCategories = extra.paletteCategories;
