@@ -41,8 +41,7 @@ export async function checkBearer(auth: AuthService, authorization: string | und
   if (!authorization || !/^Bearer(?: |$)/i.test(authorization)) {
     return fail('unauthorized', 'Authentication required: send Authorization: Bearer <token>', REALM);
   }
-  const match = BEARER.exec(authorization);
-  const principal = match ? await auth.authenticate(match[1]) : null;
+  const principal = await bearerPrincipal(auth, authorization);
   if (!principal) {
     return fail('invalid_token', 'The access token is invalid, expired or revoked', `${REALM}, error="invalid_token"`);
   }
@@ -54,6 +53,12 @@ export async function checkBearer(auth: AuthService, authorization: string | und
     );
   }
   return { ok: true, principal };
+}
+
+/** The user a `Bearer` Authorization header's token is valid for, or null. */
+export async function bearerPrincipal(auth: AuthService, authorization: string | undefined): Promise<Principal | null> {
+  const match = authorization === undefined ? null : BEARER.exec(authorization);
+  return match ? auth.authenticate(match[1]) : null;
 }
 
 function fail(code: BearerFailure['code'], message: string, wwwAuthenticate: string): BearerFailure {

@@ -5,7 +5,8 @@ const KEEP_MS = 30 * 24 * 3600_000;
  * The client addresses each user has recently logged in from (OWASP's "device cookie" idea, keyed
  * by address). A login from one of them is very likely the owner, so it skips the line of an
  * attacker's guesses from fresh addresses. Only successful logins add to it, so it holds at most
- * `PER_USER` addresses per configured user; it lives in memory and starts empty at each start.
+ * `PER_USER` addresses per configured user; it lives in memory and starts empty at each start,
+ * when the addresses of the users' live login sessions (stored with them) stand in for it.
  */
 export class KnownAddresses {
   private readonly byUser = new Map<string, Map<string, number>>();

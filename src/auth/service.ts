@@ -277,7 +277,8 @@ class CredentialsAuth implements AuthService {
     if (!this.checker) throw new OAuthError(400, 'unsupported_grant_type', 'adminAuth logs users in through its strategy: open auth/strategy in a browser');
     const req = { ...raw, ip: normaliseAddress(raw.ip) };
     const who = { username: req.username.slice(0, 256), ip: req.ip, client: req.client, reqId: req.reqId };
-    const known = this.known.has(req.username, req.ip);
+    // Sessions are stored, so their addresses stay known across restarts (and cluster instances).
+    const known = this.known.has(req.username, req.ip) || this.tokens.loggedInFrom(req.username, req.ip);
     const user = await this.admitted(req.ip, known, () => this.check(req, known, who));
     await this.throttle.succeeded(req.ip, req.username);
     this.known.remember(user.username, req.ip);
@@ -288,7 +289,7 @@ class CredentialsAuth implements AuthService {
       this.log.audit({ event: 'auth.login.fail', reason: 'scope', scope: req.scope, ...who }, 'login failed: scope not permitted');
       throw e;
     }
-    const { token } = await this.tokens.create(user.username, req.client, scope, undefined, { stamp: this.directory.stamp(user) });
+    const { token } = await this.tokens.create(user.username, req.client, scope, undefined, { stamp: this.directory.stamp(user), address: req.ip });
     this.log.audit({ event: 'auth.login', scope, ...who }, 'login succeeded');
     return { accessToken: token, expiresIn: this.config.sessionExpiryTime };
   }

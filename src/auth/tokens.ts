@@ -12,7 +12,7 @@ function newToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-type SessionMarks = Pick<SessionRecord, 'stamp' | 'providerSession'>;
+type SessionMarks = Pick<SessionRecord, 'stamp' | 'providerSession' | 'address'>;
 
 export interface TokenStoreOptions {
   /** Token lifetime in seconds. */
@@ -107,6 +107,7 @@ export class TokenStore {
       ...(automation ? { automation: automation.info } : {}),
       ...(marks.stamp === undefined ? {} : { stamp: marks.stamp }),
       ...(marks.providerSession === undefined ? {} : { providerSession: marks.providerSession }),
+      ...(marks.address === undefined ? {} : { address: marks.address }),
     };
     if (!automation) this.dropOldestBeyondCap();
     this.sessions.set(record.tokenHash, record);
@@ -190,6 +191,13 @@ export class TokenStore {
     await this.saving.catch(() => undefined);
   }
 
+  /** Whether `username` holds a live session of a password login from `address`. */
+  loggedInFrom(username: string, address: string): boolean {
+    const now = this.now();
+    for (const s of this.sessions.values()) if (s.address === address && s.username === username && s.expires > now) return true;
+    return false;
+  }
+
   /** Live login sessions (not automation tokens), oldest first. */
   list(): SessionRecord[] {
     const now = this.now();
@@ -265,6 +273,7 @@ function isSessionRecord(v: unknown): v is SessionRecord {
     Array.isArray(s.scope) && s.scope.every((x) => typeof x === 'string') &&
     typeof s.expires === 'number' &&
     (s.stamp === undefined || typeof s.stamp === 'string') &&
-    (s.providerSession === undefined || typeof s.providerSession === 'string')
+    (s.providerSession === undefined || typeof s.providerSession === 'string') &&
+    (s.address === undefined || typeof s.address === 'string')
   );
 }

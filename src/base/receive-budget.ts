@@ -7,12 +7,20 @@ import type { Server } from 'node:http';
  */
 export class ReceiveBudget {
   private held = 0;
+  /**
+   * The last quarter of the limit is kept for the admin API (`reserved` takes): 256 anonymous
+   * uploads announcing 1 MB and sending a byte a second filled the whole budget, and the admin's
+   * deploys got 503 for as long as they kept coming.
+   */
+  private readonly reserve: number;
 
-  constructor(readonly limit: number) {}
+  constructor(readonly limit: number) {
+    this.reserve = Math.floor(limit / 4);
+  }
 
-  /** Counts `bytes`, or returns false (counting nothing) when they would pass the limit. */
-  take(bytes: number): boolean {
-    if (this.held + bytes > this.limit) return false;
+  /** Counts `bytes`, or returns false (counting nothing) when they would pass the limit: without `reserved`, the limit less the reserve. */
+  take(bytes: number, reserved = false): boolean {
+    if (this.held + bytes > this.limit - (reserved ? 0 : this.reserve)) return false;
     this.held += bytes;
     return true;
   }

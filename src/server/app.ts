@@ -28,7 +28,7 @@ import { applyCors, corsPreflight } from './cors.js';
 import { createOriginCheck } from './request-origin.js';
 import { AdminPaths } from './admin-paths.js';
 import { receiveBudget } from '../base/receive-budget.js';
-import { applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
+import { adminBodies, applyServerLimits, bodyBudget, checkInterval } from './request-limits.js';
 import { setClientAddress } from '../base/upgrades.js';
 import { stalledBodies } from './body-timeout.js';
 import { refuseUnsafePaths } from './path-check.js';
@@ -134,14 +134,16 @@ export async function buildApp(services: Services, options: { tls?: TlsOptions }
   applyServerLimits(app.server, settings);
   app.addHook('onRequest', refuseUnsafePaths);
   if (settings.requireHttps) app.addHook('onRequest', requireHttpsHook(settings));
-  app.addHook('onRequest', bodyBudget(settings, receiveBudget(app.server, settings.httpServerLimits.bodyBufferTotal)));
-  app.addHook('onRequest', stalledBodies(app.server, settings.httpServerLimits.bodyTimeout));
-  app.addHook('onRequest', corsPreflight(settings));
   // The admin API's paths, whatever the method: a wrong method there is the API's 404 (JSON), not
   // an unserved http-in path (Express's page) even when both share a root.
   const apiPaths = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
   const seen = new Set<string>();
-  services.httpNode.setApiPaths((path) => apiPaths.find('GET', path) !== null);
+  const isApiPath = (path: string) => apiPaths.find('GET', path) !== null;
+  services.httpNode.setApiPaths(isApiPath);
+  const loginPath = `${settings.httpAdminRoot === '/' ? '' : settings.httpAdminRoot}/auth/token`;
+  app.addHook('onRequest', bodyBudget(settings, receiveBudget(app.server, settings.httpServerLimits.bodyBufferTotal), adminBodies(services.auth, isApiPath, loginPath)));
+  app.addHook('onRequest', stalledBodies(app.server, settings.httpServerLimits.bodyTimeout));
+  app.addHook('onRequest', corsPreflight(settings));
   app.addSchema(errorBody);
   // At the root, so it sees every route of every scope (the OpenAPI document lists them).
   const routes: DeclaredRoute[] = [];

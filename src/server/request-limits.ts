@@ -3,6 +3,8 @@ import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../settings/settings.js';
 import { RunnelError } from '../base/errors.js';
+import { bearerPrincipal } from '../auth/guard.js';
+import type { AuthService } from '../auth/types.js';
 import type { ReceiveBudget } from '../base/receive-budget.js';
 import { reserveConnections } from './connection-reserve.js';
 import { isClaimed, onUpgrade, othersListen, refuseUpgrade } from '../base/upgrades.js';
@@ -13,20 +15,44 @@ import { isClaimed, onUpgrade, othersListen, refuseUpgrade } from '../base/upgra
  * requests in flight are counted against one budget, and a request that would pass it is refused
  * with 503 before its body is read. A chunked body without a length is counted at apiMaxLength.
  */
-export function bodyBudget(settings: Settings, budget: ReceiveBudget) {
+export function bodyBudget(settings: Settings, budget: ReceiveBudget, admitsReserve: (request: FastifyRequest, size: number) => Promise<boolean>) {
   // A callback hook, not an async one: every request passes here, and a promise per request is
-  // a measurable share of an http-in flow.
+  // a measurable share of an http-in flow. Only a request the open budget refuses is asked about.
   return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const headers = request.headers;
     const length = headers['content-length'];
     const size = length !== undefined ? Math.min(Number(length) || 0, settings.apiMaxLength) : headers['transfer-encoding'] !== undefined ? settings.apiMaxLength : 0;
     if (size === 0) return done();
-    if (!budget.take(size)) {
+    const admit = () => {
+      reply.raw.once('close', () => budget.release(size));
+      done();
+    };
+    const refuse = () => {
       void reply.header('Retry-After', '5').header('Connection', 'close');
-      return done(new RunnelError('server_busy', 'The server is receiving as many request bodies as it may hold; retry shortly'));
-    }
-    reply.raw.once('close', () => budget.release(size));
-    done();
+      done(new RunnelError('server_busy', 'The server is receiving as many request bodies as it may hold; retry shortly'));
+    };
+    if (budget.take(size)) return admit();
+    admitsReserve(request, size).then(
+      (yes) => (yes && budget.take(size, true) ? admit() : refuse()),
+      () => refuse(),
+    );
+  };
+}
+
+/** A login's form is a few hundred bytes: one this small may use the reserve, so the admin can log in while uploads fill the rest. */
+const MAX_LOGIN_BODY = 16 * 1024;
+
+/**
+ * Which bodies the open budget refused may use its reserve: requests for the admin API with a
+ * valid token (or any, when adminAuth is off: everyone is the admin then) and small logins.
+ */
+export function adminBodies(auth: AuthService, isApiPath: (path: string) => boolean, loginPath: string) {
+  return async (request: FastifyRequest, size: number): Promise<boolean> => {
+    const path = request.url.split('?')[0];
+    if (!isApiPath(path)) return false;
+    if (!auth.enabled) return true;
+    if (path === loginPath) return size <= MAX_LOGIN_BODY;
+    return (await bearerPrincipal(auth, request.headers.authorization)) !== null;
   };
 }
 

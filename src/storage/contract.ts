@@ -104,6 +104,11 @@ export interface SessionRecord {
    * id (the ID token's `sid`), which a back-channel logout may name instead of the user.
    */
   providerSession?: string;
+  /**
+   * The client address of the password login that made the session: a login from it goes ahead
+   * of guesses from other addresses, after a restart too (see auth/known-addresses.ts).
+   */
+  address?: string;
   /** Set for an automation token (POST /auth/tokens) rather than a login session. */
   automation?: AutomationTokenInfo;
 }

@@ -222,6 +222,33 @@ describe('the owner on an address they logged in from before', () => {
     assert.deepEqual(statuses, Array(10).fill(400));
   });
 
+  /**
+   * Before: the known addresses lived in memory only, so after a restart the owner ranked like any
+   * fresh address and waited behind one guess from each (the campaign: 127 s behind 4, 30 s each).
+   */
+  test('is still known after a restart, through the stored session of that login', { timeout: 60_000 }, async () => {
+    const settings = { adminAuth: adminAuth(), loginThrottle: { maxFailures: 1, windowMs: 60_000, userDelayMs: 500, maxUserDelayMs: 500 } };
+    const first = await startServer(settings);
+    const userDir = first.userDir;
+    let second: TestServer | undefined;
+    try {
+      assert.equal((await owner(first)).status, 200);
+      await first.stop();
+      second = await startServer(settings, userDir);
+      const server = second;
+      const queued = arrivals(server.instance.app.server, 'request', 10, '/auth/token');
+      const guesses = Array.from({ length: 10 }, (_, i) => send(server.at('auth/token'), { method: 'POST', from: `127.0.0.${i + 2}`, body: form('wrong'), headers: { 'content-type': 'application/x-www-form-urlencoded' }, timeoutMs: 20_000 }));
+      await queued;
+      const again = await owner(server);
+      assert.equal(again.status, 200, again.text);
+      assert.ok(again.ms < 1500, `the owner waited ${again.ms.toFixed(0)} ms behind ten queued guesses after the restart`);
+      await Promise.all(guesses);
+    } finally {
+      await second?.stop();
+      await first.dispose();
+    }
+  });
+
   test('is not refused when other addresses fill the logins in progress', { timeout: 60_000 }, async () => {
     // A quarter of 36 connections is 9 logins in progress: the guesses take every place (the first
     // slot opens only after one delay, once the owner is in line).

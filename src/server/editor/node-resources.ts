@@ -14,6 +14,8 @@ const CORE_NODES_DIR = path.dirname(require.resolve('@node-red/nodes/package.jso
 /** The module name the editor treats as the core (it picks the `node-red` i18n namespace by it). */
 export const CORE_MODULE = 'node-red';
 const FALLBACK_LANG = 'en-US';
+/** Languages whose node HTML is kept: an editor's users rarely use more than a few. */
+const MAX_LANGUAGES = 8;
 
 interface SetFiles {
   /** The set's .html (definition and edit template). */
@@ -54,20 +56,40 @@ const CORE_FILES: Map<string, { category: string; file: string }> = (() => {
  * package, beside each set's .js, as Node-RED reads them. Files are read once per module version.
  */
 export class NodeResources {
-  private readonly html = new Map<string, Promise<string>>();
+  /**
+   * Language → set → its HTML. The language is the client's to choose (`?lng=`, Accept-Language),
+   * so only the most recently asked languages are kept: one entry per language held every set's
+   * HTML (575 KB), and a `read` token asking 400 made-up languages grew the process by 250 MB.
+   */
+  private readonly html = new Map<string, Map<string, Promise<string>>>();
   private readonly files = new Map<string, Promise<SetFiles | null>>();
 
   constructor(private readonly nodes: Pick<NodesApi, 'listSets' | 'listModules' | 'getModule' | 'getSet'>) {}
 
   /** Node-RED's `<!-- --- [red-module:<id>] --- -->` block of one set, or '' when it has no HTML. */
   async setHtml(set: NodeSetInfo, lang = FALLBACK_LANG): Promise<string> {
-    const key = `${set.id}@${set.version}:${lang}`;
-    let pending = this.html.get(key);
+    const key = `${set.id}@${set.version}`;
+    const sets = this.languageCache(lang);
+    let pending = sets.get(key);
     if (!pending) {
       pending = this.readSetHtml(set, lang);
-      this.html.set(key, pending);
+      sets.set(key, pending);
     }
     return pending;
+  }
+
+  /** How many languages' HTML is kept. */
+  get cachedLanguages(): number {
+    return this.html.size;
+  }
+
+  /** The sets' HTML kept for `lang`, now the most recently used language; the least recent beyond MAX_LANGUAGES goes. */
+  private languageCache(lang: string): Map<string, Promise<string>> {
+    const sets = this.html.get(lang) ?? new Map<string, Promise<string>>();
+    this.html.delete(lang);
+    this.html.set(lang, sets);
+    if (this.html.size > MAX_LANGUAGES) this.html.delete(this.html.keys().next().value!);
+    return sets;
   }
 
   /** Every enabled, loaded set's HTML, in registry order, as GET /nodes answers the editor. */
