@@ -63,6 +63,28 @@ const mqttFlows = (port: number) => [
   n('msub', 'mqtt in', { topic: '$share/bench/bench/q', qos: '1', datatype: 'json', broker: 'mb', nl: false, rap: true, rh: 0, inputs: 0 }, [['count']]),
 ];
 
+/**
+ * In-process messages, no queue: POST /inproc {count} sends that many through two functions and
+ * answers once the last has passed. Measured on an instance of its own, with and without an idle
+ * `queue in` deployed beside it: its completion hooks must not slow messages that never see a queue.
+ */
+const inProcessFlows = (withQueueIn: boolean) => [
+  { id: 't2', type: 'tab', label: 'in-process' },
+  { ...n('pin', 'http in', { url: '/inproc', method: 'post' }, [['pfan']]), z: 't2' },
+  { ...n('pfan', 'function', { func: 'const count = msg.payload.count; for (let i = 0; i < count; i++) node.send({ payload: i, res: msg.res, last: i === count - 1 }); return null;' }, [['pstep']]), z: 't2' },
+  { ...n('pstep', 'function', { func: 'msg.payload++; return msg;' }, [['pend']]), z: 't2' },
+  { ...n('pend', 'function', { func: 'return msg.last ? { res: msg.res, payload: { done: true } } : null;' }, [['preply']]), z: 't2' },
+  { ...n('preply', 'http response'), z: 't2' },
+  ...(withQueueIn ? [{ ...n('pq', 'queue in', { queue: 'idle' }, [[], []]), z: 't2' }] : []),
+];
+
+async function inProcessRate(url: string): Promise<number> {
+  const count = 20_000;
+  const began = performance.now();
+  for (let round = 0; round < 5; round++) await post(`${url}inproc`, { count });
+  return (5 * count) / ((performance.now() - began) / 1000);
+}
+
 async function call(url: string, init?: RequestInit): Promise<any> {
   const res = await fetch(url, init);
   const text = await res.text();
@@ -199,8 +221,20 @@ async function main(): Promise<void> {
     }
     const urls = instances.map((p) => p.url);
     const lats = await latency(urls[0]!, urls);
+    const alone = path.join(root, 'in-process');
+    await mkdir(alone, { recursive: true });
+    const single = await spawnRunnel(alone, {});
+    instances.push(single);
+    const rates: string[] = [];
+    for (const withQueueIn of [false, true, false, true]) {
+      await post(`${single.url}flows`, inProcessFlows(withQueueIn));
+      await inProcessRate(single.url);
+      rates.push(`${withQueueIn ? 'with' : 'without'} ${Math.round(await inProcessRate(single.url)).toLocaleString('en')}`);
+    }
     say('');
     say(`Idle hand-off latency (${lats.length} single messages, ${urls.length} instance(s); POST → queue out → stored → queue in on any instance → function): p50 ${percentile(lats, 50)} ms, p99 ${percentile(lats, 99)} ms.`);
+    say('');
+    say(`In-process messages/s, no queue on their path (two functions, one instance), without and with an idle queue in deployed beside them: ${rates.join(', ')}.`);
   } finally {
     for (const p of instances) p.child.kill('SIGTERM');
     await Promise.all(instances.map((p) => p.exited));
