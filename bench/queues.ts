@@ -5,7 +5,8 @@
  * running the same statements Runnel's PostgreSQL queue runs (batched inserts, SKIP LOCKED claims,
  * batched deletes) on the same server, with as many clients as Runnel has instances. On a machine
  * with few cores the instances, PostgreSQL and the load share them: compare the ratio, not the
- * absolute numbers.
+ * absolute numbers. Beside them, the same pipeline through MQTT QoS 1 on mosquitto (not durable
+ * across a broker restart without persistence, and without per-key order).
  */
 import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import pg from 'pg';
 import { percentile } from './stats.js';
 import { cpuSeconds } from './systems.js';
 import { startPostgres } from '../test/helpers/postgres.js';
+import { startMosquitto } from '../test/helpers/mqtt.js';
 import { spawnRunnel, type RunnelProcess } from '../test/helpers/process.js';
 
 const TOTAL = Number(process.env.RUNNEL_BENCH_QUEUE_MESSAGES ?? 20_000);
@@ -49,6 +51,40 @@ const FLOWS = [
   n('qone', 'queue out', { queue: 'bench' }, [['reply']]),
 ];
 
+/**
+ * The same pipeline through MQTT QoS 1 on mosquitto: POST /publish {count} publishes that many,
+ * and a shared subscription spreads them over the instances to the same counting function.
+ */
+const mqttFlows = (port: number) => [
+  { id: 'mb', type: 'mqtt-broker', name: 'mosquitto', broker: '127.0.0.1', port: String(port), clientid: '', autoConnect: true, usetls: false, protocolVersion: '5', keepalive: '60', cleansession: true, autoUnsubscribe: true },
+  n('min', 'http in', { url: '/publish', method: 'post' }, [['mfan']]),
+  n('mfan', 'function', { outputs: 2, func: 'for (let i = 0; i < msg.payload.count; i++) node.send([{ payload: { t: Date.now(), i } }, null]); return [null, { res: msg.res, payload: { sent: msg.payload.count } }];' }, [['mout'], ['reply']]),
+  n('mout', 'mqtt out', { topic: 'bench/q', qos: '1', retain: 'false', broker: 'mb' }),
+  n('msub', 'mqtt in', { topic: '$share/bench/bench/q', qos: '1', datatype: 'json', broker: 'mb', nl: false, rap: true, rh: 0, inputs: 0 }, [['count']]),
+];
+
+/**
+ * In-process messages, no queue: POST /inproc {count} sends that many through two functions and
+ * answers once the last has passed. Measured on an instance of its own, with and without an idle
+ * `queue in` deployed beside it: its completion hooks must not slow messages that never see a queue.
+ */
+const inProcessFlows = (withQueueIn: boolean) => [
+  { id: 't2', type: 'tab', label: 'in-process' },
+  { ...n('pin', 'http in', { url: '/inproc', method: 'post' }, [['pfan']]), z: 't2' },
+  { ...n('pfan', 'function', { func: 'const count = msg.payload.count; for (let i = 0; i < count; i++) node.send({ payload: i, res: msg.res, last: i === count - 1 }); return null;' }, [['pstep']]), z: 't2' },
+  { ...n('pstep', 'function', { func: 'msg.payload++; return msg;' }, [['pend']]), z: 't2' },
+  { ...n('pend', 'function', { func: 'return msg.last ? { res: msg.res, payload: { done: true } } : null;' }, [['preply']]), z: 't2' },
+  { ...n('preply', 'http response'), z: 't2' },
+  ...(withQueueIn ? [{ ...n('pq', 'queue in', { queue: 'idle' }, [[], []]), z: 't2' }] : []),
+];
+
+async function inProcessRate(url: string): Promise<number> {
+  const count = 20_000;
+  const began = performance.now();
+  for (let round = 0; round < 5; round++) await post(`${url}inproc`, { count });
+  return (5 * count) / ((performance.now() - began) / 1000);
+}
+
 async function call(url: string, init?: RequestInit): Promise<any> {
   const res = await fetch(url, init);
   const text = await res.text();
@@ -64,12 +100,12 @@ async function handled(urls: string[]): Promise<number> {
 }
 
 /** Messages per second from the first enqueue until every message has been handled somewhere. */
-async function throughput(urls: string[], instances: RunnelProcess[], keys: number): Promise<{ rate: number; cpuUsPerMessage: number }> {
+async function throughput(urls: string[], instances: RunnelProcess[], keys: number, route = 'enqueue'): Promise<{ rate: number; cpuUsPerMessage: number }> {
   const start = await handled(urls);
   const cpuBefore = await Promise.all(instances.map((p) => cpuSeconds(p.child.pid!)));
   const began = performance.now();
   const producers = urls.map(async (u, i) => {
-    for (let sent = i * BATCH; sent < TOTAL; sent += BATCH * urls.length) await post(`${u}enqueue`, { count: Math.min(BATCH, TOTAL - sent), keys });
+    for (let sent = i * BATCH; sent < TOTAL; sent += BATCH * urls.length) await post(`${u}${route}`, { count: Math.min(BATCH, TOTAL - sent), keys });
   });
   await Promise.all(producers);
   while ((await handled(urls)) - start < TOTAL) await new Promise((r) => setTimeout(r, 20));
@@ -147,6 +183,7 @@ async function floor(url: string, clients: number, keys: number): Promise<number
 
 async function main(): Promise<void> {
   const pgServer = await startPostgres();
+  const mosquitto = await startMosquitto();
   const root = path.join(os.tmpdir(), `runnel-bench-queues-${process.pid}`);
   const instances: RunnelProcess[] = [];
   const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -166,7 +203,7 @@ async function main(): Promise<void> {
     await mkdir(first, { recursive: true });
     const p0 = await spawnRunnel(first, { storage: { type: 'postgres', url: pgServer.url, schema: 'bench' }, instanceId: 'n0', credentialSecret: 'bench' });
     instances.push(p0);
-    await post(`${p0.url}flows`, FLOWS);
+    await post(`${p0.url}flows`, [...FLOWS, ...mqttFlows(mosquitto.port)]);
     say(`## Queue wires: ${TOTAL.toLocaleString('en')} messages through one queue on one PostgreSQL (${os.availableParallelism()} cores, load average ${os.loadavg()[0]!.toFixed(1)})`);
     say('');
     say('| instances | keys | Runnel msg/s | bare pg floor msg/s (same statements, as many clients) | ratio | CPU per message (all instances) |');
@@ -179,15 +216,30 @@ async function main(): Promise<void> {
         const bare = await floor(pgServer.url, count, keys);
         say(`| ${count} | ${keys || 'none'} | ${Math.round(runnel.rate).toLocaleString('en')} | ${Math.round(bare).toLocaleString('en')} | ${(runnel.rate / bare).toFixed(2)} | ${Math.round(runnel.cpuUsPerMessage)} µs |`);
       }
+      const mqtt = await throughput(urls, instances, 0, 'publish');
+      say(`| ${count} | none, through MQTT QoS 1 on mosquitto instead | ${Math.round(mqtt.rate).toLocaleString('en')} | | | ${Math.round(mqtt.cpuUsPerMessage)} µs |`);
     }
     const urls = instances.map((p) => p.url);
     const lats = await latency(urls[0]!, urls);
+    const alone = path.join(root, 'in-process');
+    await mkdir(alone, { recursive: true });
+    const single = await spawnRunnel(alone, {});
+    instances.push(single);
+    const rates: string[] = [];
+    for (const withQueueIn of [false, true, false, true]) {
+      await post(`${single.url}flows`, inProcessFlows(withQueueIn));
+      await inProcessRate(single.url);
+      rates.push(`${withQueueIn ? 'with' : 'without'} ${Math.round(await inProcessRate(single.url)).toLocaleString('en')}`);
+    }
     say('');
     say(`Idle hand-off latency (${lats.length} single messages, ${urls.length} instance(s); POST → queue out → stored → queue in on any instance → function): p50 ${percentile(lats, 50)} ms, p99 ${percentile(lats, 99)} ms.`);
+    say('');
+    say(`In-process messages/s, no queue on their path (two functions, one instance), without and with an idle queue in deployed beside them: ${rates.join(', ')}.`);
   } finally {
     for (const p of instances) p.child.kill('SIGTERM');
     await Promise.all(instances.map((p) => p.exited));
     await pgServer.dispose();
+    await mosquitto.close();
     await rm(root, { recursive: true, force: true });
   }
 }
