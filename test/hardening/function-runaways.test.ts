@@ -111,7 +111,11 @@ describe('with the default time limit, a runaway holds the admin API and other f
   });
 });
 
-describe('SIGTERM stops the process within nodeCloseTimeout + 5 s', () => {
+// Node 26 removed the signal_wrap binding the watchdog thread listens through (README, "Command line"):
+// there the stop is graceful-only and Runnel warns at start, so these bounds do not hold.
+const NO_SIGNAL_WRAP = Number(process.versions.node.split('.')[0]) >= 26 && 'Node 26 has no signal_wrap binding: the stop watchdog cannot run';
+
+describe('SIGTERM stops the process within nodeCloseTimeout + 5 s', { skip: NO_SIGNAL_WRAP }, () => {
   const CLOSE_MS = 1000;
   /** nodeCloseTimeout + the watchdog's 5 s, with room for a loaded machine. */
   const STOP_BOUND_MS = CLOSE_MS + 5000 + 10_000;
