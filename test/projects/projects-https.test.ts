@@ -1,12 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
 import { startGitHttp, type GitHttpServer } from '../helpers/git-http.js';
+import { gitAs, seedRemote } from '../helpers/git-remote.js';
 import { filesHolding } from '../hardening/support.js';
 
 /** Projects against an HTTPS remote that wants a user name and token: git-http-backend behind node's https. */
@@ -26,21 +25,11 @@ describe('Projects: an HTTPS remote with a user name and token', () => {
     answers.push(res.text);
     return res;
   };
-  const sh = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=CI', '-c', 'user.email=ci@example.test', ...args], { cwd, encoding: 'utf8' });
+  const sh = gitAs('CI', 'ci@example.test');
 
   before(async () => {
     scratch = await tempDir();
-    const bare = path.join(scratch, 'repos', 'flows.git');
-    await mkdir(path.dirname(bare));
-    sh(scratch, 'init', '-q', '--bare', '-b', 'main', bare);
-    const work = path.join(scratch, 'work');
-    await mkdir(work);
-    sh(work, 'init', '-q', '-b', 'main');
-    await writeFile(path.join(work, 'package.json'), JSON.stringify({ name: 'remote', version: '0.0.1', 'node-red': { settings: { flowFile: 'flows.json', credentialsFile: 'flows_cred.json' } } }, null, 4));
-    await writeFile(path.join(work, 'flows.json'), JSON.stringify([tab, { id: 'n1', type: 'inject', z: 't1', name: 'from the server', wires: [] }], null, 4));
-    sh(work, 'add', '.');
-    sh(work, 'commit', '-q', '-m', 'Start');
-    sh(work, 'push', '-q', bare, 'main');
+    await seedRemote(scratch, [tab, { id: 'n1', type: 'inject', z: 't1', name: 'from the server', wires: [] }], sh);
     git = await startGitHttp(path.join(scratch, 'repos'), 'ci', TOKEN);
     // Git trusts the test CA through its environment, which Runnel's git inherits.
     caBefore = process.env.GIT_SSL_CAINFO;

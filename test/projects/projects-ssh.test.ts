@@ -9,6 +9,7 @@ import { removeDir } from '../helpers/dirs.js';
 import { filesHolding } from '../hardening/support.js';
 import { deploy } from '../helpers/deploy.js';
 import { startSshd, type SshServer } from '../helpers/sshd.js';
+import { gitAs, seedRemote } from '../helpers/git-remote.js';
 
 /** Projects against an SSH remote (Debian's sshd) with a key made through /settings/user/keys, host keys checked. */
 
@@ -28,24 +29,14 @@ describe('Projects: an SSH remote with a key from /settings/user/keys', () => {
     answers.push(res.text);
     return res;
   };
-  const sh = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=CI', '-c', 'user.email=ci@example.test', ...args], { cwd, encoding: 'utf8' });
+  const sh = gitAs('CI', 'ci@example.test');
   const flowName = async () => ((await call('flows')).body as Array<{ id: string; name?: string }>).find((n) => n.id === 'n1')?.name;
   const sshTemps = async () => (await readdir(tmpdir())).filter((f) => f.startsWith('runnel-ssh-'));
   const failure = (res: { status: number; body: { code?: string }; text: string }) => `${res.status} ${res.text}\nsshd: ${sshd.log.join('')}`;
 
   before(async () => {
     scratch = await tempDir();
-    bare = path.join(scratch, 'repos', 'flows.git');
-    await mkdir(path.dirname(bare));
-    sh(scratch, 'init', '-q', '--bare', '-b', 'main', bare);
-    const work = path.join(scratch, 'work');
-    await mkdir(work);
-    sh(work, 'init', '-q', '-b', 'main');
-    await writeFile(path.join(work, 'package.json'), JSON.stringify({ name: 'remote', version: '0.0.1', 'node-red': { settings: { flowFile: 'flows.json', credentialsFile: 'flows_cred.json' } } }, null, 4));
-    await writeFile(path.join(work, 'flows.json'), JSON.stringify([tab, inject('over ssh')], null, 4));
-    sh(work, 'add', '.');
-    sh(work, 'commit', '-q', '-m', 'Start');
-    sh(work, 'push', '-q', bare, 'main');
+    bare = await seedRemote(scratch, [tab, inject('over ssh')], sh);
     const sshdDir = path.join(scratch, 'sshd');
     await mkdir(sshdDir);
     sshd = await startSshd(sshdDir);

@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -10,6 +9,7 @@ import { launchBrowser, watchedPage, type WatchedPage } from '../helpers/browser
 import { deploy, paletteTypes, storedFlows } from '../helpers/editor-page.js';
 import { startGitHttp, type GitHttpServer } from '../helpers/git-http.js';
 import { startSshd, type SshServer } from '../helpers/sshd.js';
+import { gitAs, seedRemote } from '../helpers/git-remote.js';
 
 /**
  * The editor's Projects against real remotes in Chromium: clone over HTTPS (user name and token)
@@ -32,7 +32,7 @@ describe('the editor in Chromium: Projects with HTTPS and SSH remotes', { timeou
   let caBefore: string | undefined;
   const dialog = () => w.page.locator('.ui-dialog:visible');
   const sidebar = () => w.page.locator('.red-ui-sidebar-vc');
-  const sh = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=Bob', '-c', 'user.email=bob@example.test', ...args], { cwd, encoding: 'utf8' });
+  const sh = gitAs('Bob', 'bob@example.test');
   const nodeName = async () => (await storedFlows(server)).find((n) => n.id === 'n1')?.name;
 
   /** Waits until the editor has the project open: its flows loaded and the "Loading project" bar gone. */
@@ -81,17 +81,7 @@ describe('the editor in Chromium: Projects with HTTPS and SSH remotes', { timeou
 
   before(async () => {
     scratch = await tempDir();
-    bare = path.join(scratch, 'repos', 'flows.git');
-    await mkdir(path.dirname(bare));
-    sh(scratch, 'init', '-q', '--bare', '-b', 'main', bare);
-    const work = path.join(scratch, 'work');
-    await mkdir(work);
-    sh(work, 'init', '-q', '-b', 'main');
-    await writeFile(path.join(work, 'package.json'), JSON.stringify({ name: 'remote-flows', version: '0.0.1', 'node-red': { settings: { flowFile: 'flows.json', credentialsFile: 'flows_cred.json' } } }, null, 4));
-    await writeFile(path.join(work, 'flows.json'), JSON.stringify([tab, comment('from the remote')], null, 4));
-    sh(work, 'add', '.');
-    sh(work, 'commit', '-q', '-m', 'Start');
-    sh(work, 'push', '-q', bare, 'main');
+    bare = await seedRemote(scratch, [tab, comment('from the remote')], sh, 'remote-flows');
     git = await startGitHttp(path.join(scratch, 'repos'), 'ci', TOKEN);
     caBefore = process.env.GIT_SSL_CAINFO;
     process.env.GIT_SSL_CAINFO = git.caFile;
