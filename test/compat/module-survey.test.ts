@@ -125,7 +125,7 @@ describe('what node modules see of Runnel, as Node-RED and Express 4 show it', {
       '[warn] [survey-node:login] warned\n',
     ]);
     const named = server.logs.map((l) => JSON.parse(l) as { msg: string; node?: { id: string; name?: string } }).find((l) => l.node?.id === 'named' && l.msg.startsWith('Error'));
-    assert.deepEqual(named?.node, { id: 'named', type: 'survey-node', z: TAB, name: 'login' });
+    assert.deepEqual(named?.node, { id: 'named', type: 'survey-node', z: TAB, name: 'login', path: TAB });
     assert.equal(named?.msg, 'Error: failed');
   });
 });
