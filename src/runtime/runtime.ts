@@ -18,6 +18,7 @@ import { FlowNotices } from './deploy/flow-notices.js';
 import { Deployer } from './deploy/deployer.js';
 import { Follower } from './cluster/follower.js';
 import { RelayedEvents } from './cluster/relayed-events.js';
+import { spanSocketIo } from './cluster/socket-io/relay-adapter.js';
 import { nodeChannel } from './cluster/node-channel.js';
 import { TypeChanges } from './deploy/type-changes.js';
 import { RunControl } from './deploy/run-control.js';
@@ -233,6 +234,7 @@ export class Runtime {
 
   attachServer(server: Server): void {
     this.server = server;
+    if (this.storage.shared) spanSocketIo(server, this.storage.shared.relay, this.log);
   }
 
   /**

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { io as connect, type Socket } from 'socket.io-client';
+import { clusterSuite, type ClusterInstance } from '../helpers/cluster.js';
+import { startHaproxy, type TestBalancer } from '../helpers/haproxy.js';
+import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
+
+/**
+ * A socket.io app that a node module attaches to RED.server (as Dashboard 2.0 and uibuilder do),
+ * on three instances behind HAProxy, round-robin without sticky sessions: Runnel's adapter over the
+ * cluster relay carries its broadcasts to the clients of every instance. Clients use the websocket
+ * transport, the one that needs no sticky sessions (README).
+ */
+
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/cluster');
+
+const flows = [
+  { id: 'app', type: 'tab', label: 'App' },
+  { id: 'say', type: 'http in', z: 'app', url: '/say', method: 'get', wires: [['topic', 'said']] },
+  { id: 'topic', type: 'change', z: 'app', rules: [{ t: 'set', p: 'topic', pt: 'msg', to: 'req.query.topic', tot: 'msg' }, { t: 'set', p: 'payload', pt: 'msg', to: 'req.query.n', tot: 'msg' }], wires: [['sio']] },
+  { id: 'said', type: 'http response', z: 'app', wires: [] },
+  // A client's press leaves sio and is broadcast back by echo: every client sees each press once.
+  { id: 'sio', type: 'sio-app', z: 'app', wires: [['echo']] },
+  { id: 'echo', type: 'sio-app', z: 'app', wires: [] },
+];
+
+interface Client {
+  socket: Socket;
+  /** The pid of the instance the client is connected to. */
+  pid: number;
+  got: Record<string, unknown[]>;
+}
+
+describe('cluster: a module\'s socket.io server behind HAProxy spans the instances', { timeout: 300_000 }, () => {
+  let nodes: ClusterInstance[];
+  let balancer: TestBalancer;
+  const clients: Client[] = [];
+
+  const suite = clusterSuite('sockio', 3, { nodesDir: [FIXTURES] });
+  before(async () => {
+    ({ nodes } = suite);
+    const login = await request(nodes[0]!.at('auth/token'), {
+      method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD },
+    });
+    assert.equal(login.status, 200, login.text);
+    const r = await request(nodes[0]!.at('flows'), { method: 'POST', token: login.body.access_token as string, headers: { 'Runtime-API-Version': 'v2' }, json: { flows } });
+    assert.equal(r.status, 200, r.text);
+    for (const n of nodes) await eventually(async () => (await request(n.at('say?topic=ready&n=0'))).status === 200, 15_000);
+    balancer = await startHaproxy(nodes.map((n) => n.url));
+    // Round-robin spreads the clients; more are opened until every instance holds one.
+    while (new Set(clients.map((c) => c.pid)).size < nodes.length) {
+      assert.ok(clients.length < 12, `the balancer spread ${clients.length} clients over fewer than 3 instances`);
+      clients.push(await open());
+    }
+  });
+  after(async () => {
+    for (const c of clients) c.socket.close();
+    await balancer?.stop();
+  });
+
+  async function open(): Promise<Client> {
+    const socket = connect(balancer.url, { path: '/sio/socket.io', transports: ['websocket'], reconnectionDelay: 200, reconnectionDelayMax: 500 });
+    const got: Record<string, unknown[]> = {};
+    socket.onAny((event: string, value: unknown) => (got[event] ??= []).push(value));
+    const pid = await new Promise<number>((resolve, reject) => {
+      socket.once('hello', resolve);
+      socket.once('connect_error', reject);
+    });
+    return { socket, pid, got };
+  }
+
+  const instanceOf = (c: Client) => nodes.find((n) => n.process.child.pid === c.pid)!;
+
+  /** Waits until every client got `value` on `event`, then until a marker sent from every instance arrived after it, and answers how many times each client got `value`. */
+  async function settled(event: string, value: string, live = clients): Promise<number[]> {
+    await eventually(() => live.every((c) => c.got[event]?.includes(value)), 10_000);
+    // The relay keeps each sender's order: once every instance's marker is in, nothing sent before it is still on the way.
+    const running = nodes.filter((n) => n.process.child.exitCode === null && n.process.child.signalCode === null);
+    for (const n of running) assert.equal((await request(n.at(`say?topic=marker&n=${n.id}-${value}`))).status, 200);
+    await eventually(() => live.every((c) => running.every((n) => c.got.marker?.includes(`${n.id}-${value}`))), 10_000);
+    return live.map((c) => c.got[event]!.filter((v) => v === value).length);
+  }
+
+  it('a broadcast from a flow on any instance reaches every client of every instance once', async () => {
+    for (const n of nodes) {
+      assert.equal((await request(n.at(`say?topic=update&n=from-${n.id}`))).status, 200);
+      assert.deepEqual(await settled('update', `from-${n.id}`), clients.map(() => 1), `the broadcast from ${n.id}`);
+    }
+  });
+
+  it('a client\'s event runs its flow once, on the instance it is connected to, and every client sees the result once', async () => {
+    for (const c of clients) {
+      c.socket.emit('press', `press-${c.pid}`);
+      assert.deepEqual(await settled('pressed', `press-${c.pid}`), clients.map(() => 1), `the press of a client on ${instanceOf(c).id}`);
+    }
+  });
+
+  it('the clients of a killed instance reconnect through the balancer within 5 s and get broadcasts again', async () => {
+    const victim = instanceOf(clients[0]!);
+    const orphans = clients.filter((c) => c.pid === victim.process.child.pid);
+    const back = orphans.map((c) => new Promise<number>((resolve) => c.socket.io.once('reconnect', () => resolve(performance.now()))));
+    const killed = performance.now();
+    victim.process.child.kill('SIGKILL');
+    const times = (await Promise.all(back)).map((t) => t - killed);
+    assert.ok(times.every((t) => t < 5000), `reconnected after ${times.map((t) => Math.round(t)).join(', ')} ms`);
+    const survivor = nodes.find((n) => n !== victim)!;
+    assert.equal((await request(survivor.at('say?topic=update&n=after-kill'))).status, 200);
+    assert.deepEqual(await settled('update', 'after-kill'), clients.map(() => 1));
+  });
+});
