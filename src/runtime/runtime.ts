@@ -234,7 +234,10 @@ export class Runtime {
 
   attachServer(server: Server): void {
     this.server = server;
-    if (this.storage.shared) spanSocketIo(server, this.storage.shared.relay, this.log);
+    const shared = this.storage.shared;
+    if (!shared) return;
+    const urlOf = async (id: string) => (await this.follower.clusterView()).find((i) => i.id === id)?.url ?? null;
+    spanSocketIo(server, shared.relay, { self: shared.instanceId, urlOf }, this.log);
   }
 
   /**

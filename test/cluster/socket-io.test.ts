@@ -3,15 +3,20 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { io as connect, type Socket } from 'socket.io-client';
-import { clusterSuite, type ClusterInstance } from '../helpers/cluster.js';
+import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
 import { startHaproxy, type TestBalancer } from '../helpers/haproxy.js';
+import { withFreePorts } from '../helpers/ports.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { killRunnels } from '../helpers/process.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 
 /**
  * A socket.io app that a node module attaches to RED.server (as Dashboard 2.0 and uibuilder do),
  * on three instances behind HAProxy, round-robin without sticky sessions: Runnel's adapter over the
- * cluster relay carries its broadcasts to the clients of every instance. Clients use the websocket
- * transport, the one that needs no sticky sessions (README).
+ * cluster relay carries its broadcasts to the clients of every instance, and the requests of a
+ * session that land on another instance than the one holding it are passed on to that one (each
+ * instance has its instanceUrl, so the ports are chosen first). Clients of every kind: websocket
+ * only, HTTP long-polling then upgraded (socket.io's default), and long-polling only.
  */
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/cluster');
@@ -26,21 +31,30 @@ const flows = [
   { id: 'echo', type: 'sio-app', z: 'app', wires: [] },
 ];
 
+type Transport = 'websocket' | 'upgrade' | 'polling';
+const TRANSPORTS: Record<Transport, string[]> = { websocket: ['websocket'], upgrade: ['polling', 'websocket'], polling: ['polling'] };
+
 interface Client {
+  transport: Transport;
   socket: Socket;
+  disconnects: number;
   /** The pid of the instance the client is connected to. */
   pid: number;
   got: Record<string, unknown[]>;
 }
 
 describe('cluster: a module\'s socket.io server behind HAProxy spans the instances', { timeout: 300_000 }, () => {
+  let pg: TestPostgres | undefined;
+  let cluster: TestCluster | undefined;
   let nodes: ClusterInstance[];
   let balancer: TestBalancer;
   const clients: Client[] = [];
 
-  const suite = clusterSuite('sockio', 3, { nodesDir: [FIXTURES] });
   before(async () => {
-    ({ nodes } = suite);
+    pg = await startPostgres();
+    cluster = await withFreePorts(3, (ports) => startCluster(pg!.url, 'sockio', 3, { nodesDir: [FIXTURES] },
+      Object.fromEntries(ports.map((port, i) => [`node${i}`, { uiPort: port, instanceUrl: `http://127.0.0.1:${port}/` }]))));
+    nodes = cluster.instances;
     const login = await request(nodes[0]!.at('auth/token'), {
       method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD },
     });
@@ -50,25 +64,31 @@ describe('cluster: a module\'s socket.io server behind HAProxy spans the instanc
     for (const n of nodes) await eventually(async () => (await request(n.at('say?topic=ready&n=0'))).status === 200, 15_000);
     balancer = await startHaproxy(nodes.map((n) => n.url));
     // Round-robin spreads the clients; more are opened until every instance holds one.
-    while (new Set(clients.map((c) => c.pid)).size < nodes.length) {
+    const kinds = Object.keys(TRANSPORTS) as Transport[];
+    while (clients.length < kinds.length || new Set(clients.map((c) => c.pid)).size < nodes.length) {
       assert.ok(clients.length < 12, `the balancer spread ${clients.length} clients over fewer than 3 instances`);
-      clients.push(await open());
+      clients.push(await open(kinds[clients.length % kinds.length]!));
     }
   });
   after(async () => {
     for (const c of clients) c.socket.close();
     await balancer?.stop();
+    await cluster?.stop().catch(() => undefined);
+    killRunnels();
+    await pg?.dispose();
   });
 
-  async function open(): Promise<Client> {
-    const socket = connect(balancer.url, { path: '/sio/socket.io', transports: ['websocket'], reconnectionDelay: 200, reconnectionDelayMax: 500 });
+  async function open(transport: Transport): Promise<Client> {
+    const socket = connect(balancer.url, { path: '/sio/socket.io', transports: TRANSPORTS[transport], reconnectionDelay: 200, reconnectionDelayMax: 500 });
     const got: Record<string, unknown[]> = {};
     socket.onAny((event: string, value: unknown) => (got[event] ??= []).push(value));
     const pid = await new Promise<number>((resolve, reject) => {
       socket.once('hello', resolve);
       socket.once('connect_error', reject);
     });
-    return { socket, pid, got };
+    const client = { transport, socket, disconnects: 0, pid, got };
+    socket.on('disconnect', () => client.disconnects++);
+    return client;
   }
 
   const instanceOf = (c: Client) => nodes.find((n) => n.process.child.pid === c.pid)!;
@@ -88,6 +108,11 @@ describe('cluster: a module\'s socket.io server behind HAProxy spans the instanc
       assert.equal((await request(n.at(`say?topic=update&n=from-${n.id}`))).status, 200);
       assert.deepEqual(await settled('update', `from-${n.id}`), clients.map(() => 1), `the broadcast from ${n.id}`);
     }
+  });
+
+  it('keeps every session whichever instance its requests land on: long-polling clients stay connected, upgrading ones reach the websocket', async () => {
+    await eventually(() => clients.every((c) => c.socket.io.engine.transport.name === (c.transport === 'polling' ? 'polling' : 'websocket')), 10_000);
+    assert.deepEqual(clients.map((c) => c.disconnects), clients.map(() => 0));
   });
 
   it('a client\'s event runs its flow once, on the instance it is connected to, and every client sees the result once', async () => {

@@ -3,9 +3,11 @@ import { createRequire } from 'node:module';
 import type { Logger } from '../../../base/log.js';
 import type { ClusterRelay, RelayMessage } from '../../../storage/contract.js';
 import { onSocketIoLoad } from './load-hook.js';
+import { forwardSessions, type Engine, type SessionOwners } from './session-forward.js';
 
 /**
  * Socket.io servers that node modules attach to Runnel's HTTP server span the cluster: each gets
+ * its sessions forwarded to the instance holding them (session-forward.ts) and
  * a socket.io adapter over the cluster relay, built on the `ClusterAdapterWithHeartbeat` of the
  * module's own socket.io, so what socket.io routes through its adapter — `io.emit`, rooms,
  * `socket.broadcast`, `serverSideEmit`, `fetchSockets` — reaches the clients of every instance.
@@ -26,6 +28,7 @@ interface AdapterBase {
 }
 type AdapterClass = new (nsp: unknown, opts: object) => AdapterBase;
 interface IoServer {
+  readonly engine: Engine;
   readonly opts?: { adapter?: unknown; connectionStateRecovery?: unknown };
   path(): string;
   adapter(adapter: AdapterClass): unknown;
@@ -36,8 +39,8 @@ const spans = new WeakMap<HttpServer, Span>();
 const patched = new WeakSet<object>();
 
 /** Socket.io servers attached to `server` from now on span the instances through `relay`. */
-export function spanSocketIo(server: HttpServer, relay: ClusterRelay, log: Logger): void {
-  spans.set(server, new Span(relay, log));
+export function spanSocketIo(server: HttpServer, relay: ClusterRelay, owners: SessionOwners, log: Logger): void {
+  spans.set(server, new Span(relay, owners, log));
   onSocketIoLoad(patchServerClass);
 }
 
@@ -64,12 +67,13 @@ class Span {
   private readonly adapters = new Map<string, Set<AdapterBase>>();
   private readonly warned = new Set<string>();
 
-  constructor(private readonly relay: ClusterRelay, private readonly log: Logger) {
+  constructor(private readonly relay: ClusterRelay, private readonly owners: SessionOwners, private readonly log: Logger) {
     relay.onMessage((m) => this.arrived(m));
   }
 
   install(io: IoServer, base: AdapterClass | undefined): void {
     const path = io.path();
+    forwardSessions(io.engine, this.owners);
     if (io.opts?.adapter !== undefined || io.opts?.connectionStateRecovery) {
       this.log.info({ path }, 'socket.io server keeps its own adapter: its broadcasts do not cross instances through Runnel');
       return;
