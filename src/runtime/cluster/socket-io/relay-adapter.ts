@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { Logger } from '../../../base/log.js';
 import type { ClusterRelay, RelayMessage } from '../../../storage/contract.js';
 import { onSocketIoLoad } from './load-hook.js';
+import { RemoteClients, type Namespace, type Presence } from './remote-clients.js';
 import { forwardSessions, type Engine, type SessionOwners } from './session-forward.js';
 
 /**
@@ -10,23 +11,32 @@ import { forwardSessions, type Engine, type SessionOwners } from './session-forw
  * its sessions forwarded to the instance holding them (session-forward.ts) and
  * a socket.io adapter over the cluster relay, built on the `ClusterAdapterWithHeartbeat` of the
  * module's own socket.io, so what socket.io routes through its adapter — `io.emit`, rooms,
- * `socket.broadcast`, `serverSideEmit`, `fetchSockets` — reaches the clients of every instance.
+ * `socket.broadcast`, `serverSideEmit`, `fetchSockets` — reaches the clients of every instance,
+ * and the clients of the other instances connect here too (remote-clients.ts), so what an app
+ * sends to each socket it holds reaches them as well.
  * A packet carrying binary data, or one over the relay's message size, reaches only this
  * instance's clients. A server given its own adapter (or connection state recovery, which needs
  * an adapter that stores packets) keeps it.
  */
 
 const KIND = 'socket.io';
+/** ClusterAdapterWithHeartbeat's defaults, said here because remote clients are dropped on the same timeout. */
+const HEARTBEAT = { heartbeatInterval: 5000, heartbeatTimeout: 10_000 };
 
 interface ClusterMessage {
   nsp?: unknown;
+  uid?: unknown;
 }
 interface AdapterBase {
-  readonly nsp: { readonly name: string };
+  readonly nsp: Namespace;
+  readonly uid: string;
+  init(): unknown;
+  addAll(id: string, rooms: Set<string>): void;
+  delAll(id: string): void;
   onMessage(message: ClusterMessage, offset?: string): void;
   close(): unknown;
 }
-type AdapterClass = new (nsp: unknown, opts: object) => AdapterBase;
+type AdapterClass = new (nsp: Namespace, opts: object) => AdapterBase;
 interface IoServer {
   readonly engine: Engine;
   readonly opts?: { adapter?: unknown; connectionStateRecovery?: unknown };
@@ -64,7 +74,7 @@ function patchServerClass(exports: unknown, filename: string): void {
 }
 
 class Span {
-  private readonly adapters = new Map<string, Set<AdapterBase>>();
+  private readonly adapters = new Map<string, Set<AdapterBase & { remote: RemoteClients }>>();
   private readonly warned = new Set<string>();
 
   constructor(private readonly relay: ClusterRelay, private readonly owners: SessionOwners, private readonly log: Logger) {
@@ -84,9 +94,36 @@ class Span {
     }
     const span = this;
     class RelayAdapter extends base {
-      constructor(nsp: unknown) {
-        super(nsp, {});
+      readonly remote: RemoteClients;
+      private readonly sweeper: NodeJS.Timeout;
+
+      constructor(nsp: Namespace) {
+        super(nsp, HEARTBEAT);
+        this.remote = new RemoteClients(nsp, this.uid, (p) => span.publish(path, p, 's'));
+        this.sweeper = setInterval(() => this.remote.sweep(HEARTBEAT.heartbeatTimeout), HEARTBEAT.heartbeatInterval);
+        this.sweeper.unref();
         span.add(path, this);
+      }
+
+      override init(): unknown {
+        const result = super.init();
+        this.remote.hello();
+        return result;
+      }
+
+      override addAll(id: string, rooms: Set<string>): void {
+        super.addAll(id, rooms);
+        this.remote.joined(id);
+      }
+
+      override delAll(id: string): void {
+        super.delAll(id);
+        this.remote.left(id);
+      }
+
+      override onMessage(message: ClusterMessage, offset?: string): void {
+        if (typeof message.uid === 'string' && message.uid !== this.uid) this.remote.heardFrom(message.uid);
+        super.onMessage(message, offset);
       }
 
       doPublish(message: ClusterMessage): Promise<string> {
@@ -101,6 +138,8 @@ class Span {
       }
 
       override close(): unknown {
+        clearInterval(this.sweeper);
+        this.remote.close();
         span.remove(path, this);
         return super.close();
       }
@@ -108,20 +147,21 @@ class Span {
     io.adapter(RelayAdapter);
   }
 
-  private add(path: string, adapter: AdapterBase): void {
+  private add(path: string, adapter: AdapterBase & { remote: RemoteClients }): void {
     let set = this.adapters.get(path);
     if (!set) this.adapters.set(path, (set = new Set()));
     set.add(adapter);
   }
 
-  private remove(path: string, adapter: AdapterBase): void {
+  private remove(path: string, adapter: AdapterBase & { remote: RemoteClients }): void {
     const set = this.adapters.get(path);
     set?.delete(adapter);
     if (set?.size === 0) this.adapters.delete(path);
   }
 
-  private publish(path: string, message: ClusterMessage): void {
-    const data = { p: path, m: message };
+  /** An adapter message (`m`) or a presence (`s`) of the server at `path`. */
+  private publish(path: string, message: ClusterMessage | Presence, field: 'm' | 's' = 'm'): void {
+    const data = { p: path, [field]: message };
     const binary = hasBinary(message);
     const tooLarge = !binary && Buffer.byteLength(JSON.stringify(data)) > this.relay.maxMessageBytes;
     if (binary || tooLarge) {
@@ -134,12 +174,14 @@ class Span {
 
   private arrived({ kind, data }: RelayMessage): void {
     if (kind !== KIND || typeof data !== 'object' || data === null) return;
-    const { p, m } = data as { p?: unknown; m?: ClusterMessage };
-    if (typeof p !== 'string' || typeof m !== 'object' || m === null) return;
+    const { p, m, s } = data as { p?: unknown; m?: ClusterMessage; s?: Presence };
+    const message = m ?? s;
+    if (typeof p !== 'string' || typeof message !== 'object' || message === null) return;
     for (const adapter of this.adapters.get(p) ?? []) {
-      if (adapter.nsp.name !== m.nsp) continue;
+      if (adapter.nsp.name !== message.nsp) continue;
       try {
-        adapter.onMessage(m);
+        if (s) adapter.remote.arrived(s);
+        else adapter.onMessage(message);
       } catch (err) {
         this.log.error({ err, path: p }, 'socket.io: a message from another instance failed');
       }
