@@ -3,9 +3,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { io as connect, type Socket } from 'socket.io-client';
-import { startCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
+import { startAddressedCluster, type ClusterInstance, type TestCluster } from '../helpers/cluster.js';
 import { startHaproxy, type TestBalancer } from '../helpers/haproxy.js';
-import { withFreePorts } from '../helpers/ports.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { killRunnels } from '../helpers/process.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
@@ -52,8 +51,7 @@ describe('cluster: a module\'s socket.io server behind HAProxy spans the instanc
 
   before(async () => {
     pg = await startPostgres();
-    cluster = await withFreePorts(3, (ports) => startCluster(pg!.url, 'sockio', 3, { nodesDir: [FIXTURES] },
-      Object.fromEntries(ports.map((port, i) => [`node${i}`, { uiPort: port, instanceUrl: `http://127.0.0.1:${port}/` }]))));
+    cluster = await startAddressedCluster(pg.url, 'sockio', 3, { nodesDir: [FIXTURES] });
     nodes = cluster.instances;
     const login = await request(nodes[0]!.at('auth/token'), {
       method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD },
