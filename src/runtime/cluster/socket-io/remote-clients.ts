@@ -46,7 +46,7 @@ export interface Presence {
 /** Request headers that stay with the instance the client reached (credentials). */
 const PRIVATE_HEADERS = new Set(['cookie', 'authorization', 'proxy-authorization']);
 
-export class RemoteClient extends EventEmitter {
+class RemoteClient extends EventEmitter {
   readonly connected = true;
   readonly remote = true;
   data: Record<string, unknown> = {};
