@@ -91,8 +91,9 @@ describe('cluster: a module\'s socket.io server behind HAProxy spans the instanc
 
   const instanceOf = (c: Client) => nodes.find((n) => n.process.child.pid === c.pid)!;
 
-  /** Waits until every client got `value` on `event`, then until a marker sent from every instance arrived after it, and answers how many times each client got `value`. */
-  async function settled(event: string, value: string, live = clients): Promise<number[]> {
+  /** Sends `value` on `event` from `from` if given; waits until every client got it, then until a marker sent from every instance arrived after it, and answers how many times each client got `value`. */
+  async function settled(event: string, value: string, live = clients, from?: ClusterInstance): Promise<number[]> {
+    if (from) assert.equal((await request(from.at(`say?topic=${event}&n=${value}`))).status, 200);
     await eventually(() => live.every((c) => c.got[event]?.includes(value)), 10_000);
     // The relay keeps each sender's order: once every instance's marker is in, nothing sent before it is still on the way.
     const running = nodes.filter((n) => n.process.child.exitCode === null && n.process.child.signalCode === null);
@@ -123,6 +124,30 @@ describe('cluster: a module\'s socket.io server behind HAProxy spans the instanc
     for (const [i, c] of clients.entries()) {
       c.socket.emit('press', `press-${i}`);
       assert.deepEqual(await settled('pressed', `press-${i}`), clients.map(() => 1), `the press of a client on ${instanceOf(c).id}`);
+    }
+  });
+
+  it('with PostgreSQL down each instance keeps serving its own clients, and delivery across instances resumes after it, nothing twice', async () => {
+    const pidOf = (n: ClusterInstance) => n.process.child.pid;
+    await pg!.stop();
+    try {
+      for (const n of nodes) {
+        assert.equal((await request(n.at(`say?topic=update&n=down-${n.id}`))).status, 200);
+        const own = clients.filter((c) => c.pid === pidOf(n));
+        await eventually(() => own.every((c) => c.got.update?.includes(`down-${n.id}`)), 10_000);
+      }
+    } finally {
+      await pg!.start();
+    }
+    let k = 0;
+    await eventually(async () => {
+      await request(nodes[0]!.at(`say?topic=probe&n=${++k}`));
+      return clients.every((c) => (c.got.probe?.length ?? 0) > 0);
+    }, 30_000, 500);
+    for (const n of nodes) assert.deepEqual(await settled('update', `after-db-${n.id}`, clients, n), clients.map(() => 1));
+    // The markers of every instance came after the outage: a message sent during it would have come before them.
+    for (const n of nodes) {
+      assert.deepEqual(clients.map((c) => c.got.update!.filter((v) => v === `down-${n.id}`).length), clients.map((c) => (c.pid === pidOf(n) ? 1 : 0)), `what ${n.id} sent during the outage`);
     }
   });
 
