@@ -73,6 +73,8 @@ describe('cluster: Dashboard 2.0 pages behind HAProxy show what every instance d
     assert.equal(r.status, 200, r.text);
     for (const n of nodes) await eventually(async () => (await request(n.at('show?n=ready'))).status === 200, 15_000);
     balancer = await startHaproxy(nodes.map((n) => n.url));
+    // HAProxy answers 503 until its first checks found the instances up.
+    await eventually(async () => (await Promise.all(Array.from({ length: 6 }, () => request(balancer.at('health'))))).every((r) => r.status === 200), 10_000);
     browser = await launchBrowser();
     for (const name of ['a', 'b', 'c']) {
       const w = await watchedPage(browser, `dashboard-${name}`);

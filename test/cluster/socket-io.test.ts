@@ -61,6 +61,8 @@ describe('cluster: a module\'s socket.io server behind HAProxy spans the instanc
     assert.equal(r.status, 200, r.text);
     for (const n of nodes) await eventually(async () => (await request(n.at('say?topic=ready&n=0'))).status === 200, 15_000);
     balancer = await startHaproxy(nodes.map((n) => n.url));
+    // HAProxy answers 503 until its first checks found the instances up.
+    await eventually(async () => (await Promise.all(Array.from({ length: 6 }, () => request(balancer.at('health'))))).every((r) => r.status === 200), 10_000);
     // Round-robin spreads the clients (each first greeted by its own instance, at once; the others' greetings come through the relay); more are opened until every instance holds one.
     const kinds = Object.keys(TRANSPORTS) as Transport[];
     while (clients.length < kinds.length || new Set(clients.map((c) => c.pid)).size < nodes.length) {
