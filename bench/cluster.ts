@@ -15,7 +15,7 @@ import { benchConfig, withProbeBody } from './flows.js';
 import { cannon } from './load.js';
 import { percentile } from './stats.js';
 import { cpuSeconds } from './systems.js';
-import { debugLatency } from './cluster-watch.js';
+import { debugLatency, SOCKET_IO_APP, socketIoLatency } from './cluster-watch.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { spawnRunnel, type RunnelProcess } from '../test/helpers/process.js';
 
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 3; i++) {
       const dir = path.join(root, `n${i}`);
       await mkdir(dir, { recursive: true });
-      instances.push(await spawnRunnel(dir, { storage: { type: 'postgres', url: pg.url, schema: 'bench' }, instanceId: `n${i}`, credentialSecret: 'bench' }));
+      instances.push(await spawnRunnel(dir, { storage: { type: 'postgres', url: pg.url, schema: 'bench' }, instanceId: `n${i}`, credentialSecret: 'bench', nodesDir: [SOCKET_IO_APP] }));
     }
     const urls = instances.map((p) => p.url);
     say(`## Cluster: 3 instances on one PostgreSQL (${os.availableParallelism()} cores, ${os.cpus()[0]?.model ?? 'unknown CPU'})`);
@@ -117,6 +117,7 @@ async function main(): Promise<void> {
       if (result.non2xx + result.errors + result.mismatches > 0) say(`(errors: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.mismatches} wrong bodies)`);
     }
     await debugLatency(urls, instances[0]!.child.pid!, LOAD_SECONDS, say);
+    await socketIoLatency(urls, instances[0]!.child.pid!, LOAD_SECONDS, say);
   } finally {
     for (const p of instances) p.child.kill('SIGTERM');
     await Promise.all(instances.map((p) => p.exited));

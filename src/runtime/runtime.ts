@@ -18,6 +18,7 @@ import { FlowNotices } from './deploy/flow-notices.js';
 import { Deployer } from './deploy/deployer.js';
 import { Follower } from './cluster/follower.js';
 import { RelayedEvents } from './cluster/relayed-events.js';
+import { spanSocketIo } from './cluster/socket-io/relay-adapter.js';
 import { nodeChannel } from './cluster/node-channel.js';
 import { TypeChanges } from './deploy/type-changes.js';
 import { RunControl } from './deploy/run-control.js';
@@ -233,6 +234,10 @@ export class Runtime {
 
   attachServer(server: Server): void {
     this.server = server;
+    const shared = this.storage.shared;
+    if (!shared) return;
+    const urlOf = async (id: string) => (await this.follower.clusterView()).find((i) => i.id === id)?.url ?? null;
+    spanSocketIo(server, shared.relay, { self: shared.instanceId, urlOf }, this.log);
   }
 
   /**

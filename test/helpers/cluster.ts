@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before } from 'node:test';
+import { withFreePorts } from './ports.js';
 import { killRunnels, spawnRunnel, type RunnelProcess } from './process.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
 import { adminAuth } from './users.js';
@@ -66,6 +67,16 @@ export async function startCluster(
       await removeDir(root);
     },
   };
+}
+
+/**
+ * A cluster whose instances each know their own URL (`instanceUrl`), as socket.io sessions behind a
+ * balancer need (an instance passes a session's requests on to the one holding it), so each
+ * instance's port is chosen before it starts.
+ */
+export function startAddressedCluster(url: string, schema: string, size: number, extra: Record<string, unknown> = {}): Promise<TestCluster> {
+  return withFreePorts(size, (ports) => startCluster(url, schema, size, extra,
+    Object.fromEntries(ports.map((port, i) => [`node${i}`, { uiPort: port, instanceUrl: `http://127.0.0.1:${port}/` }]))));
 }
 
 export interface ClusterSuite {
