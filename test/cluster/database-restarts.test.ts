@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import pg from 'pg';
+import type pg from 'pg';
 import type { ClusterInstance } from '../helpers/cluster.js';
-import type { TestPostgres } from '../helpers/postgres.js';
+import { query, type TestPostgres } from '../helpers/postgres.js';
 import { assertNeverTwoPrimaries, faultedClusterSuite, longestSilence, reportingFlows as flows, type Reporter } from '../helpers/primary-reports.js';
 import { eventually, request } from '../helpers/server.js';
 
@@ -41,15 +41,7 @@ describe('cluster: PostgreSQL restarted or its sessions terminated under deploys
   let token: string;
 
   /** One statement on a connection of the test's own, around the proxies. */
-  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> => {
-    const client = new pg.Client(db.url);
-    await client.connect();
-    try {
-      return (await client.query<R>(text, values)).rows;
-    } finally {
-      await client.end();
-    }
-  };
+  const sql = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => query<R>(db.url, text, values);
   /** How many kept revisions serve each text (a deploy's marker). */
   const savedMarkers = async (): Promise<Map<string, number>> => {
     const counts = new Map<string, number>();

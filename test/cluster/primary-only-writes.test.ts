@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
+import type pg from 'pg';
 import { deploy, type Conf } from '../helpers/deploy.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { query, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { eventually, request, startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -40,15 +40,7 @@ const FLOWS: Conf[] = [
 describe('primary-only tab writes on a deposed primary', { timeout: 120_000 }, () => {
   let db: TestPostgres;
   let server: TestServer;
-  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
-    const client = new pg.Client(db.url);
-    await client.connect();
-    try {
-      return (await client.query<R>(text, values)).rows;
-    } finally {
-      await client.end();
-    }
-  };
+  const sql = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => query<R>(db.url, text, values);
   const stored = async (key: string) => (await sql<{ value: string }>(`SELECT value FROM ${SCHEMA}.context WHERE scope = 'global' AND key = $1`, [key]))[0]?.value;
   const queued = async () => (await sql<{ body: string }>(`SELECT body FROM ${SCHEMA}.queue_messages WHERE queue = 'jobs' ORDER BY seq`)).map((r) => JSON.parse(r.body).payload.n as number);
   const post = (path: string, n: number) => request(server.at(path), { method: 'POST', json: { n } });

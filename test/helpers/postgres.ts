@@ -2,6 +2,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { chown, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { removeDir, tempDir } from './dirs.js';
 import { withFreePort } from './ports.js';
 
@@ -112,4 +113,15 @@ export async function startPostgres(): Promise<TestPostgres> {
       await removeDir(root);
     },
   };
+}
+
+/** One statement on a connection of the test's own (around any proxy an instance goes through), closed after it. */
+export async function query<R extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
 }

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import { primaryOnlyScopes } from '../../src/runtime/config/primary-only.js';
 import { ContextManager } from '../../src/runtime/context/context.js';
 import type { ContextScope } from '../../src/runtime/context/context.js';
 import { createPostgresStorage } from '../../src/storage/postgres/postgres-storage.js';
 import type { Storage } from '../../src/storage/contract.js';
 import { LeaseLostError } from '../../src/storage/lease-lost.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { query, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { eventually } from '../helpers/server.js';
 import { captureLog } from '../helpers/log.js';
 
@@ -39,15 +38,7 @@ describe('postgres storage: primary-only writes carry the lease epoch', { timeou
     await s.init();
     return s;
   };
-  const sql = async (text: string, values: unknown[] = []) => {
-    const client = new pg.Client(server.url);
-    await client.connect();
-    try {
-      return (await client.query(text, values)).rows;
-    } finally {
-      await client.end();
-    }
-  };
+  const sql = (text: string, values: unknown[] = []) => query(server.url, text, values);
   const stored = async (scope: string, key: string, schema = SCHEMA) =>
     ((await sql(`SELECT value FROM ${schema}.context WHERE scope = $1 AND key = $2`, [scope, key]))[0] as { value: string } | undefined)?.value;
   /** An instance of `flows` on storage `s`: its postgres context store, campaigning, and its role changes. */
