@@ -108,3 +108,17 @@ export async function eventually<T>(check: () => Promise<T> | T, ms = 30_000, ev
     await new Promise((r) => setTimeout(r, every));
   }
 }
+
+/**
+ * `call(path, init)` requests `server()` (read when called: a suite starts its server in `before`)
+ * and keeps every answer's text in `answers`, for tests that check no secret ever comes back.
+ */
+export function recordedCalls(server: () => TestServer): { call: (p: string, init?: Parameters<typeof request>[1]) => Promise<JsonResponse>; answers: string[] } {
+  const answers: string[] = [];
+  const call = async (p: string, init: Parameters<typeof request>[1] = {}) => {
+    const res = await request(server().at(p), init);
+    answers.push(res.text);
+    return res;
+  };
+  return { call, answers };
+}

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { recordedCalls, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
 import { startGitHttp, type GitHttpServer } from '../helpers/git-http.js';
@@ -18,13 +18,8 @@ describe('Projects: an HTTPS remote with a user name and token', () => {
   let git: GitHttpServer;
   let server: TestServer;
   let caBefore: string | undefined;
-  /** Every answer's text, to check no credential ever comes back. */
-  const answers: string[] = [];
-  const call = async (p: string, init: Parameters<typeof request>[1] = {}) => {
-    const res = await request(server.at(p), init);
-    answers.push(res.text);
-    return res;
-  };
+  /** Every answer's text (answers), to check no credential ever comes back. */
+  const { call, answers } = recordedCalls(() => server);
   const sh = gitAs('CI', 'ci@example.test');
 
   before(async () => {

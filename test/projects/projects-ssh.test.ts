@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { recordedCalls, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
 import { filesHolding } from '../hardening/support.js';
 import { deploy } from '../helpers/deploy.js';
@@ -22,13 +22,8 @@ describe('Projects: an SSH remote with a key from /settings/user/keys', () => {
   let sshd: SshServer;
   let server: TestServer;
   let knownHosts: string;
-  /** Every answer's text, to check no passphrase or private key ever comes back. */
-  const answers: string[] = [];
-  const call = async (p: string, init: Parameters<typeof request>[1] = {}) => {
-    const res = await request(server.at(p), init);
-    answers.push(res.text);
-    return res;
-  };
+  /** Every answer's text (answers), to check no passphrase or private key ever comes back. */
+  const { call, answers } = recordedCalls(() => server);
   const sh = gitAs('CI', 'ci@example.test');
   const flowName = async () => ((await call('flows')).body as Array<{ id: string; name?: string }>).find((n) => n.id === 'n1')?.name;
   const sshTemps = async () => (await readdir(tmpdir())).filter((f) => f.startsWith('runnel-ssh-'));
