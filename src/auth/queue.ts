@@ -6,6 +6,8 @@
 export class WorkQueue {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
+  /** Waiters that go before every one in `waiting`, in their own order. */
+  private readonly urgent: Array<() => void> = [];
 
   constructor(
     private readonly concurrency: number,
@@ -14,19 +16,20 @@ export class WorkQueue {
 
   /** False when the queue is full and the caller should refuse the work. */
   hasRoom(): boolean {
-    return this.waiting.length < this.maxPending;
+    return this.waiting.length + this.urgent.length < this.maxPending;
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  /** `urgent` tasks wait only behind other urgent ones. */
+  async run<T>(task: () => Promise<T>, urgent = false): Promise<T> {
     if (this.running >= this.concurrency) {
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await new Promise<void>((resolve) => (urgent ? this.urgent : this.waiting).push(resolve));
     } else {
       this.running++;
     }
     try {
       return await task();
     } finally {
-      const next = this.waiting.shift();
+      const next = this.urgent.shift() ?? this.waiting.shift();
       // The slot passes straight to the next waiter, so `running` only drops when nobody waits.
       if (next) next();
       else this.running--;

@@ -172,6 +172,8 @@ class CredentialsAuth implements AuthService {
   private readonly known = new KnownAddresses();
   private readonly timer: NodeJS.Timeout;
   private loginsInProgress = 0;
+  /** Logins in progress beyond which an address that failed lately is refused. */
+  private readonly failingCapacity: number;
   private readonly loginsFrom = new Map<string, number>();
   private readonly closers: Array<() => void> = [];
   private reloading: Promise<void> | undefined;
@@ -189,6 +191,7 @@ class CredentialsAuth implements AuthService {
     private readonly clock: Clock,
   ) {
     this.bcryptQueue = new WorkQueue(Math.max(1, Math.min((Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1, availableParallelism() - 1)), loginCapacity);
+    this.failingCapacity = Math.ceil((loginCapacity * 3) / 4);
     this.gate = new LoginGate((username) => throttle.userDelay(username), clock.sleep);
     this.anonymousScope = config.default && permissionList(config.default.permissions);
     this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS);
@@ -328,11 +331,15 @@ class CredentialsAuth implements AuthService {
    * Runs a login within the bounds on logins in progress: in all (they hold connections) and per
    * address (one client cannot take every place, nor make another wait behind its attempts). A
    * login from an address the user has logged in from before is bounded only per address, so a
-   * storm from elsewhere cannot refuse the owner.
+   * storm from elsewhere cannot refuse the owner; addresses that have failed lately get three
+   * quarters of the places, so their storm leaves room for the owner on an address never used.
    */
   private async admitted<T>(ip: string, known: boolean, fn: () => Promise<T>): Promise<T> {
+    const failing = !known && this.loginsInProgress >= this.failingCapacity && (await this.throttle.failuresOf(ip)) > 0;
     const mine = this.loginsFrom.get(ip) ?? 0;
-    if (!known && this.loginsInProgress >= this.loginCapacity) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
+    if (!known && (this.loginsInProgress >= this.loginCapacity || (failing && this.loginsInProgress >= this.failingCapacity))) {
+      throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
+    }
     if (mine >= MAX_LOGINS_PER_ADDRESS) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins from this address in progress; retry shortly', 1);
     this.loginsInProgress++;
     this.loginsFrom.set(ip, mine + 1);
@@ -349,22 +356,25 @@ class CredentialsAuth implements AuthService {
   /**
    * The attempt counts against its budgets before it waits for anything (atomically, across a
    * cluster too), so attempts in flight together cannot outrun the limits and an attacker's queued
-   * attempts already weigh on the user's delay. Then, for a user under attack, it waits its turn at
-   * the gate (ahead of every other address when its own is known to the user), and for a bcrypt
-   * slot; a client that went away meanwhile checks nothing.
+   * attempts already weigh on the user's delay. An attempt from an address with no failure in the
+   * window is checked at once: the owner on a new phone or in a new office never waits behind
+   * guesses from elsewhere, and an attacker gets one such guess per address (its next ones are not
+   * clean). The others, for a user under attack, wait their turn at the gate (ahead of every other
+   * address when their own is known to the user). Clean and known attempts also go first for a
+   * bcrypt slot; a client that went away meanwhile checks nothing.
    */
   private async check(req: { username: string; password: string; ip: string; signal?: AbortSignal }, known: boolean, who: Record<string, unknown>): Promise<UserConfig> {
-    const wait = await this.throttle.attempt(req.ip, req.username);
+    const { wait, clean } = await this.throttle.attempt(req.ip, req.username);
     if (wait > 0) {
       this.log.audit({ event: 'auth.login.fail', reason: 'throttled', ...who }, 'login refused: too many failures');
       throw new OAuthError(429, 'temporarily_unavailable', `Too many failed login attempts; retry in ${wait} seconds`, wait);
     }
-    await this.gate.enter(req.username, () => (known ? Promise.resolve(KNOWN_RANK) : this.throttle.failuresOf(req.ip)), req.signal);
+    if (!clean) await this.gate.enter(req.username, () => (known ? Promise.resolve(KNOWN_RANK) : this.throttle.failuresOf(req.ip)), req.signal);
     const checker = this.checker;
     const user = await this.bcryptQueue.run(async () => {
       if (req.signal?.aborted) throw new LoginAbandoned();
       return checker ? checker.check(req.username, req.password) : null;
-    });
+    }, clean || known);
     if (!user) {
       this.log.audit({ event: 'auth.login.fail', reason: 'credentials', ...who }, 'login failed: bad username or password');
       throw new OAuthError(400, 'invalid_grant', 'Invalid username or password');

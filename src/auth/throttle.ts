@@ -65,14 +65,15 @@ export class LoginThrottle {
 
   /**
    * Counts an attempt as failed before its password is checked, unless `address` must wait: then
-   * resolves the seconds to wait and counts nothing. Counting first (atomically with the check,
+   * `wait` is the seconds to wait and nothing is counted. Counting first (atomically with the check,
    * across instances too) means attempts in flight at the same time cannot outrun the limit.
+   * `clean`: the address had no failure in the window before this attempt (nor one in flight).
    */
-  async attempt(address: string, username: string): Promise<number> {
+  async attempt(address: string, username: string): Promise<{ wait: number; clean: boolean }> {
     const now = this.now();
     const keys = keysOf(address, username);
     const { recorded, times } = await this.failures.countIf([keys.pair, keys.address, keys.user], now - this.windowMs, now, (t) => this.wait(t, keys, now) === 0);
-    return recorded ? 0 : this.wait(times, keys, now);
+    return { wait: recorded ? 0 : this.wait(times, keys, now), clean: recorded && !times[keys.address]?.length };
   }
 
   /** The attempt counted by attempt() succeeded: it is taken back and the pair's counter cleared. */

@@ -36,3 +36,14 @@ test('a failing task frees its slot', async () => {
   await assert.rejects(q.run(async () => Promise.reject(new Error('boom'))), /boom/);
   assert.equal(await q.run(async () => 'next'), 'next');
 });
+
+test('an urgent task waits only behind the running ones and other urgent ones', async () => {
+  const q = new WorkQueue(1, 10);
+  const order: string[] = [];
+  let release!: () => void;
+  const first = q.run(() => new Promise<void>((r) => (release = r)));
+  const tasks = [q.run(async () => order.push('plain 1')), q.run(async () => order.push('plain 2')), q.run(async () => order.push('urgent 1'), true), q.run(async () => order.push('urgent 2'), true)];
+  release();
+  await Promise.all([first, ...tasks]);
+  assert.deepEqual(order, ['urgent 1', 'urgent 2', 'plain 1', 'plain 2']);
+});

@@ -17,12 +17,12 @@ test('locks (address, username) after maxFailures, with the seconds left', async
   const t = throttle({ maxFailures: 3, windowMs: 60_000, now: c.now });
   for (let i = 0; i < 3; i++) {
     assert.equal(await t.retryAfter('10.0.0.1', 'admin'), 0);
-    assert.equal(await t.attempt('10.0.0.1', 'admin'), 0);
+    assert.equal((await t.attempt('10.0.0.1', 'admin')).wait, 0);
     c.t += 1000;
   }
   // First failure at t0, now t0+3s: the window frees up at t0+60s.
   assert.equal(await t.retryAfter('10.0.0.1', 'admin'), 57);
-  assert.equal(await t.attempt('10.0.0.1', 'admin'), 57, 'a refused attempt is not counted');
+  assert.deepEqual(await t.attempt('10.0.0.1', 'admin'), { wait: 57, clean: false }, 'a refused attempt is not counted');
   assert.equal(await t.retryAfter('10.0.0.2', 'admin'), 0, 'another address is not locked out');
   assert.equal(await t.retryAfter('10.0.0.1', 'reader'), 0, 'another user from that address is not locked out');
   c.t += 57_000;
@@ -52,7 +52,7 @@ test('one address spraying usernames is throttled for every username', async () 
   // A success takes back only its own count, so a sprayer with one valid account gains nothing.
   await t.succeeded('a', 'user7');
   assert.equal(await t.retryAfter('a', 'fresh'), 0);
-  assert.equal(await t.attempt('a', 'user7'), 0);
+  assert.equal((await t.attempt('a', 'user7')).wait, 0);
   assert.equal(await t.retryAfter('a', 'fresh'), 10);
 });
 
@@ -78,7 +78,7 @@ test('two throttles on one store count each other\'s failures (instances sharing
   await a.attempt('x', 'admin');
   await b.attempt('x', 'admin');
   assert.equal(await a.retryAfter('x', 'admin'), 60);
-  assert.equal(await b.attempt('x', 'admin'), 60);
+  assert.equal((await b.attempt('x', 'admin')).wait, 60);
 });
 
 test('prune forgets failures that left the window, and the store bounds its keys', async () => {
@@ -91,4 +91,15 @@ test('prune forgets failures that left the window, and the store bounds its keys
   c.t += 1001;
   await t.prune();
   assert.equal(store.size, 0);
+});
+
+test('an attempt is clean only when its address had no failure in the window before it', async () => {
+  const c = clock();
+  const t = throttle({ maxFailures: 5, windowMs: 60_000, now: c.now });
+  assert.deepEqual(await t.attempt('a', 'admin'), { wait: 0, clean: true });
+  // The first is still in flight (counted): a second one from that address, for any user, is not clean.
+  assert.deepEqual(await t.attempt('a', 'reader'), { wait: 0, clean: false });
+  assert.deepEqual(await t.attempt('b', 'admin'), { wait: 0, clean: true }, 'another address is');
+  c.t += 60_001;
+  assert.deepEqual(await t.attempt('a', 'admin'), { wait: 0, clean: true }, 'failures that left the window do not count');
 });
