@@ -15,7 +15,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { RunnelError } from '../base/errors.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import type { SessionRecord } from '../storage/contract.js';
-import { LoginThrottle, normaliseAddress } from './throttle.js';
+import { clientOf, LoginThrottle, normaliseAddress } from './throttle.js';
 import { hashToken, TokenStore } from './tokens.js';
 import { WorkQueue } from './queue.js';
 import { LoginAbandoned, LoginGate } from './login-gate.js';
@@ -336,20 +336,21 @@ class CredentialsAuth implements AuthService {
    */
   private async admitted<T>(ip: string, known: boolean, fn: () => Promise<T>): Promise<T> {
     const failing = !known && this.loginsInProgress >= this.failingCapacity && (await this.throttle.failuresOf(ip)) > 0;
-    const mine = this.loginsFrom.get(ip) ?? 0;
+    const client = clientOf(ip);
+    const mine = this.loginsFrom.get(client) ?? 0;
     if (!known && (this.loginsInProgress >= this.loginCapacity || (failing && this.loginsInProgress >= this.failingCapacity))) {
       throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
     }
     if (mine >= MAX_LOGINS_PER_ADDRESS) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins from this address in progress; retry shortly', 1);
     this.loginsInProgress++;
-    this.loginsFrom.set(ip, mine + 1);
+    this.loginsFrom.set(client, mine + 1);
     try {
       return await fn();
     } finally {
       this.loginsInProgress--;
-      const left = (this.loginsFrom.get(ip) ?? 1) - 1;
-      if (left === 0) this.loginsFrom.delete(ip);
-      else this.loginsFrom.set(ip, left);
+      const left = (this.loginsFrom.get(client) ?? 1) - 1;
+      if (left === 0) this.loginsFrom.delete(client);
+      else this.loginsFrom.set(client, left);
     }
   }
 

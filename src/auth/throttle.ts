@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import type { LoginFailures } from '../storage/contract.js';
 
 export interface ThrottleOptions {
@@ -107,7 +108,22 @@ interface Keys {
 
 /** Usernames are attacker-chosen: bounding them bounds the memory a key can take. The prefixes keep the three kinds apart. */
 function keysOf(address: string, username: string): Keys {
-  return { pair: `p:${JSON.stringify([address, username.slice(0, 256)])}`, address: `a:${address}`, user: userKey(username) };
+  const client = clientOf(address);
+  return { pair: `p:${JSON.stringify([client, username.slice(0, 256)])}`, address: `a:${client}`, user: userKey(username) };
+}
+
+/**
+ * Whom an address's budgets belong to: an IPv6 address's /64, which one host or household gets
+ * whole, so an attacker cannot take a fresh budget (and a fresh address's unqueued guess) per address.
+ */
+export function clientOf(address: string): string {
+  if (!isIPv6(address)) return address;
+  const bare = address.split('%')[0].toLowerCase();
+  const [left, right] = bare.split('::');
+  const head = left ? left.split(':') : [];
+  const tail = right ? right.split(':') : [];
+  const groups = right === undefined ? head : [...head, ...Array<string>(Math.max(0, 8 - head.length - tail.length)).fill('0'), ...tail];
+  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
 
 function userKey(username: string): string {

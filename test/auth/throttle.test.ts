@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LoginThrottle, type ThrottleOptions } from '../../src/auth/throttle.js';
+import { clientOf, LoginThrottle, type ThrottleOptions } from '../../src/auth/throttle.js';
 import { MemoryLoginFailures } from '../../src/storage/memory-login-failures.js';
 
 function clock(start = 1_000_000) {
@@ -102,4 +102,19 @@ test('an attempt is clean only when its address had no failure in the window bef
   assert.deepEqual(await t.attempt('b', 'admin'), { wait: 0, clean: true }, 'another address is');
   c.t += 60_001;
   assert.deepEqual(await t.attempt('a', 'admin'), { wait: 0, clean: true }, 'failures that left the window do not count');
+});
+
+test('the addresses of one IPv6 /64 share one budget, and a fresh one of them is not clean', async () => {
+  assert.equal(clientOf('2001:db8:1:2:aaaa::1'), '2001:db8:1:2::/64');
+  assert.equal(clientOf('2001:DB8:1:2:bbbb:cccc:dddd:eeee'), '2001:db8:1:2::/64');
+  assert.equal(clientOf('2001:db8::1'), '2001:db8:0:0::/64');
+  assert.equal(clientOf('::1:2:3:4:5'), '0:0:0:1::/64');
+  assert.equal(clientOf('fe80::1%eth0'), 'fe80:0:0:0::/64');
+  assert.equal(clientOf('203.0.113.5'), '203.0.113.5');
+  const c = clock();
+  const t = throttle({ maxFailures: 2, windowMs: 60_000, now: c.now });
+  assert.deepEqual(await t.attempt('2001:db8:1:2::a', 'admin'), { wait: 0, clean: true });
+  assert.deepEqual(await t.attempt('2001:db8:1:2::b', 'admin'), { wait: 0, clean: false });
+  assert.equal(await t.retryAfter('2001:db8:1:2::c', 'admin'), 60);
+  assert.equal(await t.retryAfter('2001:db8:1:3::a', 'admin'), 0, 'another /64 has its own budget');
 });
