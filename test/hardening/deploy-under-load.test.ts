@@ -6,13 +6,13 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { deploy } from '../helpers/deploy.js';
 
 /**
- * Keep-alive clients calling http in → function (answers from a 20 ms timer) → http response
+ * 50 keep-alive clients (the issue's variant) calling http in → function (answers from a 20 ms timer) → http response
  * while full deploys replace the function every 100 ms: the old flow has a second to answer what
  * it took, so every request is answered 200, by the old flow or the new one. The flow is written
  * as scripts write flows, without x/y: Node-RED's rule then calls its nodes config nodes, and
  * they must still close in message order (http in first) for the old flow to finish its requests.
  */
-const CLIENTS = 20;
+const CLIENTS = 50;
 const DEPLOYING_MS = 3000;
 const DEPLOY_EVERY_MS = 100;
 
