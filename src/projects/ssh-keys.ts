@@ -56,7 +56,8 @@ export class SshKeys {
 
   async remove(user: string | undefined, name: string): Promise<void> {
     if (!(await this.has(user, checkKeyName(name)))) throw new RunnelError('not_found', `You have no SSH key named ${name}`);
-    for (const file of [this.ownPath(user, name, '.key'), this.ownPath(user, name, '.pub'), this.nodeRedPath(user, name, ''), this.nodeRedPath(user, name, '.pub')]) {
+    const nodeRed = (await this.nodeRedNames(user)).includes(name) ? [this.nodeRedPath(user, name, ''), this.nodeRedPath(user, name, '.pub')] : [];
+    for (const file of [this.ownPath(user, name, '.key'), this.ownPath(user, name, '.pub'), ...nodeRed]) {
       await rm(file, { force: true });
     }
   }
@@ -73,7 +74,7 @@ export class SshKeys {
         throw new RunnelError('ssh_key_unreadable', `The SSH key ${key} does not decrypt with the credentialSecret: generate it again`);
       }
     }
-    if (await isFile(this.nodeRedPath(user, key, ''))) return readFile(this.nodeRedPath(user, key, ''), 'utf8');
+    if ((await this.nodeRedNames(user)).includes(key)) return readFile(this.nodeRedPath(user, key, ''), 'utf8');
     throw new RunnelError('not_found', `You have no SSH key named ${key}`);
   }
 
@@ -90,6 +91,10 @@ export class SshKeys {
     return path.join(this.ownDir(user), `${name}${ext}`);
   }
 
+  /**
+   * Only for a name nodeRedNames listed: a user name may hold `/` (an automation token acts as
+   * `token:<any name>`), and joined unchecked it would lead out of the keys' folder.
+   */
   private nodeRedPath(user: string | undefined, name: string, ext: string): string {
     return path.join(this.dir, `${user ?? ANONYMOUS}_${name}${ext}`);
   }
