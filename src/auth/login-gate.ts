@@ -74,6 +74,23 @@ export class LoginGate {
     await turn;
   }
 
+  /**
+   * Refuses the waiting login whose address failed most (the latest of them) with `error`, never
+   * one from an address known to the user; false when there is none.
+   */
+  shed(error: Error, knownRank: number): boolean {
+    let worst: { line: Waiter[]; at: number } | undefined;
+    for (const line of this.lines.values()) {
+      line.forEach((w, at) => {
+        const current = worst && worst.line[worst.at];
+        if (w.rank > knownRank && (!current || w.rank > current.rank || (w.rank === current.rank && w.seq > current.seq))) worst = { line, at };
+      });
+    }
+    if (!worst) return false;
+    worst.line.splice(worst.at, 1)[0].fail(error);
+    return true;
+  }
+
   /** Opens a slot per delay until nobody waits. */
   private async serve(key: string, username: string, line: Waiter[]): Promise<void> {
     try {

@@ -5,9 +5,9 @@
  */
 export class WorkQueue {
   private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting: Waiter[] = [];
   /** Waiters that go before every one in `waiting`, in their own order. */
-  private readonly urgent: Array<() => void> = [];
+  private readonly urgent: Waiter[] = [];
 
   constructor(
     private readonly concurrency: number,
@@ -22,7 +22,7 @@ export class WorkQueue {
   /** `urgent` tasks wait only behind other urgent ones. */
   async run<T>(task: () => Promise<T>, urgent = false): Promise<T> {
     if (this.running >= this.concurrency) {
-      await new Promise<void>((resolve) => (urgent ? this.urgent : this.waiting).push(resolve));
+      await new Promise<void>((go, drop) => (urgent ? this.urgent : this.waiting).push({ go, drop }));
     } else {
       this.running++;
     }
@@ -31,8 +31,20 @@ export class WorkQueue {
     } finally {
       const next = this.urgent.shift() ?? this.waiting.shift();
       // The slot passes straight to the next waiter, so `running` only drops when nobody waits.
-      if (next) next();
+      if (next) next.go();
       else this.running--;
     }
   }
+
+  /** Refuses the task that joined the plain waiters last with `error`; false when none waits. */
+  shed(error: Error): boolean {
+    const waiter = this.waiting.pop();
+    waiter?.drop(error);
+    return waiter !== undefined;
+  }
+}
+
+interface Waiter {
+  go: () => void;
+  drop: (e: Error) => void;
 }

@@ -332,14 +332,19 @@ class CredentialsAuth implements AuthService {
    * address (one client cannot take every place, nor make another wait behind its attempts). A
    * login from an address the user has logged in from before is bounded only per address, so a
    * storm from elsewhere cannot refuse the owner; addresses that have failed lately get three
-   * quarters of the places, so their storm leaves room for the owner on an address never used.
+   * quarters of the places, and when all are taken a login from an address with no failure takes
+   * the place of one of theirs still waiting, so their storm leaves room for the owner on an
+   * address never used.
    */
   private async admitted<T>(ip: string, known: boolean, fn: () => Promise<T>): Promise<T> {
-    const failing = !known && this.loginsInProgress >= this.failingCapacity && (await this.throttle.failuresOf(ip)) > 0;
     const client = clientOf(ip);
+    // A login already in progress from the address is counted as a failure until it succeeds.
+    const failing = !known && this.loginsInProgress >= this.failingCapacity && ((this.loginsFrom.get(client) ?? 0) > 0 || (await this.throttle.failuresOf(ip)) > 0);
     const mine = this.loginsFrom.get(client) ?? 0;
     if (!known && (this.loginsInProgress >= this.loginCapacity || (failing && this.loginsInProgress >= this.failingCapacity))) {
-      throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
+      const busy = () => new OAuthError(503, 'temporarily_unavailable', 'Too many logins in progress; retry shortly', 1);
+      // A login from a clean address takes the place of one waiting from an address that failed.
+      if (failing || !(this.gate.shed(busy(), KNOWN_RANK) || this.bcryptQueue.shed(busy()))) throw busy();
     }
     if (mine >= MAX_LOGINS_PER_ADDRESS) throw new OAuthError(503, 'temporarily_unavailable', 'Too many logins from this address in progress; retry shortly', 1);
     this.loginsInProgress++;

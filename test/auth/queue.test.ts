@@ -47,3 +47,19 @@ test('an urgent task waits only behind the running ones and other urgent ones', 
   await Promise.all([first, ...tasks]);
   assert.deepEqual(order, ['urgent 1', 'urgent 2', 'plain 1', 'plain 2']);
 });
+
+test('shed refuses the plain task that joined last, never an urgent one, and frees no slot', async () => {
+  const q = new WorkQueue(1, 10);
+  let release!: () => void;
+  const first = q.run(() => new Promise<void>((r) => (release = r)));
+  const ran: string[] = [];
+  const early = q.run(async () => ran.push('early'));
+  const late = q.run(async () => ran.push('late'));
+  const urgent = q.run(async () => ran.push('urgent'), true);
+  assert.equal(q.shed(new Error('crowded out')), true);
+  await assert.rejects(late, /crowded out/);
+  release();
+  await Promise.all([first, early, urgent]);
+  assert.deepEqual(ran, ['urgent', 'early']);
+  assert.equal(q.shed(new Error('nobody')), false);
+});
