@@ -70,7 +70,8 @@ export async function startRunnel(settings: Settings, options: RunnelOptions = {
   const projects = await openProjects(settings, storage);
   const runtime = new Runtime({
     settings, log, storage, httpNode, httpAdmin, auth, builtinNodes, beforeForeignCode: options.beforeForeignCode, clock: options.clock,
-    ...(projects ? { credentialKey: () => projectKey(projects) } : {}),
+    // With shared storage the database keeps the credentials under the cluster's key; the project's files under its own.
+    ...(projects && !storage.shared ? { credentialKey: () => projectKey(projects) } : {}),
   });
   // A single-flow edit's result passes the checks a deploy body passes.
   const admin = adminApi(runtime, validateFlows, queues, projects);

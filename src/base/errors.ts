@@ -77,6 +77,7 @@ export const ERRORS = {
   not_found: [404, 'no such route, module, node set or resource'],
   method_not_allowed: [405, 'the route does not take that method'],
   version_mismatch: [409, 'the rev sent is not the active rev: the flows changed since they were read'],
+  project_version_mismatch: [409, 'on a cluster, the project was changed through another instance while this change was made: nothing of it was saved; look again and repeat it'],
   conflict: [409, 'the request conflicts with the current state'],
   history_credentials_unreadable: [409, 'the credentials kept with a revision do not decrypt with the current key'],
   request_timeout: [408, 'the request body stalled: no byte of it arrived within httpServerLimits.bodyTimeout'],

@@ -140,6 +140,21 @@ export class Projects {
     await this.config.setActive(name);
   }
 
+  /** A project's .config.projects.json entry (its credential secret), as the cluster stores it. */
+  entry(name: string): ProjectEntry {
+    return this.config.project(name);
+  }
+
+  setEntry(name: string, entry: ProjectEntry): Promise<void> {
+    return this.config.setProject(name, entry);
+  }
+
+  /** Removes a project's working copy and entry, active or not: the cluster removed it. */
+  async forget(name: string): Promise<void> {
+    await rm(path.join(this.dir, checkProjectName(name)), { recursive: true, force: true });
+    await this.config.removeProject(name);
+  }
+
   /** A project's (by default the active one's) flows and credentials files; undefined when its package.json names none. */
   async flowPaths(name = this.active): Promise<FlowPaths | undefined> {
     if (name === undefined) return undefined;

@@ -11,17 +11,17 @@ function projectsEnabled(settings: Pick<Settings, 'editorTheme'>): boolean {
 
 /**
  * Opens the projects folder when Projects are on and points storage at the active project's files
- * before anything reads the flows. A shared database has no working copy on every instance, so
- * Projects stay with the file backend.
+ * before anything reads the flows. With shared storage the flows stay in the database and the
+ * projects folder holds working clones of the repositories stored there (src/runtime/api/projects-cluster.ts).
  */
 export async function openProjects(settings: Settings, storage: Storage): Promise<Projects | undefined> {
   if (!projectsEnabled(settings)) return undefined;
-  if (storage.useFlowFiles === undefined) throw new SettingsError('editorTheme.projects.enabled needs the file storage: Projects keep each project as a git working copy in the user dir');
+  if (storage.useFlowFiles === undefined && storage.shared === undefined) throw new SettingsError('editorTheme.projects.enabled needs the file storage or a shared database');
   const path = (settings.editorTheme.projects as { path?: unknown }).path;
   const projects = new Projects(settings.userDir, typeof path === 'string' ? path : undefined);
   await projects.init();
   const paths = await projects.flowPaths();
-  if (paths !== undefined) await storage.useFlowFiles(paths);
+  if (paths !== undefined) await storage.useFlowFiles?.(paths);
   return projects;
 }
 

@@ -138,6 +138,8 @@ export type StorageChange =
   | { kind: 'modules'; origin: string }
   /** Messages were enqueued on a durable queue (src/storage/queue-contract.ts). */
   | { kind: 'queue'; name: string; origin: string }
+  /** A project's repository, the set of projects or the active one changed (src/storage/postgres/projects.ts). */
+  | { kind: 'projects'; origin: string }
   /** The change feed was interrupted and is back: changes may have been missed, compare revs. */
   | { kind: 'resync' };
 
@@ -203,6 +205,37 @@ export interface SharedModules {
   tarball(name: string): Promise<Buffer | undefined>;
 }
 
+/** One project as the cluster keeps it: its whole repository, and what git keeps outside the refs. */
+export interface StoredProject {
+  name: string;
+  /** Raised by every write: a write based on an older version is refused. */
+  version: number;
+  /** `git bundle create --all`: every ref and the objects they reach. */
+  bundle: Buffer;
+  /** The checked-out branch. */
+  head: string;
+  /** The repository's `remote.*` and `branch.*` settings (remotes, upstreams), which a bundle does not carry. */
+  config: Array<[string, string]>;
+  /** The project's .config.projects.json entry (its credential secret). */
+  entry: Record<string, unknown>;
+}
+
+/**
+ * Projects on a cluster: the database holds every project's repository; instances keep working
+ * clones. A save names the version it started from and is refused (`project_version_mismatch`)
+ * when another instance saved meanwhile, so of two writes at once exactly one is kept.
+ */
+export interface SharedProjects {
+  /** Each project's version, and the active project. */
+  versions(): Promise<{ versions: Record<string, number>; active: string | undefined }>;
+  get(name: string): Promise<StoredProject | undefined>;
+  /** Saves a project written on top of `base` (0: a new project); answers the new version. */
+  save(project: Omit<StoredProject, 'version'>, base: number): Promise<number>;
+  /** Removes a project last seen at `base`. */
+  remove(name: string, base: number): Promise<void>;
+  setActive(name: string | undefined): Promise<void>;
+}
+
 /** What a backend that several instances share (PostgreSQL) adds: the changes made elsewhere. */
 export interface SharedStorage {
   /** This instance's id; changes it made itself are not reported back to it. */
@@ -211,6 +244,7 @@ export interface SharedStorage {
   onChange(listener: (change: StorageChange) => void): () => void;
   readonly context: SharedContext;
   readonly modules: SharedModules;
+  readonly projects: SharedProjects;
   /** A session another instance may have created since this one last read the sessions. */
   findSession(tokenHash: string): Promise<SessionRecord | undefined>;
   /**

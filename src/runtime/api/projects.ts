@@ -9,6 +9,7 @@ import { SshKeys } from '../../projects/ssh-keys.js';
 import { sshKeysApi, type SshKeysApi } from './ssh-keys.js';
 import { projectRemotesApi, type ProjectRemotesApi, type ProjectsContext, type RemoteSpec } from './project-remotes.js';
 import type { Caller } from './caller.js';
+import { clusterProjects } from './projects-cluster.js';
 
 export type { ProjectInfo };
 
@@ -74,12 +75,18 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     audit,
   };
   const remoteOps = projectRemotesApi(ctx);
+  const cluster = storage.shared && clusterProjects(runtime, projects, storage.shared, () => runningConfig());
   const list = async () => ({ projects: await projects.list(), ...(projects.active === undefined ? {} : { active: projects.active }) });
 
   /** Deploys the flows of the active project (or of `opening`, which becomes the active one), then tells the editors. */
   const reload = async (action: string, clearContext: boolean, caller: Caller, opening?: string, notify = true) => {
     const paths = await projects.flowPaths(opening ?? projects.active);
     if (paths === undefined) throw new RunnelError('missing_flow_file', 'The project\'s package.json names no flow file');
+    if (cluster) {
+      if (opening !== undefined) await projects.setActive(opening);
+      cluster.deployAfter(paths, clearContext, caller, () => notify && announce(action));
+      return;
+    }
     await runtime.reopen(async () => {
       if (opening !== undefined) await projects.setActive(opening);
       await storage.useFlowFiles?.(paths);
@@ -106,6 +113,7 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
       await runtime.deploy({ ...migrated, type: 'full', ...caller });
       const paths = await projects.flowPaths();
       const repo = await projects.repository(name);
+      await cluster?.writeFiles();
       if (paths !== undefined) await repo.stage([paths.flows, paths.creds].map((f) => path.relative(repo.dir, f)));
       await repo.commit('Migrate the flows into the project', user);
       announce('loaded');
@@ -131,7 +139,7 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
   runtime.observeDeploys(({ type, outcome, user }) => {
     if (outcome !== 'success' || type === 'reload' || projects.active === undefined) return;
     const caller = { user };
-    void projects.exclusive(async () => {
+    const commit = async () => {
       if (!(await workflowAuto(caller))) return;
       const paths = await projects.flowPaths();
       const repo = await projects.repository(projects.active);
@@ -141,11 +149,12 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
       const status = await repo.status();
       if (!files.some((f) => /^[MA]/.test(status.files[f]?.status ?? ''))) return;
       await repo.commit('Update flow files', (await gitSettings(caller)).user);
-    }).catch((err: unknown) => log.error({ err, project: projects.active }, 'Committing the deployed flows failed'));
+    };
+    void (cluster ? cluster.run(commit) : projects.exclusive(commit)).catch((err: unknown) => log.error({ err, project: projects.active }, 'Committing the deployed flows failed'));
   });
 
   const { clone, fetchUpstream, ...remoteRoutes } = remoteOps;
-  return {
+  const api: ProjectsApi = {
     ...remoteRoutes,
     keys: sshKeysApi(keys, audit),
     list,
@@ -230,4 +239,12 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
       await reload('merge-abort', false, caller);
     }),
   };
+  return cluster ? onCluster(api, cluster.run) : api;
+}
+
+/** Every operation but the SSH keys' (the user's, in the shared settings) runs through the cluster. */
+function onCluster(api: ProjectsApi, run: <T>(task: () => Promise<T>) => Promise<T>): ProjectsApi {
+  const wrapped = Object.fromEntries(Object.entries(api).map(([key, op]) =>
+    [key, typeof op === 'function' ? (...args: unknown[]) => run(() => (op as (...a: unknown[]) => Promise<unknown>)(...args)) : op]));
+  return wrapped as unknown as ProjectsApi;
 }

@@ -98,6 +98,19 @@ const MIGRATIONS: Migration[] = [
     CREATE INDEX ON ${s}.queue_messages (queue, seq);
     CREATE INDEX ON ${s}.queue_messages (queue, key, seq) WHERE key IS NOT NULL;
   `,
+  // Projects (projects.ts): each repository as a git bundle, and the active project.
+  (s) => `
+    CREATE TABLE ${s}.projects (
+      name text PRIMARY KEY,
+      version bigint NOT NULL,
+      bundle bytea NOT NULL,
+      head text NOT NULL,
+      config text NOT NULL,
+      entry text NOT NULL
+    );
+    CREATE TABLE ${s}.projects_state (id int PRIMARY KEY CHECK (id = 1), active text);
+    INSERT INTO ${s}.projects_state (id) VALUES (1);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -17,6 +17,7 @@ import { Revisions } from './revisions.js';
 import { sharedContext, type ContextDb } from './shared-context.js';
 import { sharedModules } from './modules.js';
 import { postgresQueues } from './queues.js';
+import { sharedProjects } from './projects.js';
 import type { QueueStore } from '../queue-contract.js';
 import { loginFailures } from './login-failures.js';
 import { migrate } from './migrations.js';
@@ -106,6 +107,7 @@ class PostgresStorage implements Storage {
       takeSession: (tokenHash: string, client: string) => this.takeSession(tokenHash, client),
       context: sharedContext({ ...db, table: `${s}.context` }),
       modules: sharedModules({ ...db, table: `${s}.modules` }),
+      projects: sharedProjects({ ...db, table: `${s}.projects` }),
       campaign: (onRole: (primary: boolean, epoch?: number) => void) => {
         const timings = config.cluster ?? DEFAULT_CLUSTER_TIMINGS;
         const role = (primary: boolean, epoch?: number) => {
