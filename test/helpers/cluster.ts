@@ -18,6 +18,8 @@ export interface ClusterInstance {
   url: string;
   at(p: string): string;
   process: RunnelProcess;
+  /** Its user dir. */
+  dir: string;
 }
 
 export interface TestCluster {
@@ -50,7 +52,7 @@ export async function startCluster(
       ...extra,
       ...perInstance[id],
     }, [], envFor[id]);
-    const instance = { id, url: process.url, at: (p: string) => new URL(p.replace(/^\//, ''), process.url).href, process };
+    const instance = { id, url: process.url, at: (p: string) => new URL(p.replace(/^\//, ''), process.url).href, process, dir };
     instances.push(instance);
     return instance;
   };

@@ -140,7 +140,6 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     if (outcome !== 'success' || type === 'reload' || projects.active === undefined) return;
     const caller = { user };
     const commit = async () => {
-      if (!(await workflowAuto(caller))) return;
       const paths = await projects.flowPaths();
       const repo = await projects.repository(projects.active);
       if (paths === undefined || (await repo.isMerging())) return;
@@ -150,7 +149,7 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
       if (!files.some((f) => /^[MA]/.test(status.files[f]?.status ?? ''))) return;
       await repo.commit('Update flow files', (await gitSettings(caller)).user);
     };
-    void (cluster ? cluster.run(commit) : projects.exclusive(commit)).catch((err: unknown) => log.error({ err, project: projects.active }, 'Committing the deployed flows failed'));
+    void workflowAuto(caller).then((auto) => (auto ? (cluster ? cluster.run(commit) : projects.exclusive(commit)) : undefined)).catch((err: unknown) => log.error({ err, project: projects.active }, 'Committing the deployed flows failed'));
   });
 
   const { clone, fetchUpstream, ...remoteRoutes } = remoteOps;
