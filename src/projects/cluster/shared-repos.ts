@@ -111,7 +111,9 @@ export class SharedRepos {
       await git(dir, ['update-ref', INDEX_REF, commit]);
     }
     return withTemp(async (file) => {
-      await git(dir, ['bundle', 'create', '-q', file, '--all']);
+      // No delta search: it would compress every version of the flows file again at every save
+      // (seconds for a 10,000-node file), and zlib alone keeps the bundle small.
+      await git(dir, ['-c', 'pack.window=0', 'bundle', 'create', '-q', file, '--all']);
       return { name, bundle: await readFile(file), head: await head(dir), config: await settings(dir), entry: this.projects.entry(name) };
     });
   }
