@@ -17,9 +17,10 @@ export interface GitResult {
 const MAX_OUTPUT = 64 * 1024 * 1024;
 const TIMEOUT_MS = 120_000;
 
-export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<GitResult> {
+/** `input`: what git reads on its standard input (`update-ref --stdin`). */
+export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    execFile('git', ['-c', 'credential.helper=', '-c', 'core.quotePath=false', ...args], {
+    const child = execFile('git', ['-c', 'credential.helper=', '-c', 'core.quotePath=false', ...args], {
       cwd,
       env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', LC_ALL: 'C', ...env },
       maxBuffer: MAX_OUTPUT,
@@ -30,6 +31,7 @@ export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return reject(new RunnelError('git_not_found', 'Projects need git, and this server has none on PATH'));
       reject(gitError(stdout, stderr));
     });
+    if (input !== undefined) child.stdin?.end(input);
   });
 }
 

@@ -210,8 +210,8 @@ export interface StoredProject {
   name: string;
   /** Raised by every write: a write based on an older version is refused. */
   version: number;
-  /** `git bundle create --all`: every ref and the objects they reach. */
-  bundle: Buffer;
+  /** Every ref (`[sha, refname]`): the objects are in the project's bundles up to this version. */
+  refs: Array<[string, string]>;
   /** The checked-out branch. */
   head: string;
   /** The repository's `remote.*` and `branch.*` settings (remotes, upstreams), which a bundle does not carry. */
@@ -229,8 +229,10 @@ export interface SharedProjects {
   /** Each project's version, and the active project. */
   versions(): Promise<{ versions: Record<string, number>; active: string | undefined }>;
   get(name: string): Promise<StoredProject | undefined>;
-  /** Saves a project written on top of `base` (0: a new project); answers the new version. */
-  save(project: Omit<StoredProject, 'version'>, base: number): Promise<number>;
+  /** The bundles saved after version `after`, oldest first: each holds the objects its save added. */
+  bundles(name: string, after: number): Promise<Buffer[]>;
+  /** Saves a project written on top of `base` (0: a new project) with the objects it added; answers the new version. */
+  save(project: Omit<StoredProject, 'version'>, bundle: Buffer | undefined, base: number): Promise<number>;
   /** Removes a project last seen at `base`. */
   remove(name: string, base: number): Promise<void>;
   setActive(name: string | undefined): Promise<void>;

@@ -12,9 +12,10 @@ const INDEX_REF = 'refs/runnel/index';
 const INDEX_IDENTITY = ['-c', 'user.name=Runnel', '-c', 'user.email=runnel@localhost'];
 
 /**
- * Projects on a cluster. The database holds each project's repository (a `git bundle` of every
- * ref, the staged files as a commit under refs/runnel/index, its remotes and upstreams, its
- * credential secret) with a version; this instance's projects/ folder holds working clones.
+ * Projects on a cluster. The database holds each project's repository (its refs, the staged files
+ * as a commit under refs/runnel/index, its remotes and upstreams, its credential secret, and per
+ * save a `git bundle` of the objects it added) with a version; this instance's projects/ folder
+ * holds working clones.
  * Every operation runs here one at a time: it first brings each clone to the stored version
  * (fetch from the bundle, reset), then saves each repository it changed on top of the version it
  * started from. A save on top of an older version is refused (`project_version_mismatch`) and the
@@ -26,6 +27,8 @@ export class SharedRepos {
   /** The stored version each clone is at, and what its refs looked like then. */
   private readonly versions = new Map<string, number>();
   private readonly signatures = new Map<string, string>();
+  /** The version up to which each clone has the stored objects, and the refs of that version. */
+  private readonly have = new Map<string, { version: number; refs: Array<[string, string]> }>();
   private storedActive: string | undefined;
 
   constructor(private readonly projects: Projects, private readonly store: SharedProjects, private readonly log: Logger) {}
@@ -55,8 +58,7 @@ export class SharedRepos {
       // Only a project this instance saw stored, and that is gone, was removed elsewhere; one it never saw is new here.
       if (versions[name] === undefined && this.versions.has(name)) {
         await this.projects.forget(name);
-        this.versions.delete(name);
-        this.signatures.delete(name);
+        this.forgetState(name);
       }
     }
     for (const [name, version] of Object.entries(versions)) {
@@ -75,9 +77,11 @@ export class SharedRepos {
       const base = this.versions.get(name) ?? 0;
       if (base !== 0 && this.signatures.get(name) === signature) continue;
       try {
-        const version = await this.store.save(await this.describe(name), base);
+        const { project, bundle } = await this.describe(name, base);
+        const version = await this.store.save(project, bundle, base);
         this.versions.set(name, version);
         this.signatures.set(name, signature);
+        this.have.set(name, { version, refs: project.refs });
       } catch (err) {
         // Reset to the stored repository at the next operation.
         this.versions.set(name, -1);
@@ -87,8 +91,7 @@ export class SharedRepos {
     for (const [name, base] of this.versions) {
       if (local.includes(name)) continue;
       await this.store.remove(name, base);
-      this.versions.delete(name);
-      this.signatures.delete(name);
+      this.forgetState(name);
     }
     if (this.projects.active !== this.storedActive) {
       await this.store.setActive(this.projects.active);
@@ -99,23 +102,39 @@ export class SharedRepos {
   /** What a save would change: the refs but the index's, the checked-out branch, the remotes, the staged tree, the entry. */
   private async signature(name: string): Promise<string> {
     const dir = this.dirOf(name);
-    const refs = (await git(dir, ['for-each-ref', '--format=%(objectname) %(refname)'])).stdout.split('\n').filter((l) => !l.endsWith(` ${INDEX_REF}`));
+    const refs = (await refsOf(dir)).filter(([, ref]) => ref !== INDEX_REF);
     return JSON.stringify([refs, await head(dir), await settings(dir), await stagedTree(dir), this.projects.entry(name)]);
   }
 
-  private async describe(name: string): Promise<Omit<StoredProject, 'version'>> {
+  private forgetState(name: string): void {
+    this.versions.delete(name);
+    this.signatures.delete(name);
+    this.have.delete(name);
+  }
+
+  /** The project as it is here, and a bundle of the objects the stored version `base` lacks (none when it lacks none). */
+  private async describe(name: string, base: number): Promise<{ project: Omit<StoredProject, 'version'>; bundle: Buffer | undefined }> {
     const dir = this.dirOf(name);
     const tree = await stagedTree(dir);
     if (tree !== undefined) {
       const commit = (await git(dir, [...INDEX_IDENTITY, 'commit-tree', tree, '-m', 'staged files'])).stdout.trim();
       await git(dir, ['update-ref', INDEX_REF, commit]);
     }
-    return withTemp(async (file) => {
-      // No delta search: it would compress every version of the flows file again at every save
-      // (seconds for a 10,000-node file), and zlib alone keeps the bundle small.
-      await git(dir, ['-c', 'pack.window=0', 'bundle', 'create', '-q', file, '--all']);
-      return { name, bundle: await readFile(file), head: await head(dir), config: await settings(dir), entry: this.projects.entry(name) };
+    const known = base === 0 ? [] : (this.have.get(name)?.refs ?? []).map(([sha]) => sha);
+    const bundle = await withTemp(async (file) => {
+      try {
+        // No delta search: it would compress the flows file against its older versions at every
+        // save (seconds for a 10,000-node file); zlib alone keeps the bundle small.
+        await git(dir, ['-c', 'pack.window=0', 'bundle', 'create', '-q', file, '--all', ...(known.length > 0 ? ['--not', ...new Set(known)] : [])]);
+      } catch (err) {
+        // Only refs moved to commits the database has (a branch switched or deleted): no objects to add.
+        if (/empty bundle/i.test((err as Error).message)) return undefined;
+        throw err;
+      }
+      return readFile(file);
     });
+    const project = { name, refs: await refsOf(dir), head: await head(dir), config: await settings(dir), entry: this.projects.entry(name) };
+    return { project, bundle };
   }
 
   /** Makes the clone the stored repository: its refs, checked-out branch, settings and staged files; untracked files stay. */
@@ -126,16 +145,26 @@ export class SharedRepos {
     if (fresh) await git(dir, ['init', '-q', '--initial-branch', stored.head]);
     for (const [key] of await settings(dir)) await git(dir, ['config', '--unset-all', key]).catch(() => undefined);
     for (const [key, value] of stored.config) await git(dir, ['config', '--add', key, value]);
-    await withTemp(async (file) => {
-      await writeFile(file, stored.bundle);
-      await git(dir, ['fetch', '-q', '--update-head-ok', '--prune', '--force', file, '+refs/*:refs/*']);
-    });
+    const have = this.have.get(stored.name)?.version ?? 0;
+    for (const bundle of await this.store.bundles(stored.name, have)) {
+      await withTemp(async (file) => {
+        await writeFile(file, bundle);
+        await git(dir, ['bundle', 'unbundle', file]);
+      });
+    }
+    const wanted = new Map(stored.refs.map(([sha, ref]) => [ref, sha]));
+    const commands = [
+      ...(await refsOf(dir)).filter(([, ref]) => !wanted.has(ref)).map(([, ref]) => `delete ${ref}`),
+      ...stored.refs.map(([sha, ref]) => `update ${ref} ${sha}`),
+    ].map((c) => `option no-deref\n${c}\n`).join('');
+    await git(dir, ['update-ref', '--stdin'], {}, commands);
     await git(dir, ['symbolic-ref', 'HEAD', `refs/heads/${stored.head}`]);
     await git(dir, ['reset', '-q', '--hard', 'HEAD']);
     if (await git(dir, ['rev-parse', '-q', '--verify', INDEX_REF]).then(() => true, () => false)) {
       await git(dir, ['read-tree', '-m', '-u', 'HEAD', INDEX_REF]);
     }
     await this.projects.setEntry(stored.name, stored.entry);
+    this.have.set(stored.name, { version: stored.version, refs: stored.refs });
     this.versions.set(stored.name, stored.version);
     this.signatures.set(stored.name, await this.signature(stored.name));
   }
@@ -143,6 +172,11 @@ export class SharedRepos {
   private dirOf(name: string): string {
     return path.join(this.projects.dir, name);
   }
+}
+
+async function refsOf(dir: string): Promise<Array<[string, string]>> {
+  const out = (await git(dir, ['for-each-ref', '--format=%(objectname) %(refname)'])).stdout;
+  return out.split('\n').filter((l) => l !== '').map((l) => l.split(' ', 2) as [string, string]);
 }
 
 async function head(dir: string): Promise<string> {

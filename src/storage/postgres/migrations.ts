@@ -98,15 +98,21 @@ const MIGRATIONS: Migration[] = [
     CREATE INDEX ON ${s}.queue_messages (queue, seq);
     CREATE INDEX ON ${s}.queue_messages (queue, key, seq) WHERE key IS NOT NULL;
   `,
-  // Projects (projects.ts): each repository as a git bundle, and the active project.
+  // Projects (projects.ts): each repository's refs, the bundles of objects each save added, and the active project.
   (s) => `
     CREATE TABLE ${s}.projects (
       name text PRIMARY KEY,
       version bigint NOT NULL,
-      bundle bytea NOT NULL,
+      refs text NOT NULL,
       head text NOT NULL,
       config text NOT NULL,
       entry text NOT NULL
+    );
+    CREATE TABLE ${s}.projects_bundles (
+      name text NOT NULL REFERENCES ${s}.projects (name) ON DELETE CASCADE,
+      version bigint NOT NULL,
+      bundle bytea NOT NULL,
+      PRIMARY KEY (name, version)
     );
     CREATE TABLE ${s}.projects_state (id int PRIMARY KEY CHECK (id = 1), active text);
     INSERT INTO ${s}.projects_state (id) VALUES (1);
