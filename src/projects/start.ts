@@ -25,9 +25,13 @@ export async function openProjects(settings: Settings, storage: Storage): Promis
   return projects;
 }
 
-/** The active project's key (Node-RED's: its credentialSecret, or none for credentials in clear); undefined without one. */
+/**
+ * The active project's key (Node-RED's: its credentialSecret, or none for credentials in clear);
+ * undefined without one. The file is written in Node-RED's format: it is committed, and a clone
+ * or pull must open in Node-RED as well.
+ */
 export function projectKey(projects: Projects): CredentialKey | undefined {
   if (projects.active === undefined) return undefined;
   const secret = projects.activeSecret();
-  return secret === false ? { type: 'disabled', secret: undefined, legacySecrets: [] } : { type: 'user', secret, legacySecrets: [] };
+  return secret === false ? { type: 'disabled', secret: undefined, legacySecrets: [], format: 'node-red' } : { type: 'user', secret, legacySecrets: [], format: 'node-red' };
 }
