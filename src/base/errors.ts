@@ -45,7 +45,7 @@ export const ERRORS = {
   git_auth_failed: [400, 'the remote refused the credentials, or wants some that were not given (Node-RED\'s code)'],
   git_connection_failed: [400, 'the remote could not be reached (Node-RED\'s code)'],
   git_host_key_verification_failed: [400, "the SSH remote's host key is not the known one (Node-RED's code)"],
-  git_not_a_repository: [400, 'the remote is not a git repository (Node-RED\'s code)'],
+  git_not_a_repository: [400, 'the remote, or the project\'s own working copy (its .git damaged), is not a git repository (Node-RED\'s code)'],
   git_repository_not_found: [400, 'the remote has no such repository (Node-RED\'s code)'],
   git_local_overwrite: [400, 'local changes would be overwritten: commit or revert them first (Node-RED\'s code)'],
   git_pull_merge_conflict: [400, 'a pull or merge left conflicts to resolve (Node-RED\'s code)'],

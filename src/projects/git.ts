@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { RunnelError, type ErrorCode } from '../base/errors.js';
 
 /**
@@ -21,7 +22,9 @@ export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv
   return new Promise((resolve, reject) => {
     execFile('git', ['-c', 'credential.helper=', '-c', 'core.quotePath=false', ...args], {
       cwd,
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', LC_ALL: 'C', ...env },
+      // The ceiling stops git at the working copy: with its .git damaged, git would otherwise run on
+      // the first repository above it (a user dir kept in git) and commit the user dir's files there.
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', LC_ALL: 'C', GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(cwd)), ...env },
       maxBuffer: MAX_OUTPUT,
       timeout: TIMEOUT_MS,
       windowsHide: true,

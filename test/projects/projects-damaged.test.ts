@@ -1,0 +1,57 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { removeDir } from '../helpers/dirs.js';
+import { deploy } from '../helpers/deploy.js';
+
+/** Working copies in trouble: a damaged .git, and requests that reach git at the same moment. */
+
+const GIT_USER = { git: { user: { name: 'Ada Tester', email: 'ada@example.test' } } };
+const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
+const inject = (name: string) => ({ id: 'n1', type: 'inject', z: 't1', name, wires: [] });
+
+describe('Projects: a project whose .git is damaged, in a user dir that is itself a git repository', () => {
+  let server: TestServer;
+  let userDir: string;
+  const call = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
+  const userDirCommits = () => execFileSync('git', ['rev-list', '--count', '--all'], { cwd: userDir, encoding: 'utf8' }).trim();
+
+  before(async () => {
+    userDir = await tempDir();
+    // Users keep ~/.node-red in git: a project's git must never fall through to that repository.
+    execFileSync('git', ['init', '-q', '-b', 'main', userDir]);
+    server = await startServer({ editorTheme: { projects: { enabled: true } } }, userDir);
+    await call('settings/user', { method: 'POST', json: GIT_USER });
+    assert.equal((await call('projects', { method: 'POST', json: { name: 'broken', files: { flow: 'flows.json' }, credentialSecret: false } })).status, 200);
+    await deploy(server, [tab, inject('committed')]);
+    await call('projects/broken/stage', { method: 'POST', json: { files: ['flows.json'] } });
+    assert.equal((await call('projects/broken/commit', { method: 'POST', json: { message: 'Committed' } })).status, 200);
+    await rm(path.join(userDir, 'projects', 'broken', '.git', 'HEAD'));
+  });
+  after(async () => {
+    await server.dispose();
+    await removeDir(userDir);
+  });
+
+  it('answers git_not_a_repository for status, stage and commit, and never touches the user dir\'s repository', async () => {
+    await deploy(server, [tab, inject('deployed after the damage')]);
+    for (const [p, init] of [
+      ['projects/broken/status', {}],
+      ['projects/broken/stage', { method: 'POST', json: { files: ['flows.json'] } }],
+      ['projects/broken/commit', { method: 'POST', json: { message: 'Into which repository?' } }],
+    ] as const) {
+      const res = await call(p, init);
+      assert.deepEqual([res.status, res.body.code], [400, 'git_not_a_repository'], `${p}: ${res.text}`);
+    }
+    assert.equal(userDirCommits(), '0', 'nothing was committed to the user dir\'s repository');
+  });
+
+  it('keeps the deployed flows: they run and are on disk', async () => {
+    const flows = JSON.parse(await readFile(path.join(userDir, 'projects', 'broken', 'flows.json'), 'utf8')) as Array<{ id: string; name?: string }>;
+    assert.equal(flows.find((n) => n.id === 'n1')?.name, 'deployed after the damage');
+    assert.equal(((await call('flows')).body as Array<{ id: string; name?: string }>).find((n) => n.id === 'n1')?.name, 'deployed after the damage');
+  });
+});
