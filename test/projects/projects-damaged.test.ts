@@ -55,3 +55,30 @@ describe('Projects: a project whose .git is damaged, in a user dir that is itsel
     assert.equal(((await call('flows')).body as Array<{ id: string; name?: string }>).find((n) => n.id === 'n1')?.name, 'deployed after the damage');
   });
 });
+
+describe('Projects: requests that reach git at the same moment', () => {
+  let server: TestServer;
+  const call = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
+
+  before(async () => {
+    server = await startServer({ editorTheme: { projects: { enabled: true } } });
+    await call('settings/user', { method: 'POST', json: GIT_USER });
+    assert.equal((await call('projects', { method: 'POST', json: { name: 'busy', files: { flow: 'flows.json' }, credentialSecret: false } })).status, 200);
+  });
+  after(() => server.dispose());
+
+  it('takes two commits sent at once while editors poll the status, with no lock error and one commit per change', async () => {
+    const rounds = 8;
+    for (let round = 0; round < rounds; round++) {
+      await deploy(server, [tab, inject(`round ${round}`)]);
+      assert.equal((await call('projects/busy/stage', { method: 'POST', json: { files: ['flows.json'] } })).status, 200);
+      const answers = await Promise.all([
+        call('projects/busy/commit', { method: 'POST', json: { message: `Round ${round}, first` } }),
+        ...Array.from({ length: 6 }, () => call('projects/busy/status')),
+        call('projects/busy/commit', { method: 'POST', json: { message: `Round ${round}, second` } }),
+      ]);
+      for (const res of answers) assert.equal(res.status, 200, res.text);
+    }
+    assert.equal((await call('projects/busy/commits')).body.total, 1 + rounds);
+  });
+});
