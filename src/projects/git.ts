@@ -24,7 +24,12 @@ export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv
       cwd,
       // The ceiling stops git at the working copy: with its .git damaged, git would otherwise run on
       // the first repository above it (a user dir kept in git) and commit the user dir's files there.
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', LC_ALL: 'C', GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(cwd)), ...env },
+      // No optional locks: a status the editor polls would otherwise take the index's lock and make
+      // a commit running at that moment fail.
+      env: {
+        ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', LC_ALL: 'C',
+        GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(cwd)), GIT_OPTIONAL_LOCKS: '0', ...env,
+      },
       maxBuffer: MAX_OUTPUT,
       timeout: TIMEOUT_MS,
       windowsHide: true,
