@@ -50,6 +50,7 @@ export const ERRORS = {
   git_local_overwrite: [400, 'local changes would be overwritten: commit or revert them first (Node-RED\'s code)'],
   git_pull_merge_conflict: [400, 'a pull or merge left conflicts to resolve (Node-RED\'s code)'],
   git_merge_conflict: [400, 'a deploy while the active project has a merge in progress: resolve and commit, or abort the merge, first (Node-RED\'s code)'],
+  git_clone_too_large: [400, 'the repository grew past editorTheme.projects.maxCloneSize while cloning: the clone was stopped and removed (Runnel\'s code)'],
   git_pull_unrelated_history: [400, 'the remote branch shares no history with the local one: pull with allowUnrelatedHistories (Node-RED\'s code)'],
   git_delete_branch_unmerged: [400, 'the branch is not merged: delete it with force (Node-RED\'s code)'],
   git_remote_already_exists: [400, 'a remote of that name already exists (Node-RED\'s code)'],

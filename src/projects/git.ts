@@ -18,7 +18,8 @@ export interface GitResult {
 const MAX_OUTPUT = 64 * 1024 * 1024;
 const TIMEOUT_MS = 120_000;
 
-export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<GitResult> {
+/** `signal` stops git (a clone past its size bound). */
+export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     execFile('git', ['-c', 'credential.helper=', '-c', 'core.quotePath=false', ...args], {
       cwd,
@@ -32,6 +33,7 @@ export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv
       },
       maxBuffer: MAX_OUTPUT,
       timeout: TIMEOUT_MS,
+      ...(signal === undefined ? {} : { signal }),
       windowsHide: true,
     }, (err, stdout, stderr) => {
       if (!err) return resolve({ stdout, stderr });

@@ -52,6 +52,9 @@ export interface FlowPaths {
   beforeSave: () => Promise<void>;
 }
 
+/** A project is flows and a few files: a repository past 1 GiB is not one, and would fill the disk. */
+const DEFAULT_MAX_CLONE_SIZE = 1024 ** 3;
+
 /**
  * The projects under the user dir's projects/ folder (or editorTheme.projects.path) with the
  * active one and each project's credential secret in .config.projects.json: Node-RED's layout,
@@ -62,7 +65,8 @@ export class Projects {
   private readonly config: ProjectsConfig;
   private readonly queue = new SerialQueue();
 
-  constructor(userDir: string, projectsPath: string | undefined) {
+  /** @param maxCloneSize bytes a clone may take on disk before it is stopped (editorTheme.projects.maxCloneSize). */
+  constructor(userDir: string, projectsPath: string | undefined, readonly maxCloneSize = DEFAULT_MAX_CLONE_SIZE) {
     this.dir = path.resolve(projectsPath ?? path.join(userDir, 'projects'));
     this.config = new ProjectsConfig(path.join(userDir, '.config.projects.json'));
   }

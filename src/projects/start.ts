@@ -17,8 +17,11 @@ function projectsEnabled(settings: Pick<Settings, 'editorTheme'>): boolean {
 export async function openProjects(settings: Settings, storage: Storage): Promise<Projects | undefined> {
   if (!projectsEnabled(settings)) return undefined;
   if (storage.useFlowFiles === undefined) throw new SettingsError('editorTheme.projects.enabled needs the file storage: Projects keep each project as a git working copy in the user dir');
-  const path = (settings.editorTheme.projects as { path?: unknown }).path;
-  const projects = new Projects(settings.userDir, typeof path === 'string' ? path : undefined);
+  const { path, maxCloneSize } = settings.editorTheme.projects as { path?: unknown; maxCloneSize?: unknown };
+  if (maxCloneSize !== undefined && !(typeof maxCloneSize === 'number' && Number.isFinite(maxCloneSize) && maxCloneSize > 0)) {
+    throw new SettingsError('editorTheme.projects.maxCloneSize is a number of bytes greater than 0');
+  }
+  const projects = new Projects(settings.userDir, typeof path === 'string' ? path : undefined, maxCloneSize);
   await projects.init();
   const paths = await projects.flowPaths();
   if (paths !== undefined) await storage.useFlowFiles(paths);

@@ -1,13 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFile, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
+import { gitAs, seedRemote } from '../helpers/git-remote.js';
 
-/** Working copies in trouble: a damaged .git, and requests that reach git at the same moment. */
+/** Working copies in trouble: a damaged .git, requests that reach git at the same moment, a clone too large. */
 
 const GIT_USER = { git: { user: { name: 'Ada Tester', email: 'ada@example.test' } } };
 const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
@@ -80,5 +83,36 @@ describe('Projects: requests that reach git at the same moment', () => {
       for (const res of answers) assert.equal(res.status, 200, res.text);
     }
     assert.equal((await call('projects/busy/commits')).body.total, 1 + rounds);
+  });
+});
+
+describe('Projects: a clone of a repository larger than editorTheme.projects.maxCloneSize', () => {
+  let server: TestServer;
+  let scratch: string;
+  const call = (p: string, init: Parameters<typeof request>[1] = {}) => request(server.at(p), init);
+
+  before(async () => {
+    scratch = await tempDir();
+    const bare = await seedRemote(scratch, [tab, inject('small flows')]);
+    // 3 MB that do not compress, against a 1 MB bound.
+    const work = path.join(scratch, 'work');
+    await writeFile(path.join(work, 'blob.bin'), randomBytes(3 * 1024 * 1024));
+    const ci = gitAs('CI', 'ci@example.test');
+    ci(work, 'add', 'blob.bin');
+    ci(work, 'commit', '-q', '-m', 'A large file');
+    ci(work, 'push', '-q', bare, 'main');
+    server = await startServer({ editorTheme: { projects: { enabled: true, maxCloneSize: 1024 * 1024 } } });
+  });
+  after(async () => {
+    await server.dispose();
+    await removeDir(scratch);
+  });
+
+  it('answers git_clone_too_large and leaves no project and no files behind', async () => {
+    const url = pathToFileURL(path.join(scratch, 'repos', 'flows.git')).href;
+    const res = await call('projects', { method: 'POST', json: { name: 'huge', credentialSecret: false, git: { remotes: { origin: { url } } } } });
+    assert.deepEqual([res.status, res.body.code], [400, 'git_clone_too_large'], res.text);
+    assert.deepEqual((await call('projects')).body, { projects: [] });
+    assert.deepEqual((await readdir(path.join(server.userDir, 'projects'))).filter((f) => !f.startsWith('.')), []);
   });
 });
