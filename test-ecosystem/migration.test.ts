@@ -27,7 +27,7 @@ const peerDir = path.join(root, 'bench', '.peer');
 const START_TIMEOUT_MS = 60_000;
 
 /** Node-RED's stock settings, trimmed: no credentialSecret, so Node-RED generates its key. */
-function settingsJs(extra = ''): string {
+function settingsJs(extra = '', theme = ''): string {
   return `module.exports = {
     uiPort: process.env.PORT || 1880,
     flowFile: 'flows.json',
@@ -36,7 +36,7 @@ function settingsJs(extra = ''): string {
     contextStorage: { default: { module: 'memory' }, file: { module: 'localfilesystem' } },
     logging: { console: { level: 'warn', metrics: false, audit: false } },
     telemetry: { enabled: false, updateNotification: false },
-    editorTheme: { palette: { catalogues: [] }, tours: false },
+    editorTheme: { palette: { catalogues: [] }, tours: false${theme} },
 };
 `;
 }
@@ -119,6 +119,13 @@ async function answers(base: string, route: string, expected: unknown): Promise<
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.fail(`${base}${route} never answered ${JSON.stringify(expected)}; last: ${JSON.stringify(last)}`);
+}
+
+async function post(base: string, route: string, token: string, body: unknown): Promise<{ status: number; body: string }> {
+  const res = await fetch(base + route, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000),
+  });
+  return { status: res.status, body: await res.text() };
 }
 
 async function deployTo(base: string, token: string, body: unknown): Promise<void> {
@@ -265,5 +272,31 @@ describe('a Node-RED 4.1.15 user dir goes to Runnel and back with nothing lost',
     assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'flows_cred.json'))).$ as string, 'a secret of my own'), { req: { user: 'alice', password: 'changed' } });
 
     await nodeRedRound(out, undefined, 'back', 'alice:changed', ['node-red', 'runnel', 'back']);
+  });
+
+  it('with a project: Node-RED creates and commits it, Runnel opens and deploys it, Node-RED opens it again', { timeout: 300_000 }, async () => {
+    const userDir = path.join(dir, 'project');
+    await mkdir(userDir);
+    await writeFile(path.join(userDir, 'settings.js'), settingsJs('', ', projects: { enabled: true }'));
+    const red = await startNodeRed(userDir);
+    try {
+      const token = await login(red.base, 'admin', ADMIN_PASSWORD);
+      assert.equal((await post(red.base, 'settings/user', token, { git: { user: { name: 'Ada', email: 'ada@example.test' } } })).status, 204);
+      const created = await post(red.base, 'projects', token, { name: 'roundtrip', files: { flow: 'flows.json' }, credentialSecret: 'project secret' });
+      assert.equal(created.status, 200, created.body);
+      await deployTo(red.base, token, { flows: flows(echoPort).map((n) => (n.id === 'req' ? { ...n, credentials: { user: 'alice', password: 's3cret' } } : n)) });
+      await answers(red.base, 'cred', 'alice:s3cret');
+      await answers(red.base, 'ctx?who=node-red', ['node-red']);
+      assert.equal((await post(red.base, 'projects/roundtrip/stage', token, { files: ['flows.json', 'flows_cred.json'] })).status, 200);
+      assert.equal((await post(red.base, 'projects/roundtrip/commit', token, { message: 'Deployed on Node-RED' })).status, 200);
+    } finally {
+      await red.stop();
+    }
+    const credsFile = path.join(userDir, 'projects', 'roundtrip', 'flows_cred.json');
+
+    await runnelRound(userDir);
+    // Runnel writes the project's file as Node-RED does: Node-RED opens it with the project's secret.
+    assert.deepEqual(decryptNodeRedBlob((await readJson(credsFile)).$ as string, 'project secret'), { req: { user: 'alice', password: 'changed' } });
+    await nodeRedRound(userDir, undefined, 'back', 'alice:changed', ['node-red', 'runnel', 'back']);
   });
 });

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scrypt } from 'node:crypto';
 import type { CredentialMap, StoredCredentials } from '../storage/contract.js';
-import { decryptNodeRedBlob, isCredentialMap } from './nodered-cipher.js';
+import { decryptNodeRedBlob, encryptNodeRedBlob, isCredentialMap } from './nodered-cipher.js';
 
 export { decryptNodeRedBlob, encryptNodeRedBlob, isCredentialMap } from './nodered-cipher.js';
 
@@ -12,7 +12,12 @@ export { decryptNodeRedBlob, encryptNodeRedBlob, isCredentialMap } from './noder
  * Documents written:  {"alg":"aes-256-gcm","kdf":"scrypt","N":..,"r":..,"p":..,"salt","iv","tag","data"}
  *                     {"plain": {...map}} when encryption is disabled.
  * Documents read too: Node-RED's {"$": blob} and Node-RED's plain map (encryption was off there).
+ * With the `node-red` format (a project's credentials file, which git shares with Node-RED) those
+ * two are what is written, and are current.
  */
+
+/** How documents are written: Runnel's authenticated one, or Node-RED's. */
+export type CredentialFormat = 'runnel' | 'node-red';
 
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1 };
 // Refuse parameters that would let a crafted file make us burn memory or minutes.
@@ -74,7 +79,7 @@ export class CredentialCipher {
    * @param secret the current key; undefined = encryption disabled.
    * @param legacySecrets older keys still accepted for reading (migration from a generated key).
    */
-  constructor(private readonly secret: string | undefined, private legacySecrets: string[] = []) {}
+  constructor(private readonly secret: string | undefined, private legacySecrets: string[] = [], private readonly format: CredentialFormat = 'runnel') {}
 
   get hasLegacySecrets(): boolean {
     return this.legacySecrets.length > 0;
@@ -85,6 +90,7 @@ export class CredentialCipher {
   }
 
   async encrypt(map: CredentialMap): Promise<StoredCredentials> {
+    if (this.format === 'node-red') return this.secret === undefined ? structuredClone(map) : { $: encryptNodeRedBlob(map, this.secret) };
     if (this.secret === undefined) return { plain: structuredClone(map) };
     this.salt ??= randomBytes(16);
     const head = { ...SCRYPT, salt: this.salt.toString('base64') };
@@ -112,13 +118,24 @@ export class CredentialCipher {
       }
       throw new Error('the credentials do not decrypt with the configured key');
     }
-    if (typeof doc.$ === 'string') return { map: this.openNodeRed(doc.$), current: false };
+    if (typeof doc.$ === 'string') return this.decryptNodeRed(doc.$);
     const keys = Object.keys(doc);
     if (keys.length === 1 && keys[0] === 'plain' && isCredentialMap(doc.plain)) {
-      return { map: structuredClone(doc.plain), current: this.secret === undefined };
+      return { map: structuredClone(doc.plain), current: this.secret === undefined && this.format === 'runnel' };
     }
-    if (isCredentialMap(doc)) return { map: structuredClone(doc), current: false };
+    if (isCredentialMap(doc)) return { map: structuredClone(doc), current: this.secret === undefined && this.format === 'node-red' };
     throw new Error('the credentials document has an unknown format');
+  }
+
+  private decryptNodeRed(blob: string): Decrypted {
+    if (this.format === 'node-red' && this.secret !== undefined) {
+      try {
+        return { map: decryptNodeRedBlob(blob, this.secret), current: true };
+      } catch {
+        // A legacy key may open it; then it is re-encrypted at the next save.
+      }
+    }
+    return { map: this.openNodeRed(blob), current: false };
   }
 
   /** Decrypts a Node-RED `$` blob with the current key, then the legacy ones. */

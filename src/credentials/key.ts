@@ -3,6 +3,7 @@ import { RunnelError } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import type { Settings } from '../settings/settings.js';
 import type { Storage, StoredCredentials } from '../storage/contract.js';
+import type { CredentialFormat } from './cipher.js';
 
 /**
  * Which key encrypts the credentials, as Node-RED chooses it: the user's `credentialSecret`, none
@@ -18,6 +19,8 @@ export interface CredentialKey {
   secret: string | undefined;
   /** Keys still accepted for reading: the system key a user key or `false` is replacing. */
   legacySecrets: string[];
+  /** How the credentials are written; Runnel's own format unless set. */
+  format?: CredentialFormat;
 }
 
 type ConfigStorage = Pick<Storage, 'getRuntimeConfig' | 'updateRuntimeConfig'>;

@@ -56,7 +56,7 @@ export class CredentialStore {
   private dirty = false;
 
   constructor(private readonly options: CredentialStoreOptions) {
-    this.cipher = new CredentialCipher(options.key.secret, options.key.legacySecrets);
+    this.cipher = new CredentialCipher(options.key.secret, options.key.legacySecrets, options.key.format);
   }
 
   /** True when the next flows save should include `serialise()` even if a deploy changed nothing. */

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { RunnelError, type ErrorCode } from '../base/errors.js';
 
 /**
@@ -17,14 +18,25 @@ export interface GitResult {
 const MAX_OUTPUT = 64 * 1024 * 1024;
 const TIMEOUT_MS = 120_000;
 
-/** `input`: what git reads on its standard input (`update-ref --stdin`). */
-export function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<GitResult> {
+/** `input`: what git reads on its standard input (`update-ref --stdin`); `signal` stops git (a clone past its size bound). */
+export function git(
+  cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { input?: string; signal?: AbortSignal } = {},
+): Promise<GitResult> {
+  const { input, signal } = options;
   return new Promise((resolve, reject) => {
     const child = execFile('git', ['-c', 'credential.helper=', '-c', 'core.quotePath=false', ...args], {
       cwd,
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', LC_ALL: 'C', ...env },
+      // The ceiling stops git at the working copy: with its .git damaged, git would otherwise run on
+      // the first repository above it (a user dir kept in git) and commit the user dir's files there.
+      // No optional locks: a status the editor polls would otherwise take the index's lock and make
+      // a commit running at that moment fail.
+      env: {
+        ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', LC_ALL: 'C',
+        GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(cwd)), GIT_OPTIONAL_LOCKS: '0', ...env,
+      },
       maxBuffer: MAX_OUTPUT,
       timeout: TIMEOUT_MS,
+      ...(signal === undefined ? {} : { signal }),
       windowsHide: true,
     }, (err, stdout, stderr) => {
       if (!err) return resolve({ stdout, stderr });

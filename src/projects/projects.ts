@@ -1,4 +1,4 @@
-import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { RunnelError } from '../base/errors.js';
 import { SerialQueue } from '../base/serial-queue.js';
@@ -28,6 +28,8 @@ export interface NewProject {
   files?: { flow?: unknown; credentials?: unknown };
   /** A string encrypts the project's credentials with it; false or "" stores them in clear. */
   credentialSecret?: unknown;
+  /** The name of a project to copy instead (Runnel's: Node-RED's editor has the choice hidden, its runtime none). */
+  copy?: unknown;
 }
 
 /** PUT /projects/:id settings. */
@@ -50,6 +52,9 @@ export interface FlowPaths {
   beforeSave: () => Promise<void>;
 }
 
+/** A project is flows and a few files: a repository past 1 GiB is not one, and would fill the disk. */
+const DEFAULT_MAX_CLONE_SIZE = 1024 ** 3;
+
 /**
  * The projects under the user dir's projects/ folder (or editorTheme.projects.path) with the
  * active one and each project's credential secret in .config.projects.json: Node-RED's layout,
@@ -60,7 +65,8 @@ export class Projects {
   private readonly config: ProjectsConfig;
   private readonly queue = new SerialQueue();
 
-  constructor(userDir: string, projectsPath: string | undefined) {
+  /** @param maxCloneSize bytes a clone may take on disk before it is stopped (editorTheme.projects.maxCloneSize). */
+  constructor(userDir: string, projectsPath: string | undefined, readonly maxCloneSize = DEFAULT_MAX_CLONE_SIZE) {
     this.dir = path.resolve(projectsPath ?? path.join(userDir, 'projects'));
     this.config = new ProjectsConfig(path.join(userDir, '.config.projects.json'));
   }
@@ -120,6 +126,25 @@ export class Projects {
       throw err;
     }
     await this.setSecret(name, req.credentialSecret);
+    return name;
+  }
+
+  /**
+   * POST /projects {name, copy}: a copy of another project as it is (working copy, history,
+   * branches, remotes) with its credential secret, so its credentials file opens as before.
+   */
+  async copy(newName: unknown, from: unknown): Promise<string> {
+    const name = checkProjectName(newName);
+    const source = await this.repository(from);
+    const dir = path.join(this.dir, name);
+    if (await lstat(dir).then(() => true, () => false)) throw new RunnelError('project_exists', `A project named ${name} already exists`);
+    try {
+      await cp(source.dir, dir, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
+    } catch (err) {
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    }
+    await this.config.setProject(name, this.config.project(path.basename(source.dir)));
     return name;
   }
 

@@ -1,3 +1,5 @@
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { RunnelError } from '../base/errors.js';
 import { git } from './git.js';
 import { checkRef, checkRemoteUrl } from './names.js';
@@ -61,10 +63,41 @@ export async function branchStatus(dir: string, remoteBranch: string): Promise<{
   return { commits: { ahead: await count(['HEAD', `^${ref}`]), behind: await count([`^HEAD`, ref]) } };
 }
 
-/** Clones into `dir` (empty); the remote is called `remote`. */
-export async function clone(dir: string, url: unknown, remote: string, branch: string | undefined, env: NodeJS.ProcessEnv): Promise<void> {
+/**
+ * Clones into `dir` (empty); the remote is called `remote`. Git has no size bound for a clone, so
+ * the folder is measured while it grows and git is stopped past `maxBytes`: a huge repository must
+ * not fill the user dir's disk.
+ */
+export async function clone(dir: string, url: unknown, remote: string, branch: string | undefined, env: NodeJS.ProcessEnv, maxBytes: number): Promise<void> {
   const args = ['clone', '-q', '-o', checkRef(remote, 'The remote name'), ...(branch === undefined ? [] : ['-b', checkRef(branch, 'The branch')]), '--', checkRemoteUrl(url), '.'];
-  await git(dir, args, env);
+  const stop = new AbortController();
+  let measuring = false;
+  const watch = setInterval(() => {
+    if (measuring) return;
+    measuring = true;
+    void sizeOf(dir).then((bytes) => {
+      if (bytes > maxBytes) stop.abort();
+    }).finally(() => (measuring = false));
+  }, CLONE_CHECK_MS);
+  const tooLarge = () => new RunnelError('git_clone_too_large', `The repository is larger than ${maxBytes} bytes (editorTheme.projects.maxCloneSize): the clone was stopped`);
+  try {
+    await git(dir, args, env, { signal: stop.signal });
+  } catch (err) {
+    throw stop.signal.aborted ? tooLarge() : err;
+  } finally {
+    clearInterval(watch);
+  }
+  // A clone quicker than one measurement is measured once done.
+  if (await sizeOf(dir) > maxBytes) throw tooLarge();
+}
+
+const CLONE_CHECK_MS = 200;
+
+/** Bytes of the files under `dir`; files that vanish meanwhile (git's temporary ones) count nothing. */
+async function sizeOf(dir: string): Promise<number> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  const sizes = await Promise.all(entries.filter((e) => e.isFile()).map((e) => stat(path.join(e.parentPath, e.name)).then((s) => s.size, () => 0)));
+  return sizes.reduce((a, b) => a + b, 0);
 }
 
 /** `origin/feature/x` with remotes `origin` and `origin/feature` is remote `origin/feature`, branch `x`: the longest remote name wins. */

@@ -17,17 +17,24 @@ function projectsEnabled(settings: Pick<Settings, 'editorTheme'>): boolean {
 export async function openProjects(settings: Settings, storage: Storage): Promise<Projects | undefined> {
   if (!projectsEnabled(settings)) return undefined;
   if (storage.useFlowFiles === undefined && storage.shared === undefined) throw new SettingsError('editorTheme.projects.enabled needs the file storage or a shared database');
-  const path = (settings.editorTheme.projects as { path?: unknown }).path;
-  const projects = new Projects(settings.userDir, typeof path === 'string' ? path : undefined);
+  const { path, maxCloneSize } = settings.editorTheme.projects as { path?: unknown; maxCloneSize?: unknown };
+  if (maxCloneSize !== undefined && !(typeof maxCloneSize === 'number' && Number.isFinite(maxCloneSize) && maxCloneSize > 0)) {
+    throw new SettingsError('editorTheme.projects.maxCloneSize is a number of bytes greater than 0');
+  }
+  const projects = new Projects(settings.userDir, typeof path === 'string' ? path : undefined, maxCloneSize);
   await projects.init();
   const paths = await projects.flowPaths();
   if (paths !== undefined) await storage.useFlowFiles?.(paths);
   return projects;
 }
 
-/** The active project's key (Node-RED's: its credentialSecret, or none for credentials in clear); undefined without one. */
+/**
+ * The active project's key (Node-RED's: its credentialSecret, or none for credentials in clear);
+ * undefined without one. The file is written in Node-RED's format: it is committed, and a clone
+ * or pull must open in Node-RED as well.
+ */
 export function projectKey(projects: Projects): CredentialKey | undefined {
   if (projects.active === undefined) return undefined;
   const secret = projects.activeSecret();
-  return secret === false ? { type: 'disabled', secret: undefined, legacySecrets: [] } : { type: 'user', secret, legacySecrets: [] };
+  return secret === false ? { type: 'disabled', secret: undefined, legacySecrets: [], format: 'node-red' } : { type: 'user', secret, legacySecrets: [], format: 'node-red' };
 }

@@ -36,7 +36,7 @@ export const projectsRoutes: FastifyPluginAsync<{ services: Services; projects: 
   };
 
   get('/projects', ok('The projects and the active one'), () => projects.list());
-  change('POST', '/projects', { ...ok('Creates an empty project and opens it'), body: anyObject }, (r) => projects.create(body(r), requester(r)));
+  change('POST', '/projects', { ...ok('Creates a project (empty, a clone of git.remotes.origin, or a copy of the project named by copy) and opens it'), body: anyObject }, (r) => projects.create(body(r), requester(r)));
   get('/projects/:id', { ...ok('A project: summary, description, files, git remotes and branches'), params: idParams }, (r) => projects.get(r.params.id));
   change('PUT', '/projects/:id', { ...ok('Opens a project ({active: true, clearContext}) or changes its settings'), params: idParams, body: anyObject }, async (r) => {
     const b = body(r);

@@ -54,7 +54,7 @@ describe('Projects: an HTTPS remote with a user name and token', () => {
     assert.equal(cloned.status, 200, cloned.text);
     assert.equal(((await call('flows')).body as Array<{ id: string; name?: string }>).find((n) => n.id === 'n1')?.name, 'from the server');
     await deploy(server, [tab, { id: 'n1', type: 'inject', z: 't1', name: 'changed here', wires: [] }]);
-    await call('projects/remote/stage', { method: 'POST', json: { files: ['flows.json', 'flows_cred.json'] } });
+    await call('projects/remote/stage', { method: 'POST', json: { files: ['flows.json'] } });
     await call('projects/remote/commit', { method: 'POST', json: { message: 'Changed here' } });
     const pushed = await call('projects/remote/push', { method: 'POST' });
     assert.equal(pushed.status, 204, pushed.text);

@@ -170,7 +170,7 @@ export class SharedRepos {
       ...(await refsOf(dir)).filter(([, ref]) => !wanted.has(ref)).map(([, ref]) => `delete ${ref}`),
       ...stored.refs.map(([sha, ref]) => `update ${ref} ${sha}`),
     ].map((c) => `option no-deref\n${c}\n`).join('');
-    await git(dir, ['update-ref', '--stdin'], {}, commands);
+    await git(dir, ['update-ref', '--stdin'], {}, { input: commands });
     await git(dir, ['symbolic-ref', 'HEAD', `refs/heads/${stored.head}`]);
     await git(dir, ['reset', '-q', '--hard', 'HEAD']);
     if (await git(dir, ['rev-parse', '-q', '--verify', INDEX_REF]).then(() => true, () => false)) {

@@ -145,9 +145,10 @@ export function projectRemotesApi(ctx: ProjectsContext): ProjectRemotesApi {
       await mkdir(dir);
       try {
         const branch = typeof origin.branch === 'string' ? origin.branch : undefined;
-        await auth.with(name, String(origin.url), caller.user, (env) => remotes.clone(dir, origin.url, 'origin', branch, env));
+        await auth.with(name, String(origin.url), caller.user, (env) => remotes.clone(dir, origin.url, 'origin', branch, env, projects.maxCloneSize));
       } catch (err) {
-        await rm(dir, { recursive: true, force: true });
+        // Retried: a stopped clone's index-pack may still write for a moment after git itself ended.
+        await rm(dir, { recursive: true, force: true, maxRetries: 10 });
         auth.forgetProject(name);
         throw err;
       }

@@ -21,7 +21,7 @@ export type { ProjectInfo };
  */
 export interface ProjectsApi extends Omit<ProjectRemotesApi, 'clone' | 'fetchUpstream'> {
   list(): Promise<{ projects: string[]; active?: string }>;
-  /** Creates an empty project, or clones one (`git.remotes.origin`), and makes it the active one. */
+  /** Creates an empty project, clones one (`git.remotes.origin`) or copies one (`copy`), and makes it the active one. */
   create(project: NewProject & { git?: { remotes?: { origin?: RemoteSpec } } }, caller: Caller): Promise<ProjectInfo>;
   get(name: string): Promise<ProjectInfo>;
   /** Opens a project: its flows are deployed, context values dropped with `clearContext`. */
@@ -100,6 +100,13 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     await reload('loaded', clearContext, caller, name, notify);
   };
 
+  const copy = (name: unknown, from: unknown, caller: Caller) => projects.exclusive(async () => {
+    const copied = await projects.copy(name, from);
+    audit('copy', caller, { id: copied, from });
+    await switchTo(copied, false, caller);
+    return copied;
+  });
+
   const createEmpty = (project: NewProject & { migrateFiles?: unknown }, caller: Caller) => projects.exclusive(async () => {
     // The editor's first project takes the flows running now (Node-RED's migrateFiles), credentials included.
     const migrated = project.migrateFiles === true && projects.active === undefined ? runningConfig() : undefined;
@@ -160,6 +167,7 @@ export function projectsApi(runtime: Runtime, projects: Projects): ProjectsApi {
     create: async (project, caller) => {
       const origin = project.git?.remotes?.origin;
       if (origin !== undefined) return projects.describe(await clone({ ...project, git: { remotes: { origin } } }, caller));
+      if (project.copy !== undefined) return projects.describe(await copy(project.name, project.copy, caller));
       return createEmpty(project, caller);
     },
     get: (name) => projects.describe(name),

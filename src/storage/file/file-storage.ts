@@ -55,6 +55,8 @@ class FileStorage implements Storage {
   private readonly library: LibraryFiles;
   private readonly defaultPretty: boolean;
   private pretty: boolean;
+  /** The credentials file is a project's, kept as Node-RED keeps it (see saveFlows). */
+  private nodeRedCreds = false;
   private readonly history: FileHistory;
   private state: PairState | undefined;
   private closed = false;
@@ -84,6 +86,7 @@ class FileStorage implements Storage {
       this.paths = paths ?? this.defaultPaths;
       // A project's files are pretty-printed, as Node-RED writes them there: git merges them line by line.
       this.pretty = paths !== undefined || this.defaultPretty;
+      this.nodeRedCreds = paths !== undefined;
       this.state = undefined;
       await mkdir(path.dirname(this.paths.flows), { recursive: true });
     });
@@ -138,11 +141,20 @@ class FileStorage implements Storage {
       if (req.revision) await this.history.append({ flows: req.flows, flowsJson, flowsBytes, rev, credentials: doc }, req.revision, current.rev);
       // A project's history keeps the Node-RED file already: no copy beside it in the working copy.
       if (current.creds.rev === undefined && current.creds.doc !== null && this.paths === this.defaultPaths) await this.keepNodeRedCredentials();
-      // Credentials first: a crash between the two renames leaves new credentials tagged with
-      // prevRev = the flows still on disk, which is exactly what the loader recognises and undoes.
-      await writeFileAtomic(this.paths.creds, credsFileText(doc, rev, current.rev, this.pretty), { backup: true, mode: SECRET_FILE_MODE });
+      let creds: LoadedCreds;
+      if (this.nodeRedCreds) {
+        // A project's file is committed and shared with Node-RED: its document alone, as Node-RED
+        // writes it, and only when the credentials changed, so a deploy leaves no change for git.
+        if (req.credentials !== null) await writeFileAtomic(this.paths.creds, JSON.stringify(doc, null, 4), { backup: true, mode: SECRET_FILE_MODE });
+        creds = { doc, rev: undefined, prevRev: undefined };
+      } else {
+        // Credentials first: a crash between the two renames leaves new credentials tagged with
+        // prevRev = the flows still on disk, which is exactly what the loader recognises and undoes.
+        await writeFileAtomic(this.paths.creds, credsFileText(doc, rev, current.rev, this.pretty), { backup: true, mode: SECRET_FILE_MODE });
+        creds = { doc, rev, prevRev: current.rev };
+      }
       await writeFileAtomic(this.paths.flows, this.pretty ? flowsFileText(req.flows, true) : (flowsBytes ?? flowsJson), { backup: true });
-      this.state = { flowsJson, rev, creds: { doc, rev, prevRev: current.rev }, signature: await this.signature() };
+      this.state = { flowsJson, rev, creds, signature: await this.signature() };
       if (req.revision) await this.history.collect();
       return { rev };
     });
