@@ -18,4 +18,38 @@ describe('queue service', () => {
     await Promise.all([put('a', false), put('b', false), put('c', true), put('d', false)]);
     assert.deepEqual(stored, ['a+b open', 'c fenced', 'd open']);
   });
+
+  it('stores a message on a queue far from its bound without waiting for its depth to be read again', async () => {
+    let clock = 0;
+    let reads = 0;
+    const stored: string[] = [];
+    const store = {
+      enqueue: async (_queue: string, items: QueueItem[]) => void stored.push(...items.map((i) => i.id)),
+      // The first reading answers; later ones never do, as a slow count on a busy database.
+      size: () => (reads++ === 0 ? Promise.resolve({ depth: 0, bytes: 0 }) : new Promise(() => {})),
+    } as unknown as QueueStore;
+    const service = new QueueService(store, parseQueueSettings({}) as QueueSettings, captureLog().log, () => clock);
+    const bound = { maxLength: 100, maxBytes: 1_000_000, wait: false, open: () => true };
+    await service.put('jobs', { id: 'a', key: null, body: '{}' }, bound);
+    clock += 60_000;
+    await service.put('jobs', { id: 'b', key: null, body: '{}' }, bound);
+    assert.deepEqual(stored, ['a', 'b']);
+    assert.equal(reads, 2, 'the stale depth is read again, in the background');
+  });
+
+  it('refuses a message only on a fresh reading of the depth', async () => {
+    let clock = 0;
+    let depth = 2;
+    const store = {
+      enqueue: async () => undefined,
+      size: async () => ({ depth, bytes: 0 }),
+    } as unknown as QueueStore;
+    const service = new QueueService(store, parseQueueSettings({}) as QueueSettings, captureLog().log, () => clock);
+    const bound = { maxLength: 2, maxBytes: 1_000_000, wait: false, open: () => true };
+    await assert.rejects(service.put('jobs', { id: 'a', key: null, body: '{}' }, bound), /is full/);
+    // Consumed meanwhile: the full reading is stale, so it is read again before refusing.
+    depth = 0;
+    clock += 60_000;
+    await service.put('jobs', { id: 'b', key: null, body: '{}' }, bound);
+  });
 });
