@@ -181,6 +181,28 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
     }
   });
 
+  it('keeps messages that did not come from a queue in on the hook-free path while one runs', async () => {
+    const hooks = server.instance.runtime.services.hooks;
+    const triggered: string[] = [];
+    const trigger = hooks.trigger;
+    hooks.trigger = ((name: string, ...rest: unknown[]) => {
+      triggered.push(name);
+      return (trigger as (...a: unknown[]) => unknown).call(hooks, name, ...rest);
+    }) as typeof hooks.trigger;
+    try {
+      capture.messages.clear();
+      // The nodes after queue in, reached by a message that never was on the queue.
+      server.instance.runtime.services.nodes.get('slow')!.receive({ payload: { n: 'direct' } });
+      await capture.waitFor('done', 1);
+      assert.equal(triggered.length, 0, `no hook ran for it: ${triggered.join(', ')}`);
+      put({ n: 'queued' });
+      await capture.waitFor('done', 2);
+      assert.ok(triggered.includes('preDeliver') && triggered.includes('onComplete'), 'a message from queue in is followed');
+    } finally {
+      hooks.trigger = trigger;
+    }
+  });
+
   it('leaves the message path hook-free once no queue in node runs', async () => {
     const hooks = server.instance.runtime.services.hooks;
     assert.ok(hooks.has('onComplete.runnel-queue-in'), 'a queue in follows completions');
