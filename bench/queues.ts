@@ -42,7 +42,7 @@ const FLOWS = [
   n('qout', 'queue out', { queue: 'bench' }, [['stored']]),
   n('stored', 'function', { func: 'const c = (context.get(msg.batch) || 0) + 1; context.set(msg.batch, c); if (c < msg.size) return null; context.set(msg.batch, undefined); return { res: msg.res, payload: { stored: c } };' }, [['reply']]),
   n('reply', 'http response'),
-  n('qin', 'queue in', { queue: 'bench', concurrency: CONCURRENCY, key: '' }, [['count'], []]),
+  n('qin', 'queue in', { queue: 'bench', concurrency: CONCURRENCY, key: 'topic' }, [['count'], []]),
   n('count', 'function', { func: 'global.set("handled", (global.get("handled") || 0) + 1); const l = global.get("lat") || []; if (msg.payload.one) { l.push(Date.now() - msg.payload.t); global.set("lat", l); } return null;' }),
   n('get', 'http in', { url: '/handled', method: 'get' }, [['read']]),
   n('read', 'function', { func: 'msg.payload = { handled: global.get("handled") || 0, lat: global.get("lat") || [] }; return msg;' }, [['reply']]),

@@ -36,6 +36,11 @@ const FLOWS: Conf[] = [
   n('retry', 'function', { func: 'if (msg.payload.fail && msg.attempts <= msg.payload.fail) { node.done(new Error("attempt " + msg.attempts + " failed")); return null; } return msg;' }, [['done']]),
   n('done', 'test-capture'),
   n('dead', 'test-capture'),
+  // A queue in with Order by left empty: no message waits for another of its topic.
+  n('fq', 'queue out', { queue: 'free' }),
+  n('fin', 'queue in', { queue: 'free', concurrency: 2, key: '' }, [['fslow'], []]),
+  n('fslow', 'function', { func: 'setTimeout(() => { node.send(msg); node.done(); }, msg.payload.wait); return null;' }, [['fdone']]),
+  n('fdone', 'test-capture'),
 ];
 
 async function post(server: TestServer, body: unknown) {
@@ -145,6 +150,14 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
     const order = (key: string) => got.filter((m) => m.topic === key).map((m) => m.payload.n);
     assert.deepEqual(order('even'), [0, 2, 4]);
     assert.deepEqual(order('odd'), [1, 3, 5]);
+  });
+
+  it('holds no message back for another of its topic when Order by is left empty', async () => {
+    const node = server.instance.runtime.services.nodes.get('fq')!;
+    node.receive({ payload: { n: 'slow', wait: 300 }, topic: 'same' });
+    node.receive({ payload: { n: 'quick', wait: 0 }, topic: 'same' });
+    const got = await capture.waitFor('fdone', 2);
+    assert.deepEqual(got.map((m) => m.payload.n), ['quick', 'slow']);
   });
 
   it('answers bad admin requests with a clear 4xx', async () => {
