@@ -79,8 +79,18 @@ export class QueueService {
       const done = (previous ?? Promise.resolve())
         .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
         .then(() => {
+          // A consumer here with free slots takes the batch's messages as they are stored: an idle
+          // queue's hand-off costs the enqueue alone, not a claim after it.
+          const taker = [...this.consumers].find((c) => c.queue === queue);
+          const hand = taker?.handOff(items.filter((i) => i.key === null).length);
           if (this.batches.get(queue) === next) this.batches.delete(queue);
-          return this.store.enqueue(queue, items, primaryOnly);
+          return this.store.enqueue(queue, items, primaryOnly, hand && { max: hand.max, leaseMs: this.settings.leaseMs }).then(
+            (claimed) => hand?.take(claimed),
+            (err: unknown) => {
+              hand?.take([]);
+              throw err;
+            },
+          );
         });
       const tail = done.catch(() => undefined).then(() => {
         if (this.tails.get(queue) === tail) this.tails.delete(queue);
