@@ -22,6 +22,7 @@ const TOTAL = Number(process.env.RUNNEL_BENCH_QUEUE_MESSAGES ?? 20_000);
 const BATCH = 500;
 const LATENCY_ROUNDS = 200;
 const CONCURRENCY = 16;
+const STALL_MS = 30_000;
 /** Which rows to measure: RUNNEL_BENCH_QUEUE_INSTANCES=1 for the single-instance row alone. */
 const ROWS = (process.env.RUNNEL_BENCH_QUEUE_INSTANCES ?? '1,3').split(',').map(Number);
 const BODY = JSON.stringify({ payload: { order: 12345, items: ['a', 'b', 'c'] }, topic: 'orders' });
@@ -42,7 +43,7 @@ const FLOWS = [
   n('qout', 'queue out', { queue: 'bench' }, [['stored']]),
   n('stored', 'function', { func: 'const c = (context.get(msg.batch) || 0) + 1; context.set(msg.batch, c); if (c < msg.size) return null; context.set(msg.batch, undefined); return { res: msg.res, payload: { stored: c } };' }, [['reply']]),
   n('reply', 'http response'),
-  n('qin', 'queue in', { queue: 'bench', concurrency: CONCURRENCY, key: '' }, [['count'], []]),
+  n('qin', 'queue in', { queue: 'bench', concurrency: CONCURRENCY, key: 'topic' }, [['count'], []]),
   n('count', 'function', { func: 'global.set("handled", (global.get("handled") || 0) + 1); const l = global.get("lat") || []; if (msg.payload.one) { l.push(Date.now() - msg.payload.t); global.set("lat", l); } return null;' }),
   n('get', 'http in', { url: '/handled', method: 'get' }, [['read']]),
   n('read', 'function', { func: 'msg.payload = { handled: global.get("handled") || 0, lat: global.get("lat") || [] }; return msg;' }, [['reply']]),
@@ -100,7 +101,7 @@ async function handled(urls: string[]): Promise<number> {
 }
 
 /** Messages per second from the first enqueue until every message has been handled somewhere. */
-async function throughput(urls: string[], instances: RunnelProcess[], keys: number, route = 'enqueue'): Promise<{ rate: number; cpuUsPerMessage: number }> {
+async function throughput(urls: string[], instances: RunnelProcess[], keys: number, route = 'enqueue'): Promise<{ rate: number; cpuUsPerMessage: number; lost: number }> {
   const start = await handled(urls);
   const cpuBefore = await Promise.all(instances.map((p) => cpuSeconds(p.child.pid!)));
   const began = performance.now();
@@ -108,11 +109,21 @@ async function throughput(urls: string[], instances: RunnelProcess[], keys: numb
     for (let sent = i * BATCH; sent < TOTAL; sent += BATCH * urls.length) await post(`${u}${route}`, { count: Math.min(BATCH, TOTAL - sent), keys });
   });
   await Promise.all(producers);
-  while ((await handled(urls)) - start < TOTAL) await new Promise((r) => setTimeout(r, 20));
+  // A pipeline that loses messages (mosquitto drops QoS 1 messages beyond a slow subscriber's
+  // queue) would be waited for for ever: after STALL_MS without progress the row reports the loss.
+  let seen = 0;
+  let progressed = performance.now();
+  for (;;) {
+    const now = (await handled(urls)) - start;
+    if (now >= TOTAL) break;
+    if (now > seen) [seen, progressed] = [now, performance.now()];
+    else if (performance.now() - progressed > STALL_MS) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const seconds = (performance.now() - began) / 1000;
   const cpuAfter = await Promise.all(instances.map((p) => cpuSeconds(p.child.pid!)));
   const cpu = cpuAfter.reduce((s, a, i) => s + a - cpuBefore[i]!, 0);
-  return { rate: TOTAL / seconds, cpuUsPerMessage: (cpu / TOTAL) * 1e6 };
+  return { rate: TOTAL / seconds, cpuUsPerMessage: (cpu / TOTAL) * 1e6, lost: TOTAL - Math.min(TOTAL, (await handled(urls)) - start) };
 }
 
 /** One message at a time on an idle queue: from the producing request to the consumer's function. */
@@ -214,10 +225,12 @@ async function main(): Promise<void> {
       for (const keys of KEYINGS) {
         const runnel = await throughput(urls, instances, keys);
         const bare = await floor(pgServer.url, count, keys);
+        if (runnel.lost) throw new Error(`${runnel.lost} of ${TOTAL} queued messages were never handled`);
         say(`| ${count} | ${keys || 'none'} | ${Math.round(runnel.rate).toLocaleString('en')} | ${Math.round(bare).toLocaleString('en')} | ${(runnel.rate / bare).toFixed(2)} | ${Math.round(runnel.cpuUsPerMessage)} µs |`);
       }
       const mqtt = await throughput(urls, instances, 0, 'publish');
-      say(`| ${count} | none, through MQTT QoS 1 on mosquitto instead | ${Math.round(mqtt.rate).toLocaleString('en')} | | | ${Math.round(mqtt.cpuUsPerMessage)} µs |`);
+      const rate = mqtt.lost ? `${mqtt.lost} of ${TOTAL} never arrived` : Math.round(mqtt.rate).toLocaleString('en');
+      say(`| ${count} | none, through MQTT QoS 1 on mosquitto instead | ${rate} | | | ${Math.round(mqtt.cpuUsPerMessage)} µs |`);
     }
     const urls = instances.map((p) => p.url);
     const lats = await latency(urls[0]!, urls);

@@ -28,6 +28,8 @@ export class Consumer {
   private readonly unlisten: () => void;
   private settled: (() => void) | undefined;
   private acks: number[] = [];
+  /** Slots promised to an enqueue's hand-off under way. */
+  private reserved = 0;
   /** The claim under way, if any: stopping waits for it, so what it brings is given back, not run. */
   private claim: Promise<void> = Promise.resolve();
 
@@ -53,6 +55,28 @@ export class Consumer {
     return this.inFlight.size;
   }
 
+  /**
+   * Reserves the free slots for messages claimed as they are stored on this instance
+   * (QueueStore.enqueue's hand-off); `take` runs what the store handed off and frees the rest.
+   */
+  handOff(wanted: number): { max: number; take(messages: ClaimedMessage[]): void } | undefined {
+    const max = Math.min(wanted, this.options.concurrency - this.inFlight.size - this.reserved);
+    if (this.stopped || max <= 0) return undefined;
+    this.reserved += max;
+    return {
+      max,
+      take: (messages) => {
+        this.reserved -= max;
+        if (this.stopped) {
+          void this.giveBack(messages.map((m) => m.seq));
+          return;
+        }
+        for (const m of messages) this.run(m);
+        if (this.again) this.wake();
+      },
+    };
+  }
+
   /** Claims as many messages as there are free slots; again after, if more may be waiting. */
   wake(): void {
     if (this.stopped) return;
@@ -60,8 +84,12 @@ export class Consumer {
       this.again = true;
       return;
     }
-    const free = this.options.concurrency - this.inFlight.size;
-    if (free <= 0) return;
+    const free = this.options.concurrency - this.inFlight.size - this.reserved;
+    if (free <= 0) {
+      // A hand-off holds the slots: it looks again once it has freed what it did not use.
+      if (this.reserved > 0) this.again = true;
+      return;
+    }
     this.claiming = true;
     this.again = false;
     this.claim = this.store.claim(this.queue, free, this.options.leaseMs).then(

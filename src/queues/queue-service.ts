@@ -44,6 +44,7 @@ export class QueueService {
   /** Per queue, the batch being stored (settled either way): the next one waits for it. */
   private readonly tails = new Map<string, Promise<void>>();
   private readonly depths = new Map<string, { depth: number; bytes: number; at: number }>();
+  private readonly readings = new Map<string, Promise<{ depth: number; bytes: number }>>();
   private readonly counters = new Map<string, Counters>();
   private readonly consumers = new Set<Consumer>();
 
@@ -78,8 +79,18 @@ export class QueueService {
       const done = (previous ?? Promise.resolve())
         .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
         .then(() => {
+          // A consumer here with free slots takes the batch's messages as they are stored: an idle
+          // queue's hand-off costs the enqueue alone, not a claim after it.
+          const taker = [...this.consumers].find((c) => c.queue === queue);
+          const hand = taker?.handOff(items.filter((i) => i.key === null).length);
           if (this.batches.get(queue) === next) this.batches.delete(queue);
-          return this.store.enqueue(queue, items, primaryOnly);
+          return this.store.enqueue(queue, items, primaryOnly, hand && { max: hand.max, leaseMs: this.settings.leaseMs }).then(
+            (claimed) => hand?.take(claimed),
+            (err: unknown) => {
+              hand?.take([]);
+              throw err;
+            },
+          );
         });
       const tail = done.catch(() => undefined).then(() => {
         if (this.tails.get(queue) === tail) this.tails.delete(queue);
@@ -167,14 +178,38 @@ export class QueueService {
     }
   }
 
+  /**
+   * Admits on the depth last read (counting what was put since), re-reading it in the background
+   * once it is older than DEPTH_MAX_AGE_MS: a message on a queue far from its bound does not wait
+   * for a count. Only a queue never read, or one the last reading says is full, waits for a fresh
+   * reading, so a message is refused only on a fresh one.
+   */
   private async isFull(queue: string, bytes: number, bound: { maxLength: number; maxBytes: number }): Promise<boolean> {
-    let depth = this.depths.get(queue);
-    if (!depth || this.now() - depth.at > DEPTH_MAX_AGE_MS) {
-      depth = { ...(await this.store.size(queue)), at: this.now() };
-      this.depths.set(queue, depth);
+    const full = (depth: { depth: number; bytes: number }) => {
+      const waiting = this.batches.get(queue);
+      return depth.depth + (waiting?.items.length ?? 0) >= bound.maxLength || depth.bytes + (waiting?.bytes ?? 0) + bytes > bound.maxBytes;
+    };
+    const known = this.depths.get(queue);
+    const stale = !known || this.now() - known.at > DEPTH_MAX_AGE_MS;
+    if (known && !full(known)) {
+      if (stale) void this.readDepth(queue).catch(() => undefined);
+      return false;
     }
-    const waiting = this.batches.get(queue);
-    return depth.depth + (waiting?.items.length ?? 0) >= bound.maxLength || depth.bytes + (waiting?.bytes ?? 0) + bytes > bound.maxBytes;
+    return full(known && !stale ? known : await this.readDepth(queue));
+  }
+
+  /** Reads a queue's depth from the store; one reading at a time per queue. */
+  private readDepth(queue: string): Promise<{ depth: number; bytes: number }> {
+    let reading = this.readings.get(queue);
+    if (!reading) {
+      reading = this.store.size(queue).then((size) => {
+        const depth = { ...size, at: this.now() };
+        this.depths.set(queue, depth);
+        return depth;
+      }).finally(() => this.readings.delete(queue));
+      this.readings.set(queue, reading);
+    }
+    return reading;
   }
 
   private countersOf(queue: string): Counters {

@@ -40,14 +40,24 @@ export interface QueueDepth {
   oldest: number | null;
 }
 
+/** How many of an enqueue's items to claim for the enqueuing instance, and for how long. */
+export interface HandOff {
+  max: number;
+  leaseMs: number;
+}
+
 export interface QueueStore {
   /**
    * Stores the items at the end of the queue. Durable when the promise resolves: a crash of this
    * process, or of this machine, afterwards does not lose them. `primaryOnly`: enqueued by a
    * primary-only tab, so stored only while this instance holds the primary's lease (a shared store
    * refuses it with LeaseLostError otherwise; a store of one instance has nobody to yield to).
+   * `handOff`: up to `max` of the items without a key are claimed for the caller as they are stored
+   * (a consumer of this instance with free slots) and returned, as claim() returns them: an idle
+   * queue's hand-off then needs no claim of its own. Keyed items are never handed off, so a key's
+   * order is decided by claim() alone.
    */
-  enqueue(queue: string, items: QueueItem[], primaryOnly?: boolean): Promise<void>;
+  enqueue(queue: string, items: QueueItem[], primaryOnly?: boolean, handOff?: HandOff): Promise<ClaimedMessage[]>;
   /**
    * Claims up to `max` messages that are visible, not claimed (or whose claim lapsed), and first of
    * their key. A claim lapses `leaseMs` after it is made unless renewed.

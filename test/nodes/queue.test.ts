@@ -36,6 +36,11 @@ const FLOWS: Conf[] = [
   n('retry', 'function', { func: 'if (msg.payload.fail && msg.attempts <= msg.payload.fail) { node.done(new Error("attempt " + msg.attempts + " failed")); return null; } return msg;' }, [['done']]),
   n('done', 'test-capture'),
   n('dead', 'test-capture'),
+  // A queue in with Order by left empty: no message waits for another of its topic.
+  n('fq', 'queue out', { queue: 'free' }),
+  n('fin', 'queue in', { queue: 'free', concurrency: 2, key: '' }, [['fslow'], []]),
+  n('fslow', 'function', { func: 'setTimeout(() => { node.send(msg); node.done(); }, msg.payload.wait); return null;' }, [['fdone']]),
+  n('fdone', 'test-capture'),
 ];
 
 async function post(server: TestServer, body: unknown) {
@@ -147,6 +152,14 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
     assert.deepEqual(order('odd'), [1, 3, 5]);
   });
 
+  it('holds no message back for another of its topic when Order by is left empty', async () => {
+    const node = server.instance.runtime.services.nodes.get('fq')!;
+    node.receive({ payload: { n: 'slow', wait: 300 }, topic: 'same' });
+    node.receive({ payload: { n: 'quick', wait: 0 }, topic: 'same' });
+    const got = await capture.waitFor('fdone', 2);
+    assert.deepEqual(got.map((m) => m.payload.n), ['quick', 'slow']);
+  });
+
   it('answers bad admin requests with a clear 4xx', async () => {
     const unknown = await request(server.at('queues/nope/messages'), { method: 'DELETE', token });
     assert.equal(unknown.status, 404);
@@ -178,6 +191,28 @@ describe('queue nodes on one instance', { timeout: 60_000 }, () => {
       assert.match(html, new RegExp(`registerQueueNode\\("${type}"`));
       assert.match(html, new RegExp(`data-template-name="${type}">\\s*<div class="form-row">\\s*<label for="node-input-queue"`), `${type}'s dialog starts with its queue`);
       assert.match(html, new RegExp(`data-help-name="${type}"`));
+    }
+  });
+
+  it('keeps messages that did not come from a queue in on the hook-free path while one runs', async () => {
+    const hooks = server.instance.runtime.services.hooks;
+    const triggered: string[] = [];
+    const trigger = hooks.trigger;
+    hooks.trigger = ((name: string, ...rest: unknown[]) => {
+      triggered.push(name);
+      return (trigger as (...a: unknown[]) => unknown).call(hooks, name, ...rest);
+    }) as typeof hooks.trigger;
+    try {
+      capture.messages.clear();
+      // The nodes after queue in, reached by a message that never was on the queue.
+      server.instance.runtime.services.nodes.get('slow')!.receive({ payload: { n: 'direct' } });
+      await capture.waitFor('done', 1);
+      assert.equal(triggered.length, 0, `no hook ran for it: ${triggered.join(', ')}`);
+      put({ n: 'queued' });
+      await capture.waitFor('done', 2);
+      assert.ok(triggered.includes('preDeliver') && triggered.includes('onComplete'), 'a message from queue in is followed');
+    } finally {
+      hooks.trigger = trigger;
     }
   });
 

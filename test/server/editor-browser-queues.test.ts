@@ -112,6 +112,10 @@ describe('the queue nodes in the editor, in Chromium', { timeout: 900_000 }, () 
     await page.fill('#node-input-concurrency', '2');
     await page.waitForSelector('.red-ui-help:has-text("Takes messages off a durable queue")');
     await page.waitForSelector('.red-ui-help:has-text("Dead letters")');
+    // Order by left empty: the field says what that means, as the help does.
+    await page.fill('#node-input-key', '');
+    assert.equal(await page.getAttribute('#node-input-key', 'placeholder'), 'empty: no order');
+    await page.waitForSelector('.red-ui-help:has-text("With Order by left empty no message is held back")');
     await w.shot('03-queue-in-dialog');
     await closeDialog(page);
   });

@@ -37,6 +37,20 @@ export function queueContract(backend: StorageBackend): void {
       assert.ok(depth.bytes > 0 && depth.oldest !== null);
     });
 
+    it('hands off up to `max` messages without a key to the enqueuer as claims; nobody else gets them while the claim holds', async () => {
+      const { queues } = await open();
+      const handed = await queues.enqueue('h', [item('k1', 'alice'), item('n1'), item('n2'), item('n3')], false, { max: 2, leaseMs: HOLD });
+      assert.deepEqual(handed.map((m) => [m.id, m.attempts, JSON.parse(m.body).payload]), [['n1', 1, 'n1'], ['n2', 1, 'n2']]);
+      assert.deepEqual((await queues.claim('h', 10, HOLD)).map((m) => m.id), ['k1', 'n3'], 'a key is never handed off; the rest is claimable');
+      const [depth] = await queues.list([]);
+      assert.equal(depth.inFlight, 4);
+      await queues.ack('h', handed.map((m) => m.seq));
+      assert.deepEqual(await queues.enqueue('h', [item('n4')]), [], 'no hand-off unless asked');
+      const lapsing = await queues.enqueue('l', [item('l1')], false, { max: 1, leaseMs: LAPSE });
+      const again = await queues.claim('l', 10, HOLD);
+      assert.deepEqual(again.map((m) => [m.id, m.attempts, m.seq]), [['l1', 2, lapsing[0].seq]], 'a lapsed hand-off is a further attempt');
+    });
+
     it('claims at most `max`, and keeps queues apart', async () => {
       const { queues } = await open();
       await queues.enqueue('a', [item('1'), item('2'), item('3')]);

@@ -81,7 +81,7 @@ ${QUEUE_ROW}
     </div>
     <div class="form-row">
         <label for="node-input-key"><i class="fa fa-key"></i> Order by</label>
-        msg.<input type="text" id="node-input-key" placeholder="topic" style="width: 60%">
+        msg.<input type="text" id="node-input-key" placeholder="empty: no order" style="width: 60%">
     </div>
     <div class="form-row">
         <label for="node-input-maxAttempts"><i class="fa fa-repeat"></i> Attempts</label>
@@ -125,6 +125,7 @@ ${NAME_ROW}
     <p>An attempt fails when a node after this one completes the message with an error (<code>done(err)</code>)
     or it is not finished within the timeout; it is tried again after a back-off (1 s, doubling, at most a minute).</p>
     <p>Messages with the same value of the <i>Order by</i> property are handled one at a time, in order, across the
-    whole cluster; messages without it are not held back.</p>
+    whole cluster; messages without it are not held back. With <i>Order by</i> left empty no message is held back
+    for another: each goes to whichever consumer is free.</p>
 </script>
 `;

@@ -8,6 +8,8 @@ import { CompletionTracker } from './tracker.js';
 import { badQueueName } from '../../queues/names.js';
 
 const DEFAULT_KEY = 'topic';
+/** A queue in's empty `key`: its queue's messages are stored without a key, so none waits for another. */
+const NO_KEY = '';
 const DEFAULT_TIMEOUT_S = 60;
 /** How long a stopping queue in waits for the messages in hand: within Node-RED's default close timeout (15 s). */
 const CLOSE_GRACE_MS = 10_000;
@@ -71,7 +73,7 @@ export function queueNodes(service: QueueService, primaryOnly: (scope: string) =
         });
         this.on('input', (msg, send, done) => {
           const keyProperty = keyProperties.get(name)?.values().next().value ?? DEFAULT_KEY;
-          const keyValue = RED.util.getMessageProperty(msg, keyProperty);
+          const keyValue = keyProperty === NO_KEY ? undefined : RED.util.getMessageProperty(msg, keyProperty);
           let body: string;
           try {
             body = encodeMessage(msg, settings.maxMessageBytes);
@@ -101,7 +103,8 @@ export function queueNodes(service: QueueService, primaryOnly: (scope: string) =
           return;
         }
         const name = config.queue as string;
-        const keyProperty = typeof config.key === 'string' && config.key.trim() ? config.key.trim() : DEFAULT_KEY;
+        // Only a node without the property orders by topic: an empty field, as the editor shows it, means no order.
+        const keyProperty = typeof config.key === 'string' ? config.key.trim() : DEFAULT_KEY;
         const keys = keyProperties.get(name) ?? new Set<string>();
         keys.add(keyProperty);
         keyProperties.set(name, keys);

@@ -7,8 +7,8 @@ import type { Hooks, Msg } from '../../runtime/red-api/red-api-types.js';
  * `preDeliver` until the node receives it (`onReceive`), and a node holding it counts from then
  * until it calls `done` (`onComplete`). When nothing counts any more, every node the message (or a
  * message derived from it, which keeps its `_msgid`) reached has finished with it; a `done(err)`
- * anywhere fails it. The hooks are registered only while a queue in node exists, so flows without
- * one keep the hook-free message path.
+ * anywhere fails it. The hooks are registered only while a queue in node exists, and only for the
+ * messages it follows, so every other message keeps the hook-free path.
  *
  * A deploy that stops a node holding a message (or one it is on its way to) strands it: Node-RED
  * drops what a closing node held, so the message would otherwise wait for its timeout. Once the
@@ -40,6 +40,7 @@ const LABEL = 'runnel-queue-in';
 export class CompletionTracker {
   private readonly live = new Map<string, Track>();
   private users = 0;
+  private readonly followed = (msg: Msg) => this.live.has(msg._msgid as string);
   private readonly strand = () => {
     for (const [id, t] of this.live) {
       if ([...t.holders.keys()].some((node) => node._closed)) {
@@ -62,7 +63,7 @@ export class CompletionTracker {
         if (!t) return;
         t.inTransit++;
         if (event.destination.node) hold(t, event.destination.node, 1);
-      });
+      }, this.followed);
       this.hooks.add(`onReceive.${LABEL}`, (event: { msg: Msg; destination: { node: Holder } }) => {
         const t = this.live.get(event.msg._msgid as string);
         if (!t) return;
@@ -70,7 +71,7 @@ export class CompletionTracker {
         if (t.inTransit > 0) t.inTransit--;
         else hold(t, event.destination.node, 1);
         t.running++;
-      });
+      }, this.followed);
       this.hooks.add(`onComplete.${LABEL}`, (event: { msg: Msg; error?: unknown; node: { node: Holder } }) => {
         const id = event.msg._msgid as string;
         const t = this.live.get(id);
@@ -79,7 +80,7 @@ export class CompletionTracker {
         if (t.running > 0) t.running--;
         hold(t, event.node.node, -1);
         this.check(id, t);
-      });
+      }, this.followed);
       this.events.on('flows:stopped', this.strand);
     }
     let used = true;

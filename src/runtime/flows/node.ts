@@ -138,7 +138,7 @@ export class Node extends EventEmitter implements LiveNode {
     const wires = this.wires;
     if (wires.length === 0) return;
     const services = this._flow.services;
-    if (services.hooks.anyMessageHook) {
+    if (services.hooks.followsAny(msg)) {
       sendWithHooks(this, msg);
       return;
     }
@@ -210,7 +210,7 @@ export class Node extends EventEmitter implements LiveNode {
     if (this._closed) return;
     this._stats.received++;
     const hooks = this._flow.services.hooks;
-    if (hooks.active.onReceive || hooks.active.postReceive) receiveWithHooks(this, msg, () => this._handle(msg));
+    if ((hooks.active.onReceive || hooks.active.postReceive) && hooks.follows(msg)) receiveWithHooks(this, msg, () => this._handle(msg));
     else this._handle(msg);
   }
 
@@ -358,7 +358,7 @@ const noDone: DoneFn = () => {};
 /** Node-RED's `_complete`: every call completes (or fails) the message. */
 function complete(node: Node, msg: Msg, err: unknown): void {
   const hooks = node._flow.services.hooks;
-  if (hooks.active.onComplete) hooks.trigger('onComplete', { msg, error: err, node: { id: node.id, node } }, () => {});
+  if (hooks.active.onComplete && hooks.follows(msg)) hooks.trigger('onComplete', { msg, error: err, node: { id: node.id, node } }, () => {});
   if (err) node.error(err, msg);
   else node._flow.handleComplete(node, msg);
 }

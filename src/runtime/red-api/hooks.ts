@@ -14,9 +14,13 @@ export type HookFn = (payload: any, done?: (result?: unknown) => void) => unknow
 /** `done` of trigger(): undefined = every hook passed, false = a hook halted, else the error. */
 export type HookDone = (result?: unknown) => void;
 
+/** Which messages a hook is for: one added with it ignores every other message (Hooks.add). */
+export type MessageFilter = (msg: Record<string, any>) => boolean;
+
 interface Entry {
   label: string | undefined;
   fn: HookFn;
+  only: MessageFilter | undefined;
 }
 
 /**
@@ -26,18 +30,24 @@ interface Entry {
  */
 export class Hooks {
   readonly active: Record<HookName, boolean> = Object.fromEntries([...VALID].map((n) => [n, false])) as Record<HookName, boolean>;
-  /** True while any message hook (onSend … onComplete) is registered: one test for the whole path. */
+  /** True while a message hook (onSend … onComplete) for every message is registered: one test for the whole path. */
   anyMessageHook = false;
+  /** The filters of the message hooks registered for some messages only; the path asks them per message. */
+  filters: MessageFilter[] = [];
   private readonly entries = new Map<HookName, Entry[]>();
 
-  add(hookId: string, fn: HookFn): void {
+  /**
+   * `only` (the runtime's own hooks, not RED.hooks): the hook is for the messages it accepts and
+   * ignores the rest, so those messages keep the hook-free path.
+   */
+  add(hookId: string, fn: HookFn, only?: MessageFilter): void {
     const { id, label } = parseHookId(hookId);
     if (!VALID.has(id)) throw new Error(`Invalid hook '${id}'`);
     if (typeof fn !== 'function') throw new Error(`Hook ${hookId} must be a function`);
     const list = this.entries.get(id as HookName) ?? [];
     if (label !== undefined && list.some((e) => e.label === label)) throw new Error(`Hook ${hookId} already registered`);
     // Copy on write: a trigger already running keeps walking the list it started with.
-    this.entries.set(id as HookName, [...list, { label, fn }]);
+    this.entries.set(id as HookName, [...list, { label, fn, only }]);
     this.refresh(id as HookName);
   }
 
@@ -59,6 +69,21 @@ export class Hooks {
     const { id, label } = parseHookId(hookId);
     if (label === undefined) return this.active[id as HookName] === true;
     return this.entries.get(id as HookName)?.some((e) => e.label === label) ?? false;
+  }
+
+  /** Whether a message takes the hooked path: a hook for every message, or one whose filter accepts it. */
+  follows(msg: Record<string, any>): boolean {
+    if (this.anyMessageHook) return true;
+    for (const only of this.filters) if (only(msg)) return true;
+    return false;
+  }
+
+  /** follows() for what a node sends: a message, or arrays of them per output. */
+  followsAny(sent: unknown): boolean {
+    if (this.anyMessageHook) return true;
+    if (this.filters.length === 0 || sent === null || typeof sent !== 'object') return false;
+    if (!Array.isArray(sent)) return this.follows(sent as Record<string, any>);
+    return sent.some((out) => this.followsAny(out));
   }
 
   /** Removes every hook (runtime stop, tests). */
@@ -92,7 +117,9 @@ export class Hooks {
     const list = this.entries.get(name);
     if (list && list.length === 0) this.entries.delete(name);
     this.active[name] = (list?.length ?? 0) > 0;
-    this.anyMessageHook = MESSAGE_HOOKS.some((n) => this.active[n]);
+    const messageHooks = MESSAGE_HOOKS.flatMap((n) => this.entries.get(n) ?? []);
+    this.anyMessageHook = messageHooks.some((e) => !e.only);
+    this.filters = [...new Set(messageHooks.flatMap((e) => (e.only ? [e.only] : [])))];
   }
 }
 

@@ -1,6 +1,6 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { ClaimedMessage, QueueDepth, QueueItem, QueueStore } from '../queue-contract.js';
+import type { ClaimedMessage, HandOff, QueueDepth, QueueItem, QueueStore } from '../queue-contract.js';
 import { Journal } from './queue-journal.js';
 
 /**
@@ -93,12 +93,19 @@ export class FileQueueStore implements QueueStore {
     }
   }
 
-  async enqueue(queue: string, items: QueueItem[]): Promise<void> {
+  async enqueue(queue: string, items: QueueItem[], _primaryOnly?: boolean, handOff?: HandOff): Promise<ClaimedMessage[]> {
     const q = await this.queue(queue);
     const at = this.now();
     const seq = q.nextSeq;
-    await q.record(items.map((item, i) => ({ e: [seq + i, item.id, item.key, item.body, at, 0] })));
+    let left = handOff?.max ?? 0;
+    const taken = items.flatMap((item, i) => (item.key === null && left-- > 0 ? [seq + i] : []));
+    // The hand-off's claim goes in the same append as the messages: one disk flush for both.
+    const written = q.record([...items.map((item, i): JournalRecord => ({ e: [seq + i, item.id, item.key, item.body, at, 0] })), ...(taken.length ? [{ c: taken }] : [])]);
+    const claimed = taken.map((s) => q.messages.get(s)!);
+    for (const m of claimed) m.leaseUntil = at + handOff!.leaseMs;
+    await written;
     this.announce(queue);
+    return claimed.map(({ seq, id, key, body, attempts, enqueuedAt }) => ({ seq, id, key, body, attempts, enqueuedAt }));
   }
 
   async claim(queue: string, max: number, leaseMs: number): Promise<ClaimedMessage[]> {

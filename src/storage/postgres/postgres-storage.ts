@@ -98,7 +98,7 @@ class PostgresStorage implements Storage {
       channel: relayChannelOf(config.schema),
       deliver: (payload) => relay.deliver(payload),
     });
-    this.queues = postgresQueues({ ...db, table: `${s}.queue_messages`, onChange: (listener) => this.feed.onChange(listener) });
+    this.queues = postgresQueues({ ...db, table: `${s}.queue_messages`, channel: this.channel, onChange: (listener) => this.feed.onChange(listener) });
     this.shared = {
       instanceId,
       onChange: (listener: (c: StorageChange) => void) => this.feed.onChange(listener),

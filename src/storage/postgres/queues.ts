@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import type { StorageChange } from '../contract.js';
 import type { ClaimedMessage, QueueDepth, QueueStore } from '../queue-contract.js';
 import type { ContextDb } from './shared-context.js';
@@ -23,6 +22,8 @@ interface Row {
 
 export interface QueueDb extends Omit<ContextDb, 'table'> {
   table: string;
+  /** The change feed's NOTIFY channel (what `notify` sends on), for statements that notify themselves. */
+  channel: string;
   onChange(listener: (change: StorageChange) => void): () => void;
 }
 
@@ -33,17 +34,26 @@ export function postgresQueues(db: QueueDb): QueueStore {
     for (const listener of local) listener(queue);
   };
   return {
-    async enqueue(queue, items, primaryOnly = false) {
-      if (items.length === 0) return;
-      const work = async (client: pg.PoolClient) => {
-        await client.query(
-          `INSERT INTO ${t} (queue, id, key, body) SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`,
-          [queue, items.map((i) => i.id), items.map((i) => i.key), items.map((i) => i.body)],
-        );
-        await db.notify(client, { kind: 'queue', name: queue, origin: db.instanceId });
-      };
-      await (primaryOnly ? fencedTransaction(db, work) : db.transaction(work));
+    async enqueue(queue, items, primaryOnly = false, handOff) {
+      if (items.length === 0) return [];
+      let left = handOff?.max ?? 0;
+      const taken = items.map((i) => i.key === null && left-- > 0);
+      // One statement is one transaction: the rows, the hand-off's claims and the notification in a
+      // single round trip (the left join runs pg_notify once, whether or not anything was handed off).
+      const text = `WITH stored AS (
+          INSERT INTO ${t} (queue, id, key, body, attempts, lease_until)
+          SELECT $1, u.id, u.key, u.body, CASE WHEN u.taken THEN 1 ELSE 0 END,
+                 CASE WHEN u.taken THEN now() + make_interval(secs => $6::float8 / 1000) END
+            FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[]) AS u(id, key, body, taken)
+          RETURNING seq, id, key, body, attempts, enqueued_at, lease_until IS NOT NULL AS taken)
+        SELECT s.seq, s.id, s.key, s.body, s.attempts, s.enqueued_at FROM (SELECT pg_notify($7, $8)) n LEFT JOIN stored s ON s.taken`;
+      const values = [
+        queue, items.map((i) => i.id), items.map((i) => i.key), items.map((i) => i.body), taken, handOff?.leaseMs ?? 0,
+        db.channel, JSON.stringify({ kind: 'queue', name: queue, origin: db.instanceId } satisfies StorageChange),
+      ];
+      const { rows } = primaryOnly ? await fencedTransaction(db, (client) => client.query<Row>(text, values)) : await db.query<Row>(text, values);
       announce(queue);
+      return claimed(rows.filter((r) => r.seq !== null));
     },
     async claim(queue, max, leaseMs) {
       // The head of each key is the key's lowest seq: a later message waits while it is stored.
@@ -57,9 +67,7 @@ export function postgresQueues(db: QueueDb): QueueStore {
           RETURNING m.seq, m.id, m.key, m.body, m.attempts, m.enqueued_at`,
         [queue, max, leaseMs],
       );
-      return rows
-        .map((r): ClaimedMessage => ({ seq: Number(r.seq), id: r.id, key: r.key, body: r.body, attempts: r.attempts, enqueuedAt: r.enqueued_at.getTime() }))
-        .sort((a, b) => a.seq - b.seq);
+      return claimed(rows);
     },
     async renew(queue, seqs, leaseMs) {
       if (seqs.length === 0) return;
@@ -112,4 +120,10 @@ export function postgresQueues(db: QueueDb): QueueStore {
     },
     async close() {},
   };
+}
+
+function claimed(rows: Row[]): ClaimedMessage[] {
+  return rows
+    .map((r): ClaimedMessage => ({ seq: Number(r.seq), id: r.id, key: r.key, body: r.body, attempts: r.attempts, enqueuedAt: r.enqueued_at.getTime() }))
+    .sort((a, b) => a.seq - b.seq);
 }
