@@ -22,7 +22,12 @@ export function drainUnreadBody(request: FastifyRequest, reply: FastifyReply): v
     if (req.complete) return;
     const timer = setTimeout(() => socket.destroy(), DRAIN_MS);
     timer.unref();
-    req.once('end', () => clearTimeout(timer));
-    socket.once('close', () => clearTimeout(timer));
+    // The socket outlives the request on a kept-alive connection: its listener goes with the drain.
+    const drained = () => {
+      clearTimeout(timer);
+      socket.off('close', drained);
+    };
+    req.once('end', drained);
+    socket.once('close', drained);
   });
 }

@@ -137,6 +137,31 @@ describe('http in: upload and skipBodyParsing', () => {
     assert.deepEqual((await t.capture.waitFor('up', seen + 1))[seen].payload, bare({ again: 'yes' }));
   });
 
+  test('the rest of a refused upload is read for a bounded time: a client that never stops sending is disconnected', async () => {
+    const socket = net.connect(Number(new URL(t.server.url).port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d));
+    // The server ends the drain with a reset (ECONNRESET here): expected, the close is what counts.
+    socket.on('error', () => undefined);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write(`POST ${new URL(t.server.at('up')).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${1024 ** 4}\r\n\r\n`);
+    const chunk = Buffer.alloc(256 * 1024, 7);
+    const pump = () => {
+      while (!socket.destroyed && socket.write(chunk));
+      if (!socket.destroyed) socket.once('drain', pump);
+    };
+    pump();
+    let gaveUp = false;
+    const bound = setTimeout(() => {
+      gaveUp = true;
+      socket.destroy();
+    }, 60_000);
+    await closed;
+    clearTimeout(bound);
+    assert.equal(gaveUp, false, 'the server still read the upload after 60 s');
+    assert.match(text, /^HTTP\/1\.1 413 /);
+  });
+
   test('a text field over 1 MiB is 413, as multer refuses it', async () => {
     const form = new FormData();
     form.append('long', 'x'.repeat(1024 * 1024 + 1));
