@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isRunnelError, statusOf, type ErrorCode } from '../base/errors.js';
+import { drainUnreadBody } from './unread-body.js';
 
 /**
  * Every error answer of the server is made here: `describe` for the admin API (Fastify's errors
@@ -19,6 +20,8 @@ export function adminErrorHandler(error: FastifyError | Error, request: FastifyR
   const retryAfter = isRunnelError(error) ? error.details?.retryAfter : undefined;
   if (typeof retryAfter === 'number') reply.header('Retry-After', String(retryAfter));
   if (status === 401 && !reply.hasHeader('www-authenticate')) reply.header('WWW-Authenticate', 'Bearer realm="runnel"');
+  // A busy server (503) closes on purpose; a refused body is drained so the client reads why.
+  if (status < 500) drainUnreadBody(request, reply);
   void reply.code(status).type('application/json').send({ code, message });
 }
 

@@ -1,6 +1,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Blob } from 'node:buffer';
+import net from 'node:net';
+import { once } from 'node:events';
 import { request } from '../helpers/server.js';
 import { type Conf, flowSuite } from './flow.js';
 import { deploy } from '../helpers/deploy.js';
@@ -102,6 +104,62 @@ describe('http in: upload and skipBodyParsing', () => {
     small.append('after', 'yes');
     const ok = await send('up', 'up', { method: 'POST', body: small });
     assert.deepEqual(ok.msg!.payload, bare({ after: 'yes' }));
+  });
+
+  test('an upload refused with 413 before it is sent is read to its end: the client sees the answer and keeps its connection', async () => {
+    // Closing at once reset the connection under the still-sending client; Node 26's fetch then
+    // reported its failed write (EPIPE) instead of the 413. A raw socket sees the reset on any Node.
+    const size = 32 * 1024 * 1024;
+    const socket = net.connect(Number(new URL(t.server.url).port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d));
+    const failed = once(socket, 'error').then(([e]) => e as Error);
+    const until = (answer: RegExp) => new Promise<void>((resolve) => {
+      const check = () => (answer.test(text) ? resolve() : socket.once('data', check));
+      check();
+    });
+    socket.write(`POST ${new URL(t.server.at('up')).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${size}\r\n\r\n`);
+    const chunk = Buffer.alloc(1024 * 1024, 7);
+    for (let sent = 0; sent < size; sent += chunk.length) {
+      const written = new Promise<void>((resolve) => socket.write(chunk, () => resolve()));
+      const outcome = await Promise.race([written, failed]);
+      assert.equal(outcome, undefined, `the server reset the connection after ${sent} bytes: ${String(outcome)}`);
+    }
+    await until(/\}$/);
+    assert.match(text, /^HTTP\/1\.1 413 /);
+    assert.ok(text.endsWith(JSON.stringify({ code: 'payload_too_large', message: 'Request body is too large' })), text);
+    const small = multipartText([['again', 'yes']]);
+    const seen = t.capture.of('up').length;
+    socket.write(`POST ${new URL(t.server.at('up')).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${Buffer.byteLength(small)}\r\n\r\n${small}`);
+    await until(/\}HTTP\/1\.1 [^]*\}$/);
+    socket.destroy();
+    assert.match(text.slice(text.lastIndexOf('HTTP/1.1 ')), /^HTTP\/1\.1 200 [^]*\{"ok":true\}$/);
+    assert.deepEqual((await t.capture.waitFor('up', seen + 1))[seen].payload, bare({ again: 'yes' }));
+  });
+
+  test('the rest of a refused upload is read for a bounded time: a client that never stops sending is disconnected', async () => {
+    const socket = net.connect(Number(new URL(t.server.url).port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d));
+    // The server ends the drain with a reset (ECONNRESET here): expected, the close is what counts.
+    socket.on('error', () => undefined);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write(`POST ${new URL(t.server.at('up')).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${1024 ** 4}\r\n\r\n`);
+    const chunk = Buffer.alloc(256 * 1024, 7);
+    const pump = () => {
+      while (!socket.destroyed && socket.write(chunk));
+      if (!socket.destroyed) socket.once('drain', pump);
+    };
+    pump();
+    let gaveUp = false;
+    const bound = setTimeout(() => {
+      gaveUp = true;
+      socket.destroy();
+    }, 60_000);
+    await closed;
+    clearTimeout(bound);
+    assert.equal(gaveUp, false, 'the server still read the upload after 60 s');
+    assert.match(text, /^HTTP\/1\.1 413 /);
   });
 
   test('a text field over 1 MiB is 413, as multer refuses it', async () => {

@@ -79,4 +79,11 @@ describe('deployment recipes', () => {
     assert.match(DOCKERFILE, /^USER node$/m);
     assert.match(DOCKERFILE, /^ENTRYPOINT \["node", "bin\/runnel\.js"\]$/m);
   });
+
+  it('the image is built and run on the newest Node.js line engines names (the active LTS)', () => {
+    const engines: string = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).engines.node;
+    const newest = Math.max(...[...engines.matchAll(/\^(\d+)\./g)].map((m) => Number(m[1])));
+    const bases = [...DOCKERFILE.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    assert.deepEqual(bases, [`node:${newest}-slim`, `node:${newest}-slim`]);
+  });
 });

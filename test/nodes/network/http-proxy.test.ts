@@ -5,6 +5,7 @@ import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import net from 'node:net';
 import { once } from 'node:events';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import { Aedes } from 'aedes';
 import { readFileSync } from 'node:fs';
@@ -53,6 +54,23 @@ function startProxy() {
     socket.on('error', () => upstream.destroy());
   });
   return { server, seen };
+}
+
+/**
+ * aedes reads once per 'readable' and counts on `read()` returning everything buffered, as it did
+ * up to Node 24. Node 26's `read()` returns one buffered chunk, and a WebSocket stream buffers
+ * one chunk per frame: the CONNECT packet mqtt.js writes in several frames stalled aedes after its
+ * first byte (a plain TCP socket hands over whole packets). Reads here return all that is buffered.
+ */
+function wholeReads(stream: Duplex): Duplex {
+  const read = stream.read.bind(stream);
+  stream.read = (size?: number) => {
+    if (typeof size === 'number') return read(size);
+    const chunks: Buffer[] = [];
+    for (let chunk: Buffer | null; (chunk = read()) !== null;) chunks.push(chunk);
+    return chunks.length > 0 ? Buffer.concat(chunks) : null;
+  };
+  return stream;
 }
 
 describe('http request through proxies', () => {
@@ -188,7 +206,7 @@ describe('http request through proxies', () => {
     const aedes = await Aedes.createBroker();
     const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
     await once(wss, 'listening');
-    wss.on('connection', (ws) => aedes.handle(createWebSocketStream(ws)));
+    wss.on('connection', (ws) => aedes.handle(wholeReads(createWebSocketStream(ws))));
     let subscribed = false;
     aedes.on('subscribe', (subs) => (subscribed ||= subs.some((x) => x.topic === 'proxied/#')));
     const clients: string[] = [];
