@@ -25,6 +25,8 @@ export interface RunningSystem {
   kind: SystemKind;
   /** Root URL with a trailing slash; admin API and http-in routes both live under it. */
   base: string;
+  /** Its user directory (a temp dir, removed at stop). */
+  userDir: string;
   pid: number;
   /** performance.now() when the process was spawned, and when it first answered its ready path. */
   spawnedAt: number;
@@ -53,6 +55,8 @@ export interface SystemEnv {
   bareScript?: string;
   /** A flows.json the system finds in its user dir at start (the start-up scenario). */
   seedFlows?: string;
+  /** Files the system finds in its user dir at start, by path relative to it (a node module to load). */
+  userFiles?: Record<string, string>;
   /** Settings both systems get on top of the bench's own (a key set to undefined is left out). */
   settings?: Record<string, unknown>;
   /** Extra `node` flags for the systems' processes (the profiler passes `--cpu-prof`). */
@@ -124,17 +128,18 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
   }
   const port = await freePort();
   const dir = await mkdtemp(path.join(os.tmpdir(), `runnel-bench-${kind}-`));
+  const userDir = path.join(dir, 'user');
   let plan: Launch;
   let exec = node24?.node ?? process.execPath;
   if (kind === 'runnel' || kind === 'runnel-24') {
     const file = path.join(dir, 'settings.json');
-    await writeFile(file, runnelSettings(port, path.join(dir, 'user'), env.users, env.settings));
+    await writeFile(file, runnelSettings(port, userDir, env.users, env.settings));
     plan = { args: [path.join(env.root, 'bin', 'runnel.js'), 'start', '--settings', file], cwd: env.root, readyPath: 'auth/login' };
   } else if (kind === 'node-red' || kind === 'node-red-5') {
     const file = path.join(dir, 'settings.js');
     await writeFile(file, nodeRedSettings(port, env.users, env.settings));
     const red = path.join(node24?.peerDir ?? env.peerDir, 'node_modules', 'node-red', 'red.js');
-    plan = { args: [red, '-u', path.join(dir, 'user'), '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
+    plan = { args: [red, '-u', userDir, '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
     exec = node24?.node ?? env.peerNode ?? exec;
   } else if (env.bareScript) {
     plan = { args: [path.join(env.benchDir, env.bareScript), String(port)], cwd: dir, readyPath: '' };
@@ -144,9 +149,10 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     const args = [path.join(env.benchDir, 'bare-server.js'), String(port), bodyFile];
     plan = { args: env.bareType ? [...args, env.bareType] : args, cwd: dir, readyPath: '' };
   }
-  if (env.seedFlows !== undefined && kind !== 'bare') {
-    await mkdir(path.join(dir, 'user'), { recursive: true });
-    await writeFile(path.join(dir, 'user', 'flows.json'), env.seedFlows);
+  const seeds = kind === 'bare' ? {} : { ...env.userFiles, ...(env.seedFlows === undefined ? {} : { 'flows.json': env.seedFlows }) };
+  for (const [file, text] of Object.entries(seeds)) {
+    await mkdir(path.dirname(path.join(userDir, file)), { recursive: true });
+    await writeFile(path.join(userDir, file), text);
   }
   const spawnedAt = performance.now();
   const child = spawn(exec, [...(env.nodeArgs ?? []), ...plan.args], { cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -166,7 +172,7 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     if (child.exitCode === null && child.signalCode === null) return undefined;
     return `exited (${child.exitCode ?? child.signalCode}): ${output().split('\n').slice(-3).join(' / ')}`;
   };
-  return { kind, base, pid: child.pid!, spawnedAt, readyAt: performance.now(), exited, stop: cleanUp };
+  return { kind, base, userDir, pid: child.pid!, spawnedAt, readyAt: performance.now(), exited, stop: cleanUp };
 }
 
 /** Resident set size of a process, in MiB (Linux /proc). */
