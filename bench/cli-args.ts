@@ -24,8 +24,13 @@ export interface Options {
   settings: Record<string, unknown> | undefined;
   /** Node.js flags for every system under test (e.g. V8 heap limits for small devices), from --node-flags. */
   nodeFlags: string[];
+  /** A run of minutes: one round, short loads, small configs, the scale curve up to 10,000 nodes. */
+  quick: boolean;
   help: boolean;
 }
+
+/** Every system the bench compares; the bare ceiling joins the scenarios that have one. */
+export const BENCH_SYSTEMS: SystemKind[] = ['runnel', 'runnel-24', 'node-red', 'node-red-5'];
 
 export const USAGE = `Usage: npm run bench -- [flags]
   --only NAME[,NAME]     run only these scenarios (see bench/README.md for names)
@@ -37,7 +42,10 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --deploy-sizes A,B,C   node counts for deploy-N (default 100,1000,10000)
   --big-nodes N          size of the big config for redeploy/get-flows/rss (default 10000)
   --bcrypt-cost N        bcrypt cost of the users' hashes, same for both systems (default 8)
-  --systems LIST         runnel,node-red (default both; the bare server joins http-chain)
+  --systems LIST         of runnel,runnel-24,node-red,node-red-5 (default all: Runnel on this Node and on
+                         Node 24, Node-RED 4.1.15 on this Node, Node-RED 5.0.7 on Node 24)
+  --quick                minutes instead of an hour: 1 round, 2 s loads, 100/1000-node deploys, a 1000-node
+                         big config, scale up to 10000 nodes (explicit flags still win)
   --settings JSON        extra settings for both systems, e.g. '{"metrics":{"enabled":true}}'
   --node-flags='FLAGS'   Node.js flags for both systems, e.g. --node-flags='--max-semi-space-size=1 --lite-mode'
   --json FILE            write every sample and summary as JSON
@@ -74,13 +82,15 @@ export function parseOptions(argv: string[]): Options {
       markdown: { type: 'string' },
       settings: { type: 'string' },
       'node-flags': { type: 'string' },
+      quick: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const systems = values.systems === undefined ? ['runnel', 'node-red'] : list(values.systems);
+  const systems = values.systems === undefined ? BENCH_SYSTEMS : list(values.systems);
   for (const s of systems) {
-    if (s !== 'runnel' && s !== 'node-red') throw new Error(`--systems takes runnel and/or node-red, got ${s}`);
+    if (!(BENCH_SYSTEMS as string[]).includes(s)) throw new Error(`--systems takes some of ${BENCH_SYSTEMS.join(',')}, got ${s}`);
   }
+  const quick = values.quick ?? false;
   const bcryptCost = positiveInt('bcrypt-cost', values['bcrypt-cost'], 8);
   if (bcryptCost < 4 || bcryptCost > 31) throw new Error('--bcrypt-cost must be between 4 and 31');
   let settings: Record<string, unknown> | undefined;
@@ -97,15 +107,15 @@ export function parseOptions(argv: string[]): Options {
     if (!flag.startsWith('--')) throw new Error(`--node-flags takes Node.js flags starting with --, got ${flag}`);
   }
   return {
-    rounds: positiveInt('rounds', values.rounds, 3),
-    duration: positiveInt('duration', values.duration, 10),
+    rounds: positiveInt('rounds', values.rounds, quick ? 1 : 3),
+    duration: positiveInt('duration', values.duration, quick ? 2 : 10),
     connections: positiveInt('connections', values.connections, 50),
-    loginDuration: positiveInt('login-duration', values['login-duration'], 5),
-    messages: positiveInt('messages', values.messages, 100_000),
+    loginDuration: positiveInt('login-duration', values['login-duration'], quick ? 2 : 5),
+    messages: positiveInt('messages', values.messages, quick ? 20_000 : 100_000),
     deploySizes: values['deploy-sizes'] === undefined
-      ? [100, 1000, 10_000]
+      ? quick ? [100, 1000] : [100, 1000, 10_000]
       : list(values['deploy-sizes']).map((s) => positiveInt('deploy-sizes', s, 0)),
-    bigNodes: positiveInt('big-nodes', values['big-nodes'], 10_000),
+    bigNodes: positiveInt('big-nodes', values['big-nodes'], quick ? 1000 : 10_000),
     bcryptCost,
     systems: systems as SystemKind[],
     only: (values.only ?? []).flatMap(list),
@@ -113,6 +123,7 @@ export function parseOptions(argv: string[]): Options {
     markdown: values.markdown,
     settings,
     nodeFlags,
+    quick,
     help: values.help ?? false,
   };
 }

@@ -1,17 +1,23 @@
 /**
- * The scale curves as a picture: an SVG line chart per metric (nodes on the x axis, Runnel and
- * Node-RED as two lines), turned into a PNG by the same Debian Chromium the browser tests drive.
+ * The scale curves as a picture: an SVG line chart per metric (nodes on the x axis, a line per
+ * system: Runnel, Node-RED 4.1.15 and 5.0.7, the floor), turned into a PNG by the same Debian Chromium the browser tests drive.
  * Without Chromium the SVG is kept and the caller is told where.
  */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { ScenarioSummary } from './report.js';
+import { PEER5_VERSION, PEER_VERSION } from './peer.js';
 import type { SystemKind } from './systems.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const PANEL = { width: 420, height: 300, left: 64, right: 16, top: 36, bottom: 44 };
-const COLOURS: Partial<Record<SystemKind, string>> = { runnel: '#1f77b4', 'node-red': '#d62728', bare: '#7f7f7f' };
-const LABELS: Partial<Record<SystemKind, string>> = { runnel: 'Runnel', 'node-red': 'Node-RED', bare: 'floor (bare-deploy)' };
+const COLOURS: Record<SystemKind, string> = {
+  runnel: '#1f77b4', 'runnel-24': '#17becf', 'node-red': '#d62728', 'node-red-5': '#ff7f0e', bare: '#7f7f7f',
+};
+const LABELS: Record<SystemKind, string> = {
+  runnel: 'Runnel', 'runnel-24': 'Runnel on Node 24', 'node-red': `Node-RED ${PEER_VERSION}`, 'node-red-5': `Node-RED ${PEER5_VERSION}`, bare: 'floor (bare-deploy)',
+};
+const LEGEND_STEP = 150;
 
 export interface CurvePoint {
   nodes: number;
@@ -71,16 +77,16 @@ function panel(key: string, curve: Curve, x0: number): string {
   parts.push(`<text x="${x0 + width / 2}" y="${height - 6}" text-anchor="middle" font-size="12">nodes deployed</text>`);
   for (const [kind, line] of Object.entries(curve.lines) as [SystemKind, CurvePoint[]][]) {
     const sorted = [...line].sort((a, b) => a.nodes - b.nodes);
-    const colour = COLOURS[kind] ?? '#555';
+    const colour = COLOURS[kind];
     parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="2" points="${sorted.map((p) => `${px(p.nodes)},${py(p.value)}`).join(' ')}"/>`);
     for (const p of sorted) parts.push(`<circle cx="${px(p.nodes)}" cy="${py(p.value)}" r="3" fill="${colour}"><title>${key}</title></circle>`);
   }
   // No figure to plot: a cross at the top of the axis, and the reason beside it.
   for (const [kind, list] of cuts) {
     for (const c of list) {
-      const colour = COLOURS[kind] ?? '#555';
+      const colour = COLOURS[kind];
       parts.push(`<text x="${px(c.nodes)}" y="${py(maxY) + 4}" text-anchor="middle" font-size="16" fill="${colour}">×</text>`);
-      parts.push(`<text x="${px(c.nodes) - 8}" y="${py(maxY) + 18}" text-anchor="end" font-size="10" fill="${colour}">${esc(`${LABELS[kind] ?? kind}: ${c.note}`)}</text>`);
+      parts.push(`<text x="${px(c.nodes) - 8}" y="${py(maxY) + 18}" text-anchor="end" font-size="10" fill="${colour}">${esc(`${LABELS[kind]}: ${c.note}`)}</text>`);
     }
   }
   return parts.join('\n');
@@ -90,8 +96,10 @@ export function curvesSvg(curves: Curves): string {
   const keys = Object.keys(curves);
   const width = PANEL.width * Math.max(keys.length, 1);
   const height = PANEL.height + 24;
-  const legend = (Object.keys(COLOURS) as SystemKind[]).map((k, i) =>
-    `<rect x="${10 + i * 110}" y="${PANEL.height + 8}" width="12" height="12" fill="${COLOURS[k]}"/><text x="${26 + i * 110}" y="${PANEL.height + 19}" font-size="12">${LABELS[k]}</text>`,
+  // Only the systems that have a line or a cut-off in some panel.
+  const shown = new Set(Object.values(curves).flatMap((c) => [...Object.keys(c.lines), ...Object.keys(c.cutOff)]));
+  const legend = (Object.keys(COLOURS) as SystemKind[]).filter((k) => shown.has(k)).map((k, i) =>
+    `<rect x="${10 + i * LEGEND_STEP}" y="${PANEL.height + 8}" width="12" height="12" fill="${COLOURS[k]}"/><text x="${26 + i * LEGEND_STEP}" y="${PANEL.height + 19}" font-size="12">${LABELS[k]}</text>`,
   );
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="13">`,

@@ -3,14 +3,14 @@
  * ceiling where it applies), several rounds each, the systems taking turns in a rotating order so
  * that drift hits all of them; prints one table of medians on stdout, progress on stderr.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseOptions, USAGE, type Options } from './cli-args.js';
-import { ensurePeer, PEER_VERSION } from './peer.js';
+import { BENCH_SYSTEMS, parseOptions, USAGE, type Options } from './cli-args.js';
+import { ensurePeer, ensurePeer5, PEER5_VERSION, PEER_VERSION } from './peer.js';
 import { renderJson, renderMarkdown, renderTable, summarise, type RunMeta, type Samples, type ScenarioSummary } from './report.js';
 import { allScenarios } from './scenarios/index.js';
 import { HTTP_BODY } from './scenarios/http-chain.js';
@@ -47,6 +47,14 @@ function runCluster(): Promise<void> {
   });
 }
 
+/**
+ * Scenarios name Runnel and Node-RED; each runs on the machine's Node.js and as its Node.js 24
+ * twin (Runnel on 24, Node-RED 5.0.7), in the run when --systems includes it.
+ */
+const TWINS: Record<SystemKind, SystemKind[]> = {
+  runnel: ['runnel', 'runnel-24'], 'runnel-24': [], 'node-red': ['node-red', 'node-red-5'], 'node-red-5': [], bare: ['bare'],
+};
+
 /** Round r starts with the r-th system, so every system goes first (and last) in turn. */
 function rotated<T>(items: T[], r: number): T[] {
   const k = r % items.length;
@@ -64,6 +72,17 @@ function fmt(values: Record<string, number>): string {
   return Object.entries(values).map(([k, v]) => `${k}=${Number(v.toPrecision(4))}`).join(' ');
 }
 
+/** Node-RED 5.0.7 and the Node.js 24 it runs on (bench/.peer5, bench/.node24); undefined, said on stderr, when npm cannot install them. */
+async function installNode24(log: (line: string) => void): Promise<SystemEnv['node24']> {
+  const dir = path.join(root, 'bench', '.peer5');
+  try {
+    return { peerDir: dir, node: await ensurePeer5(dir, path.join(root, 'bench', '.node24'), log) };
+  } catch (e) {
+    log(`Node-RED ${PEER5_VERSION} on Node.js 24 left out: ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
 async function runScenario(
   scenario: Scenario, ctx: ScenarioContext, unavailable: Partial<Record<SystemKind, string>>,
 ): Promise<ScenarioSummary> {
@@ -71,7 +90,7 @@ async function runScenario(
   const samples: Samples = {};
   const errors: string[] = [];
   const notes: ScenarioSummary['notes'] = {};
-  const kinds = scenario.systems.filter((k) => k === 'bare' || opts.systems.includes(k));
+  const kinds = scenario.systems.flatMap((k) => TWINS[k]).filter((k) => k === 'bare' || opts.systems.includes(k));
   for (let round = 0; round < opts.rounds; round++) {
     for (const kind of rotated(kinds, round)) {
       if (unavailable[kind]) continue;
@@ -114,7 +133,7 @@ async function runScenario(
       }
     }
   }
-  return summarise(scenario, samples, errors, notes);
+  return summarise(scenario, samples, errors, notes, opts.systems);
 }
 
 async function main(): Promise<void> {
@@ -127,13 +146,15 @@ async function main(): Promise<void> {
   const peerDir = path.join(root, 'bench', '.peer');
   const unavailable: Partial<Record<SystemKind, string>> = {};
   if (opts.systems.includes('node-red')) await ensurePeer(peerDir, log);
-  if (opts.systems.includes('runnel') && !existsSync(path.join(root, 'bin', 'runnel.js'))) {
-    unavailable.runnel = 'bin/runnel.js not found';
-  }
-  for (const kind of ['runnel', 'node-red'] as const) {
+  const node24 = opts.systems.some((k) => k === 'node-red-5' || k === 'runnel-24') ? await installNode24(log) : undefined;
+  if (!node24) for (const kind of ['node-red-5', 'runnel-24'] as const) unavailable[kind] = 'Node-RED 5 or Node.js 24 could not be installed';
+  if (!existsSync(path.join(root, 'bin', 'runnel.js'))) unavailable.runnel = unavailable['runnel-24'] = 'bin/runnel.js not found';
+  for (const kind of BENCH_SYSTEMS) {
     if (!opts.systems.includes(kind)) unavailable[kind] = 'left out with --systems';
   }
-  const env: SystemEnv = { root, peerDir, benchDir, users: await makeUsers(opts.bcryptCost, STORM_USERS), bareBody: HTTP_BODY, settings: opts.settings, nodeArgs: opts.nodeFlags };
+  const env: SystemEnv = {
+    root, peerDir, node24, benchDir, users: await makeUsers(opts.bcryptCost, STORM_USERS), bareBody: HTTP_BODY, settings: opts.settings, nodeArgs: opts.nodeFlags,
+  };
   const ctx: ScenarioContext = { env, opts, log };
   const started = Date.now();
   const loadAtStart = os.loadavg()[0];
@@ -152,6 +173,9 @@ async function main(): Promise<void> {
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     peer: PEER_VERSION,
+    peer5: PEER5_VERSION,
+    systems: opts.systems,
+    node24: node24 && execFileSync(node24.node, ['--version'], { encoding: 'utf8' }).trim(),
     loadAverage: { start: loadAtStart, end: os.loadavg()[0] },
     options: shownOptions,
     unavailable,

@@ -10,14 +10,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { nodeRedSettings, runnelSettings, type BenchUsers } from './settings-files.js';
 
-export type SystemKind = 'runnel' | 'node-red' | 'bare';
+/**
+ * `node-red` is the peer in `peerDir` (4.1.15 in the bench); `node-red-5` is Node-RED 5.0.7 on
+ * Node.js 24, and `runnel-24` Runnel on that same binary, so that the 5.0.7 comparison can be
+ * made on equal Node.js.
+ */
+export type SystemKind = 'runnel' | 'runnel-24' | 'node-red' | 'node-red-5' | 'bare';
 
-export const SYSTEM_LABELS: Record<SystemKind, string> = { runnel: 'Runnel', 'node-red': 'Node-RED', bare: 'bare ceiling' };
+export const SYSTEM_LABELS: Record<SystemKind, string> = {
+  runnel: 'Runnel', 'runnel-24': 'Runnel on Node 24', 'node-red': 'Node-RED', 'node-red-5': 'Node-RED 5.0.7', bare: 'bare ceiling',
+};
 
 export interface RunningSystem {
   kind: SystemKind;
   /** Root URL with a trailing slash; admin API and http-in routes both live under it. */
   base: string;
+  /** Its user directory (a temp dir, removed at stop). */
+  userDir: string;
   pid: number;
   /** performance.now() when the process was spawned, and when it first answered its ready path. */
   spawnedAt: number;
@@ -34,6 +43,8 @@ export interface SystemEnv {
   peerDir: string;
   /** The node binary that runs Node-RED, when not this process's (Node-RED 5 needs Node ≥ 22.9). */
   peerNode?: string;
+  /** Node-RED 5's folder and the Node.js 24 binary, for the `node-red-5` and `runnel-24` systems. */
+  node24?: { peerDir: string; node: string };
   /** The compiled bench folder (where bare-server.js lives). */
   benchDir: string;
   users: BenchUsers;
@@ -44,6 +55,8 @@ export interface SystemEnv {
   bareScript?: string;
   /** A flows.json the system finds in its user dir at start (the start-up scenario). */
   seedFlows?: string;
+  /** Files the system finds in its user dir at start, by path relative to it (a node module to load). */
+  userFiles?: Record<string, string>;
   /** Settings both systems get on top of the bench's own (a key set to undefined is left out). */
   settings?: Record<string, unknown>;
   /** Extra `node` flags for the systems' processes (the profiler passes `--cpu-prof`). */
@@ -109,20 +122,25 @@ interface Launch {
 }
 
 export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<RunningSystem> {
+  const node24 = kind === 'runnel-24' || kind === 'node-red-5' ? env.node24 : undefined;
+  if (node24 === undefined && (kind === 'runnel-24' || kind === 'node-red-5')) {
+    throw new Error(`${SYSTEM_LABELS[kind]}: Node-RED 5 and Node.js 24 are not installed`);
+  }
   const port = await freePort();
   const dir = await mkdtemp(path.join(os.tmpdir(), `runnel-bench-${kind}-`));
+  const userDir = path.join(dir, 'user');
   let plan: Launch;
-  let exec = process.execPath;
-  if (kind === 'runnel') {
+  let exec = node24?.node ?? process.execPath;
+  if (kind === 'runnel' || kind === 'runnel-24') {
     const file = path.join(dir, 'settings.json');
-    await writeFile(file, runnelSettings(port, path.join(dir, 'user'), env.users, env.settings));
+    await writeFile(file, runnelSettings(port, userDir, env.users, env.settings));
     plan = { args: [path.join(env.root, 'bin', 'runnel.js'), 'start', '--settings', file], cwd: env.root, readyPath: 'auth/login' };
-  } else if (kind === 'node-red') {
+  } else if (kind === 'node-red' || kind === 'node-red-5') {
     const file = path.join(dir, 'settings.js');
     await writeFile(file, nodeRedSettings(port, env.users, env.settings));
-    const red = path.join(env.peerDir, 'node_modules', 'node-red', 'red.js');
-    plan = { args: [red, '-u', path.join(dir, 'user'), '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
-    exec = env.peerNode ?? exec;
+    const red = path.join(node24?.peerDir ?? env.peerDir, 'node_modules', 'node-red', 'red.js');
+    plan = { args: [red, '-u', userDir, '-s', file, '-p', String(port)], cwd: dir, readyPath: 'auth/login' };
+    exec = node24?.node ?? env.peerNode ?? exec;
   } else if (env.bareScript) {
     plan = { args: [path.join(env.benchDir, env.bareScript), String(port)], cwd: dir, readyPath: '' };
   } else {
@@ -131,9 +149,10 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     const args = [path.join(env.benchDir, 'bare-server.js'), String(port), bodyFile];
     plan = { args: env.bareType ? [...args, env.bareType] : args, cwd: dir, readyPath: '' };
   }
-  if (env.seedFlows !== undefined && kind !== 'bare') {
-    await mkdir(path.join(dir, 'user'), { recursive: true });
-    await writeFile(path.join(dir, 'user', 'flows.json'), env.seedFlows);
+  const seeds = kind === 'bare' ? {} : { ...env.userFiles, ...(env.seedFlows === undefined ? {} : { 'flows.json': env.seedFlows }) };
+  for (const [file, text] of Object.entries(seeds)) {
+    await mkdir(path.dirname(path.join(userDir, file)), { recursive: true });
+    await writeFile(path.join(userDir, file), text);
   }
   const spawnedAt = performance.now();
   const child = spawn(exec, [...(env.nodeArgs ?? []), ...plan.args], { cwd: plan.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -153,7 +172,7 @@ export async function startSystem(kind: SystemKind, env: SystemEnv): Promise<Run
     if (child.exitCode === null && child.signalCode === null) return undefined;
     return `exited (${child.exitCode ?? child.signalCode}): ${output().split('\n').slice(-3).join(' / ')}`;
   };
-  return { kind, base, pid: child.pid!, spawnedAt, readyAt: performance.now(), exited, stop: cleanUp };
+  return { kind, base, userDir, pid: child.pid!, spawnedAt, readyAt: performance.now(), exited, stop: cleanUp };
 }
 
 /** Resident set size of a process, in MiB (Linux /proc). */

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cases, corpusFlows, PROCESS_ENV } from './differential/index.js';
 import { ask, deployTo, startPeer, systemEnv, type Answer, type Peer } from './differential/peers.js';
-import { startNetworkPeers, type NetworkPeers } from './differential/network-peers.js';
+import { OUT_ONLY_WS_PATH, startNetworkPeers, UNUSED_WS_PATH, type NetworkPeers } from './differential/network-peers.js';
 
 /** Installing the peer can take a couple of minutes the first time. */
 const SETUP_TIMEOUT_MS = 600_000;
@@ -40,7 +40,9 @@ describe('differential: Node-RED 5.0.7 and Runnel answer the same flows alike', 
     const flows = corpusFlows();
     await Promise.all([deployTo(red, flows), deployTo(runnel, flows)]);
     const count = (type: string) => 2 * flows.filter((n) => n.type === type).length;
-    await network.ready({ subscriptions: count('mqtt in'), webSockets: count('websocket-client') });
+    // Node-RED 5 connects a websocket-client only once a websocket in or out uses it.
+    const usedClients = new Set(flows.filter((n) => n.type === 'websocket in' || n.type === 'websocket out').map((n) => n.client).filter(Boolean));
+    await network.ready({ subscriptions: count('mqtt in'), webSockets: 2 * usedClients.size });
     await network.connectListeners([red.system.base, runnel.system.base]);
   }, { timeout: SETUP_TIMEOUT_MS });
 
@@ -62,4 +64,11 @@ describe('differential: Node-RED 5.0.7 and Runnel answer the same flows alike', 
       }
     });
   }
+
+  it('websocket-client-on-demand: neither system connects a websocket-client no node uses; both connect one a websocket out uses', () => {
+    // Connections cannot be told apart by system at the peer, so this is checked over both at once.
+    const paths = network!.webSocketPaths();
+    assert.deepEqual(paths.filter((p) => p === UNUSED_WS_PATH), []);
+    assert.ok(paths.filter((p) => p === OUT_ONLY_WS_PATH).length >= 2, JSON.stringify(paths));
+  });
 });

@@ -21,15 +21,22 @@ const describe = (err: unknown) => (err instanceof Error ? err.toString() : Stri
 export default function (RED: RedApi) {
   const settings = RED.settings as Record<string, unknown>;
 
-  /** The filename for a message; undefined (after reporting) when it cannot be evaluated. */
-  function filenameOf(node: NodeInstance, name: string, type: string, msg: Msg): string | undefined {
-    try {
-      const value = RED.util.evaluateNodeProperty(name, type, node, msg);
-      return value === undefined || value === null ? '' : String(value);
-    } catch (err) {
-      node.error(err, msg);
-      return undefined;
-    }
+  /**
+   * The filename for a message; undefined (after reporting) when it cannot be evaluated. Through
+   * the callback form, as Node-RED's file nodes do: a JSONata filename can only be evaluated so.
+   */
+  function filenameOf(node: NodeInstance, name: string, type: string, msg: Msg): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      const settle = (err: unknown, value?: unknown) => {
+        if (err) node.error(err, msg);
+        resolve(err ? undefined : value === undefined || value === null ? '' : String(value));
+      };
+      try {
+        RED.util.evaluateNodeProperty(name, type, node, msg, settle);
+      } catch (err) {
+        settle(err);
+      }
+    });
   }
 
   class FileNode extends RED.nodes.Node {
@@ -77,7 +84,7 @@ export default function (RED: RedApi) {
     }
 
     private async process({ msg, send }: Held): Promise<void> {
-      const filename = filenameOf(this, this.filename, this.filenameType, msg);
+      const filename = await filenameOf(this, this.filename, this.filenameType, msg);
       if (filename === undefined) return;
       msg.filename = filename;
       if (filename === '') {
@@ -144,8 +151,8 @@ export default function (RED: RedApi) {
       this.encoding = (config.encoding as string) || 'none';
       this.allProps = config.allProps === true || config.allProps === 'true';
       this.sendError = config.sendError === undefined ? true : config.sendError === true || config.sendError === 'true';
-      this.on('input', (msg: Msg, send: SendFn, done: DoneFn) => {
-        const raw = filenameOf(this, this.filename, this.filenameType, msg);
+      this.on('input', async (msg: Msg, send: SendFn, done: DoneFn) => {
+        const raw = await filenameOf(this, this.filename, this.filenameType, msg);
         if (raw === undefined) return done();
         const filename = raw.replace(/\t|\r|\n/g, '');
         if (filename === '') {

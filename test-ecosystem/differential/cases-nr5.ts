@@ -1,4 +1,7 @@
-/** What Node-RED 5 added to the runtime: a function node's node.linkcall(), the delay node's burst mode, schema checks of unparsable strings. */
+/**
+ * What Node-RED 5 added to the runtime: a function node's node.linkcall(), the delay node's burst
+ * mode, schema checks of unparsable strings, a file in node completing when its filename fails.
+ */
 import type { FlowNode } from '../../bench/flows.js';
 import { fnProps, type DiffCase, type Kit } from './harness.js';
 
@@ -72,6 +75,18 @@ return msg;`, 'out'),
       k.mark('m1', 1, 'out'), k.mark('m2', 2, 'out'),
     ],
     requests: [{ msg: { payload: [1, 2, 3, 4] } }, { msg: { payload: ['reset', 5, 6, 7] } }],
+  },
+  {
+    name: 'file-in-filename-error-completes', about: 'a file in node whose filename expression fails reports the error to catch and completes the message',
+    collect: 2,
+    build: (k) => [
+      k.node('start', 'file in', { filename: '$error("no name")', filenameType: 'jsonata', format: 'utf8', chunk: false, sendError: false, encoding: 'none', allProps: false }, []),
+      k.node('catch', 'catch', { scope: [k.id('start')], uncaught: false }, 'caught'),
+      k.fn('caught', 'msg.payload = "catch: " + msg.error.message;\nmsg.source = msg.error.source.type;\ndelete msg.error;\nreturn msg;', 'out'),
+      k.node('complete', 'complete', { scope: [k.id('start')], uncaught: false }, 'completed'),
+      k.fn('completed', 'msg.was = msg.payload;\nmsg.payload = "complete";\nreturn msg;', 'out'),
+    ],
+    requests: [{ msg: { payload: 'p' } }],
   },
   {
     name: 'json-schema-unparsable-string', about: 'a string that is not JSON, checked against a schema in "always string" mode, fails with the parser\'s message',

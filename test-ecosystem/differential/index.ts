@@ -11,6 +11,7 @@ import { uploadCases } from './cases-upload.js';
 import { batchTimingCases, delayTimingCases, joinTimingCases, triggerCases } from './cases-timing.js';
 import { networkCases } from './cases-network.js';
 import { nodeRed5Cases } from './cases-nr5.js';
+import { nodeRed5TlsCases } from './cases-nr5-tls.js';
 import { caseFlows, readyFlow, type DiffCase } from './harness.js';
 
 export const cases: DiffCase[] = [
@@ -22,7 +23,7 @@ export const cases: DiffCase[] = [
   ...uploadCases,
   ...triggerCases, ...delayTimingCases, ...batchTimingCases, ...joinTimingCases,
   ...networkCases,
-  ...nodeRed5Cases,
+  ...nodeRed5Cases, ...nodeRed5TlsCases,
 ];
 
 /** Process environment both systems start with (whole-value ${VAR} and env-typed values read it). */

@@ -116,6 +116,13 @@ describe('catch, status and complete nodes', () => {
     assert.deepEqual(t.capture.of('cap-complete').map((m) => m._msgid).filter((id) => id === 'not-watched'), []);
   });
 
+  test('a complete node\'s message says which node completed it (msg.complete.source), as Node-RED\'s does', async () => {
+    const already = t.capture.of('cap-complete').length;
+    receive('w1', { _msgid: 'source', payload: 'a' });
+    const [done] = (await t.capture.waitFor('cap-complete', already + 1)).slice(already);
+    assert.deepEqual(done.complete, { source: { id: 'w1', type: 'test-worker', name: 'w1' } });
+  });
+
   test('status and complete nodes drop the nodes they are wired to from their scope', () => {
     const scopeOf = (id: string) => (t.server.instance.runtime.services.nodes.get(id) as unknown as { scope: string[] }).scope;
     assert.deepEqual(scopeOf('s-wired'), ['w1', 'w2']);

@@ -27,6 +27,8 @@ describe('file and file in nodes', () => {
       node('lines', 'file in', reader('lines', { allProps: true }), [['read']]),
       node('buffer', 'file in', reader(''), [['read']]),
       node('stream', 'file in', reader('stream'), [['read']]),
+      node('write-jsonata', 'file', { ...writer('true'), filename: '"out/" & topic & ".txt"', filenameType: 'jsonata' }, [['written']]),
+      node('read-jsonata', 'file in', reader('utf8', { filename: '"out/" & topic & ".txt"', filenameType: 'jsonata' }), [['read']]),
       node('catch', 'catch', { scope: null, uncaught: false }, [['errors']]),
       ...['written', 'read', 'errors'].map((id) => node(id, 'test-capture')),
     ];
@@ -98,5 +100,15 @@ describe('file and file in nodes', () => {
     receive('delete', { _msgid: 'd2' });
     const [, second] = await t.capture.waitFor('errors', 2);
     assert.match(second.error.message, /^failed to delete file: Error: ENOENT/);
+  });
+
+  test('file and file in evaluate a JSONata filename per message, as Node-RED\'s file nodes do', async () => {
+    const [written, read] = [t.capture.of('written').length, t.capture.of('read').length];
+    receive('write-jsonata', { _msgid: 'j1', topic: 'named', payload: 'by expression' });
+    const [out] = (await t.capture.waitFor('written', written + 1)).slice(written);
+    assert.equal(out.filename, 'out/named.txt');
+    receive('read-jsonata', { _msgid: 'j2', topic: 'named' });
+    const [back] = (await t.capture.waitFor('read', read + 1)).slice(read);
+    assert.equal(back.payload, `by expression${os.EOL}`);
   });
 });

@@ -281,7 +281,8 @@ export class Flow implements NodeFlow {
     this.refreshHandlers();
     const id = node._alias ?? node.id;
     for (const c of this.completers) {
-      if (c.scope && c.scope.has(id)) c.node.receive(cloneMessage(msg));
+      // As Node-RED: each complete node gets its own copy, saying which node completed it.
+      if (c.scope && c.scope.has(id)) c.node.receive({ ...cloneMessage(msg), complete: { source: { id: node.id, type: node.type, name: node.name } } });
     }
   }
 
