@@ -198,7 +198,11 @@ export class Presence {
     const now = this.now();
     if (data.t === 'add') {
       const info = parsePublicSession(data.s);
-      if (info && this.remote.put(origin, info, now)) this.deps.send({ topic: 'multiplayer/connection-added', data: info });
+      if (!info) return;
+      const known = this.remote.get(origin, info.session);
+      // Announced again (an instance answering another's hello): the editor would list it twice.
+      const same = known !== undefined && known.user.username === info.user.username && known.user.anonymous === info.user.anonymous;
+      if (this.remote.put(origin, info, now) && !same) this.deps.send({ topic: 'multiplayer/connection-added', data: info });
     } else if (data.t === 'remove' && typeof data.id === 'string') {
       if (this.remote.remove(origin, data.id)) this.deps.send({ topic: 'multiplayer/connection-removed', data: { session: data.id, ...(data.disconnected === true ? { disconnected: true } : {}) } });
     } else if (data.t === 'loc' && isRecord(data.s) && typeof data.s.session === 'string') {
