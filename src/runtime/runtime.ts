@@ -247,8 +247,7 @@ export class Runtime {
     this.server = server;
     const shared = this.storage.shared;
     if (!shared) return;
-    const urlOf = async (id: string) => (await this.follower.clusterView()).find((i) => i.id === id)?.url ?? null;
-    spanSocketIo(server, shared.relay, { self: shared.instanceId, urlOf }, this.log);
+    spanSocketIo(server, shared.relay, { self: shared.instanceId, urlOf: (id) => this.follower.urlOf(id) }, this.log);
   }
 
   /**
