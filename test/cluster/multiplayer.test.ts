@@ -34,7 +34,7 @@ describe('cluster: multiplayer presence spans the instances', { timeout: 120_000
     for (const e of editors) e.close();
   });
 
-  it('shows users on other instances, their moves and their leaving; drops a killed instance\'s users within 10 s', async () => {
+  it('shows users on other instances, their moves and their leaving; drops a killed instance\'s users within 12 s (6 s of silence, a 2 s sweep, load)', async () => {
     const admin = await join(nodes[0]!, await token(nodes[0]!, 'admin', ADMIN_PASSWORD, '*'), 'adminPage');
     const reader = await join(nodes[1]!, await token(nodes[1]!, 'reader', READER_PASSWORD, 'read'), 'readerPage');
     const [added] = await admin.editor.waitFor('multiplayer/connection-added');
@@ -70,6 +70,6 @@ describe('cluster: multiplayer presence spans the instances', { timeout: 120_000
     await eventually(() => admin.editor.on('multiplayer/connection-removed').some((e) => e.data.session === reader.self), 30_000);
     const ms = Date.now() - killed;
     console.log(`a killed instance's user left the other editors ${ms} ms after the kill`);
-    assert.ok(ms < 10_000, `${ms} ms`);
+    assert.ok(ms < 12_000, `${ms} ms`);
   });
 });
