@@ -18,6 +18,7 @@ import { FlowNotices } from './deploy/flow-notices.js';
 import { Deployer } from './deploy/deployer.js';
 import { Follower } from './cluster/follower.js';
 import { RelayedEvents } from './cluster/relayed-events.js';
+import { Presence } from './multiplayer/presence.js';
 import { spanSocketIo } from './cluster/socket-io/relay-adapter.js';
 import { nodeChannel } from './cluster/node-channel.js';
 import { TypeChanges } from './deploy/type-changes.js';
@@ -104,6 +105,8 @@ export class Runtime {
   readonly cluster: ClusterChannel | undefined;
   /** With shared storage: the editors of every instance see the others' debug output, statuses and warnings. */
   private readonly relayed: RelayedEvents | undefined;
+  /** Multiplayer presence in the editors (editorTheme.multiplayer.enabled), across the cluster with shared storage. */
+  readonly presence: Presence | undefined;
   private readonly typeChanges: TypeChanges;
   private readonly runControl: RunControl;
 
@@ -175,6 +178,14 @@ export class Runtime {
       this.relayed.start();
     }
     this.cluster = storage.shared ? nodeChannel(storage.shared.relay) : undefined;
+    const multiplayer = this.settings.editorTheme.multiplayer;
+    if (multiplayer !== null && typeof multiplayer === 'object' && (multiplayer as { enabled?: unknown }).enabled === true) {
+      this.presence = new Presence({
+        send: (message) => this.events.emit('comms', message), log,
+        ...(storage.shared ? { cluster: { relay: storage.shared.relay, self: storage.shared.instanceId } } : {}),
+      });
+      this.presence.start();
+    }
     this.transition.begin();
     this.typeChanges = new TypeChanges({ active, state, events: this.events, notices: this.notices, registry });
   }
@@ -236,8 +247,7 @@ export class Runtime {
     this.server = server;
     const shared = this.storage.shared;
     if (!shared) return;
-    const urlOf = async (id: string) => (await this.follower.clusterView()).find((i) => i.id === id)?.url ?? null;
-    spanSocketIo(server, shared.relay, { self: shared.instanceId, urlOf }, this.log);
+    spanSocketIo(server, shared.relay, { self: shared.instanceId, urlOf: (id) => this.follower.urlOf(id) }, this.log);
   }
 
   /**
@@ -303,6 +313,7 @@ export class Runtime {
   async stop(): Promise<void> {
     this.modules.stop();
     this.relayed?.stop();
+    this.presence?.stop();
     await this.follower.stop();
     await this.active.exclusive(async () => {
       this.state.started = false;

@@ -50,7 +50,6 @@ export const PARTLY: ReadonlyArray<readonly [path: string, ignored: (value: unkn
   // Runnel sends nothing anywhere: no telemetry, no update check.
   ['telemetry.enabled', (v) => v === true],
   ['telemetry.updateNotification', (v) => v === true],
-  ['editorTheme.multiplayer.enabled', (v) => v === true],
 ];
 
 

@@ -120,10 +120,12 @@ describe('cluster: Dashboard 2.0 pages behind HAProxy show what every instance d
     assert.deepEqual(presses, ['pressed']);
   });
 
-  it('the pages of a killed instance keep their widgets and reconnect within 5 s of the balancer taking it out', async () => {
+  it('the pages of a killed instance keep their widgets and reconnect within 5 s of the kill', async () => {
     const victim = holderOf(pages[0]!);
     const survivor = nodes.find((n) => n !== victim)!;
-    assert.equal((await request(survivor.at('show?n=before-kill'))).status, 200);
+    // Dashboard 2.0 keeps widget values per instance and sends them to a page that (re)connects: the
+    // value is set on every instance that survives, so whichever a page reconnects to has it.
+    for (const n of nodes.filter((n) => n !== victim)) assert.equal((await request(n.at('show?n=before-kill'))).status, 200);
     for (const w of pages) await eventually(() => showing(w, 'before-kill'), 10_000);
     // Each page notes (on the machine's clock, as the test) when it first shows an update sent after the kill.
     const noteFirstUpdate = `new MutationObserver(() => {
@@ -134,6 +136,9 @@ describe('cluster: Dashboard 2.0 pages behind HAProxy show what every instance d
     victim.process.child.kill('SIGKILL');
     await eventually(async () => (await Promise.all(Array.from({ length: 6 }, () => request(balancer.at('health'))))).every((r) => r.status === 200), 10_000);
     const out = Date.now();
+    // Once the victim's pages hold a websocket to another instance, they still show the value.
+    const onVictim = pages.filter((w) => holderOf(w) === victim);
+    await eventually(() => onVictim.every((w) => holderOf(w) !== victim), 10_000, 50);
     for (const w of pages) assert.ok(await showing(w, 'before-kill'), 'the widget keeps its value');
     // Every page shows an update sent after the kill once it is connected again.
     let n = 0;
@@ -146,8 +151,8 @@ describe('cluster: Dashboard 2.0 pages behind HAProxy show what every instance d
     const afterOut = Math.max(...shownAt!) - out;
     for (const [i, w] of pages.entries()) await w.shot(`after-kill-${i}`);
     console.log(`every page showed an update ${ms} ms after ${victim.id} was killed, ${afterOut} ms after the balancer took it out; pages on ${pages.map((w) => holderOf(w).id).join(', ')} now`);
-    // The dashboard's client retries every 2.5 s, and until HAProxy's checks take the dead instance
-    // out (about 1 s here, more under load) a retry can land on it: 5 s is kept from that moment on.
-    assert.ok(afterOut < 5000, `every page showed an update ${ms} ms after the kill, ${afterOut} ms after the balancer took the instance out`);
+    // HAProxy takes the dead instance out at its first refused connection and retries that connection
+    // on another instance, so the pages' first retry reconnects: the issue's 5 s hold from the kill.
+    assert.ok(ms < 5000, `every page showed an update ${ms} ms after the kill, ${afterOut} ms after the balancer took the instance out`);
   });
 });

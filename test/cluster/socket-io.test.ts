@@ -42,10 +42,7 @@ interface Client {
   got: Record<string, unknown[]>;
 }
 
-// Quarantined: in a fresh-clone CI run the first polling client through HAProxy failed with engine.io's
-// "xhr post error" before any test ran (it passed in the worktree it was written in); the Dashboard 2.0
-// test, which drives the same path from Chromium, passed in that run. Un-skip once the cause is found.
-describe('cluster: a module\'s socket.io server behind HAProxy spans the instances', { timeout: 300_000, skip: 'quarantined: a polling client failed with "xhr post error" in CI, cause not yet found' }, () => {
+describe('cluster: a module\'s socket.io server behind HAProxy spans the instances', { timeout: 300_000 }, () => {
   let pg: TestPostgres | undefined;
   let cluster: TestCluster | undefined;
   let nodes: ClusterInstance[];

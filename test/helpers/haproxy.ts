@@ -18,19 +18,28 @@ export interface TestBalancer {
 /**
  * HAProxy on a loopback port, round-robin over `backends` (base URLs) with no sticky sessions, as
  * README's cluster section configures it: every request and every websocket may land on any
- * instance. Instances failing GET /health are taken out within a second.
+ * instance. Instances failing GET /health are taken out within a second, at once when they refuse a connection.
  *
  * HAProxy cannot report a port it picked, so this process listens on port 0 and hands HAProxy the
  * listening socket (`bind fd@3`): no port is probed and reused, and connections made before HAProxy
  * accepts wait in the socket's backlog. Resolves once a request through it has been answered.
  */
+/**
+ * As README's example: checked every 500 ms, out after 2 failures; a connection the instance
+ * refuses takes it out at once (`observe layer4`), and is tried again on another instance
+ * (`retries`, `option redispatch 1`), so a page reconnecting right after a crash does not wait for
+ * the checks; the connections an instance still held when it was taken out are closed.
+ */
+const SERVER_OPTIONS = 'check inter 500ms fall 2 rise 1 observe layer4 error-limit 1 on-error mark-down on-marked-down shutdown-sessions';
+
 export async function startHaproxy(backends: string[]): Promise<TestBalancer> {
   const dir = await tempDir('runnel-haproxy-');
   const file = path.join(dir, 'haproxy.cfg');
-  const servers = backends.map((b, i) => `    server n${i} ${new URL(b).host} check inter 500ms fall 2 rise 1`);
+  const servers = backends.map((b, i) => `    server n${i} ${new URL(b).host} ${SERVER_OPTIONS}`);
   await writeFile(file, [
     'global', '    maxconn 2000',
     'defaults', '    mode http', '    timeout connect 2s', '    timeout client 60s', '    timeout server 60s', '    timeout tunnel 1h',
+    '    retries 3', '    option redispatch 1',
     'frontend runnel', '    bind fd@3', '    default_backend instances',
     'backend instances', '    balance roundrobin', '    option httpchk GET /health', ...servers, '',
   ].join('\n'));

@@ -31,6 +31,7 @@ const LAYERS: [prefix: string, layer: number][] = [
   ['runtime/flows/', 3.3],
   ['runtime/deploy/', 3.4],
   ['runtime/cluster/', 3.5],
+  ['runtime/multiplayer/', 3.5],
   ['runtime/runtime.ts', 3.6],
   ['runtime/api/', 3.7],
   ['nodes/', 4],

@@ -1,11 +1,12 @@
 import type { Runtime } from '../runtime.js';
 import type { NodeLogEntry } from '../flows/node.js';
 import { encodeObject } from '../util/encode.js';
+import type { PresenceUser } from '../multiplayer/location.js';
 
 /** The runtime's events an editor is told of, by name, with what each carries. */
 export interface EditorEvents {
   /** RED.comms.publish from a node or module; `origin`: the instance it came from, when another one of the cluster. */
-  comms: { topic: string; data: unknown; retain?: boolean; origin?: string };
+  comms: { topic: string; data: unknown; retain?: boolean; origin?: string; session?: string; excludeSession?: string };
   /** A runtime notification (`runtime-deploy`, `runtime-state`, ...). */
   'runtime-event': { id: string; payload?: unknown; retain?: boolean; origin?: string };
   /** A node's status; empty when cleared. */
@@ -24,6 +25,10 @@ export interface CommsApi {
   stateNotice(): Record<string, unknown>;
   /** A node's log entry as the debug sidebar shows it, cut to `debugMaxLength`. */
   encodeLog(entry: NodeLogEntry): unknown;
+  /** An editor's `{topic, data}` message on its websocket `session` (multiplayer presence). */
+  receive(session: string, user: PresenceUser | undefined, topic: string, data: unknown): void;
+  /** An editor's websocket `session` closed. */
+  closed(session: string): void;
 }
 
 export function commsApi(runtime: Runtime): CommsApi {
@@ -35,5 +40,7 @@ export function commsApi(runtime: Runtime): CommsApi {
     },
     stateNotice: () => runtime.stateNotice,
     encodeLog: (entry) => encodeObject({ ...entry }, { maxLength: typeof maxLength === 'number' ? maxLength : 1000 }),
+    receive: (session, user, topic, data) => runtime.presence?.receive(session, user, topic, data),
+    closed: (session) => runtime.presence?.closed(session),
   };
 }

@@ -10,12 +10,14 @@ import type { InstanceRecord, SharedStorage } from '../../storage/contract.js';
  */
 
 const HEARTBEAT_INTERVAL_MS = 1000;
+const REREAD_MS = 250;
 
 export interface MemberHost {
   log: Logger;
   /** What a heartbeat says about this instance. */
   describe(primary: boolean): Omit<InstanceRecord, 'id' | 'lastSeen'>;
   setPrimary(primary: boolean): Promise<void>;
+  now?: () => number;
 }
 
 export class ClusterMember {
@@ -29,8 +31,14 @@ export class ClusterMember {
   private firstList: Promise<void> | undefined;
   private healthy = true;
   private stopped = false;
+  private lastRead = 0;
+  private rereading: Promise<void> | undefined;
 
-  constructor(private readonly shared: SharedStorage, private readonly host: MemberHost) {}
+  private readonly now: () => number;
+
+  constructor(private readonly shared: SharedStorage, private readonly host: MemberHost) {
+    this.now = host.now ?? Date.now;
+  }
 
   start(): void {
     this.leaveElection = this.shared.campaign((primary, epoch) => {
@@ -54,7 +62,19 @@ export class ClusterMember {
     return this.lastList.map((i) => (i.id === self ? { ...i, ...this.host.describe(this.primary), epoch: this.epoch } : i));
   }
 
+  /**
+   * The instances read again now, for a caller that looks for an instance the last list lacks (one
+   * that started since: its first heartbeat may be newer than this instance's last read). Reads are
+   * shared and at most one per REREAD_MS, so requests naming unknown instances cost the database little.
+   */
+  async reread(): Promise<InstanceRecord[]> {
+    if (this.now() - this.lastRead >= REREAD_MS) this.rereading ??= this.readList().finally(() => (this.rereading = undefined));
+    await this.rereading;
+    return this.instances();
+  }
+
   private async readList(): Promise<void> {
+    this.lastRead = this.now();
     try {
       this.lastList = await this.shared.listInstances();
     } catch (err) {

@@ -86,6 +86,13 @@ export class Follower {
   }
 
   /** GET /cluster: the live instances (just this one without shared storage). */
+  /** An instance's `instanceUrl`, reading the list again when it lacks the instance (just started); null when it has none. */
+  async urlOf(id: string): Promise<string | null> {
+    const find = (list: InstanceRecord[]) => list.find((i) => i.id === id);
+    const listed = find(await this.clusterView()) ?? (this.member && find(await this.member.reread()));
+    return listed?.url ?? null;
+  }
+
   async clusterView(): Promise<InstanceRecord[]> {
     if (this.member) return this.member.instances();
     return [{ id: this.instance.settings.instanceId ?? 'local', ...this.describeInstance(true), lastSeen: new Date().toISOString() }];

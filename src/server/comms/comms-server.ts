@@ -12,6 +12,8 @@ import { topicMatches } from './topics.js';
 import { hasPermission } from '../../auth/permissions.js';
 import { PendingAdmission } from './admission.js';
 import type { OriginCheck } from '../request-origin.js';
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../auth/types.js';
 
 export interface CommsOptions {
   /** The URL path of the websocket, `<httpAdminRoot>comms`. */
@@ -36,6 +38,18 @@ export interface CommsOptions {
   maxPending?: number;
 }
 
+/** Who a message goes to, as Node-RED's comms events say it: one connection, or all but one. */
+export interface CommsTarget {
+  session?: string;
+  excludeSession?: string;
+}
+
+/** What an editor connection tells the runtime: its `{topic, data}` messages, and its end. */
+export interface CommsClientHandlers {
+  message(session: string, user: { username: string; anonymous?: true } | undefined, topic: string, data: unknown): void;
+  closed(session: string): void;
+}
+
 /** Node-RED batches what it sends: at most this many messages per frame, gathered for BATCH_MS. */
 const MAX_BATCH = 50;
 const BATCH_MS = 50;
@@ -49,7 +63,7 @@ const AUTH_CHECK_MS = 1000;
  * during that reload makes it open a login dialog it then tears down half-built (a page error).
  */
 const REVOKED_GRACE_MS = 3000;
-/** Client messages are small: subscriptions and the auth token. */
+/** Client messages are small: subscriptions, the auth token, multiplayer locations. */
 const MAX_PAYLOAD = 64 * 1024;
 /** Node-RED lets an editor on /comms only with this permission (a `nodes.read` token gets nothing). */
 const COMMS_PERMISSION = 'status.read';
@@ -63,6 +77,10 @@ const MAX_FILTER_LENGTH = 1024;
 class Client {
   active = false;
   token: string | undefined;
+  /** Who authenticated (undefined without adminAuth). */
+  principal: Principal | undefined;
+  /** Names the connection to the runtime (Node-RED's comms session), never to other clients. */
+  readonly session = randomUUID();
   authTimer: ReturnType<typeof setTimeout> | undefined;
   readonly subscriptions = new Set<string>();
   /** Serialised `{topic,data}` entries waiting for the next frame, from index `head` on. */
@@ -128,7 +146,8 @@ class Client {
  * The editor's `/comms` websocket, as Node-RED speaks it: with adminAuth the first message is
  * `{"auth": token}` (answered `{"auth":"ok"}` or `{"auth":"fail"}` and closed); then
  * `{"subscribe": filter}` with MQTT wildcards, which also delivers the retained messages that
- * match. The server sends JSON arrays of `{topic, data}`. Each client's queue is bounded: a client
+ * match; `{topic, data}` messages (multiplayer presence) go to the runtime with the connection's
+ * session. The server sends JSON arrays of `{topic, data}`. Each client's queue is bounded: a client
  * that does not read loses its oldest messages (counted) rather than growing the server's memory.
  */
 /** ws loads with the first editor connection: an idle runtime (or one only the admin API drives) does without it. */
@@ -143,6 +162,7 @@ export class CommsServer {
   private readonly maxQueueBytes: number;
   private readonly ticker: ReturnType<typeof setInterval>;
   private readonly pending: PendingAdmission<Duplex>;
+  private handlers: CommsClientHandlers | undefined;
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head);
 
   constructor(private readonly server: Server, private readonly opts: CommsOptions) {
@@ -188,8 +208,13 @@ export class CommsServer {
     return n;
   }
 
-  /** Sends to every subscribed client; `retain` keeps it for later subscribers. */
-  publish(topic: string, data: unknown, retain = false): void {
+  /** Hands the clients' `{topic, data}` messages and closes to `handlers`. */
+  handleClients(handlers: CommsClientHandlers | undefined): void {
+    this.handlers = handlers;
+  }
+
+  /** Sends to every subscribed client (or those of `target`); `retain` keeps it for later subscribers. */
+  publish(topic: string, data: unknown, retain = false, target: CommsTarget = {}): void {
     let entry: string;
     try {
       entry = JSON.stringify({ topic, data });
@@ -199,7 +224,11 @@ export class CommsServer {
       return;
     }
     if (retain) this.retained.set(topic, entry);
-    for (const client of this.clients) if (client.active && client.subscribed(topic)) this.enqueue(client, entry);
+    for (const client of this.clients) {
+      if (target.session !== undefined && client.session !== target.session) continue;
+      if (target.excludeSession !== undefined && client.session === target.excludeSession) continue;
+      if (client.active && client.subscribed(topic)) this.enqueue(client, entry);
+    }
   }
 
   /** Whether any editor would receive a message on `topic` (so a publisher can skip encoding one). */
@@ -266,6 +295,7 @@ export class CommsServer {
       clearTimeout(client.timer);
       clearTimeout(client.revokedTimer);
       this.clients.delete(client);
+      this.handlers?.closed(client.session);
     });
     ws.on('error', (err) => this.opts.log.debug({ err: err.message }, 'comms connection error'));
   }
@@ -284,6 +314,7 @@ export class CommsServer {
       if (!principal || !hasPermission(principal.scope, COMMS_PERMISSION)) return this.fail(client);
       this.settle(client);
       client.token = msg.auth as string;
+      client.principal = principal;
       client.active = true;
       this.sendRaw(client, '{"auth":"ok"}');
       return;
@@ -298,6 +329,9 @@ export class CommsServer {
       for (const [topic, entry] of this.retained) if (topicMatches(msg.subscribe, topic)) this.enqueue(client, entry);
     } else if (typeof msg.unsubscribe === 'string') {
       client.subscriptions.delete(msg.unsubscribe);
+    } else if (typeof msg.topic === 'string' && client.active) {
+      const user = client.principal && { username: client.principal.username, ...(client.principal.anonymous ? { anonymous: true as const } : {}) };
+      this.handlers?.message(client.session, user, msg.topic, msg.data);
     }
   }
 

@@ -9,11 +9,12 @@ import type { CommsServer } from './comms-server.js';
  * status), the runtime's `notification/runtime-state` (with its warnings) as it stands when the
  * bridge is made, npm's output while modules install as `event-log/<id>`, and nodes' warnings and
  * errors on `debug`, as Node-RED's debug node forwards its log (the sidebar shows them with the node,
- * a function's syntax error included). Returns the function that detaches it.
+ * a function's syntax error included); and the editors' own messages (multiplayer) back to the
+ * runtime. Returns the function that detaches it.
  */
 export function bridgeRuntimeToComms(admin: Pick<AdminApi, 'comms'>, comms: CommsServer): () => void {
   const events = admin.comms;
-  const onComms = (e: EditorEvents['comms']) => comms.publish(e.topic, e.data, e.retain === true);
+  const onComms = (e: EditorEvents['comms']) => comms.publish(e.topic, e.data, e.retain === true, { session: e.session, excludeSession: e.excludeSession });
   const onRuntimeEvent = (e: EditorEvents['runtime-event']) => comms.publish(`notification/${e.id}`, e.payload ?? {}, e.retain === true);
   const onStatus = (e: EditorEvents['node-status']) => {
     const topic = `status/${e.id}`;
@@ -35,7 +36,9 @@ export function bridgeRuntimeToComms(admin: Pick<AdminApi, 'comms'>, comms: Comm
     events.on('node-log', onNodeLog),
   ];
   comms.publish('notification/runtime-state', events.stateNotice(), true);
+  comms.handleClients({ message: (session, user, topic, data) => events.receive(session, user, topic, data), closed: (session) => events.closed(session) });
   return () => {
+    comms.handleClients(undefined);
     for (const off of detach) off();
   };
 }
