@@ -25,7 +25,8 @@ let capture: Capture;
 let admin: string;
 let reader: string;
 before(async () => {
-  server = await startServer({ adminAuth: adminAuth(), credentialSecret: SECRET, loginThrottle: { maxFailures: 3, windowMs: 60_000 } });
+  // The throttle's per-user delays (500 ms, doubling) after the wrong passwords below pass on this clock, not in real time.
+  server = await startServer({ adminAuth: adminAuth(), credentialSecret: SECRET, loginThrottle: { maxFailures: 3, windowMs: 60_000 } }, undefined, { clock: fakeClock() });
   capture = installCapture(server);
   admin = await login(server);
   reader = await login(server, 'reader', READER_PASSWORD, 'read');
