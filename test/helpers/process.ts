@@ -64,7 +64,10 @@ export async function spawnRunnelWith(args: string[], cwd: string, env: Record<s
   return { child, url, output: () => out, exited };
 }
 
-/** Runs the CLI (`bin/runnel.js`, or `bin`) to completion with the given arguments and stdin. */
+/**
+ * Runs the CLI (`bin/runnel.js`, or `bin`) to completion with the given arguments and stdin. The
+ * bound is generous, as spawnRunnel's: at load 20 a start-up that loads the runtime took over 15 s.
+ */
 export function runCli(args: string[], options: { cwd?: string; input?: string; timeoutMs?: number; bin?: string; env?: Record<string, string> } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [options.bin ?? BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
@@ -75,7 +78,7 @@ export function runCli(args: string[], options: { cwd?: string; input?: string; 
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`runnel ${args.join(' ')} did not finish in time:\n${stdout}${stderr}`));
-    }, options.timeoutMs ?? 15_000);
+    }, options.timeoutMs ?? 60_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
