@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { writeFile, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { verify } from '../src/auth/bcrypt.js';
+import { resolveSettings, SettingsError } from '../src/settings/settings.js';
 import { request } from './helpers/server.js';
 import { after } from 'node:test';
 import { runCli, spawnRunnel, killRunnels, BIN } from './helpers/process.js';
@@ -15,16 +16,10 @@ describe('command line', () => {
   test('bad settings exit 1 with one clear line', async () => {
     const dir = await tempDir();
     try {
+      // What the command line itself decides: a setting refused (one case stands for all of
+      // resolveSettings' refusals, checked in-process below), a file it cannot read, a bad flag.
       const cases: [string, RegExp][] = [
         [JSON.stringify({ uiPort: 'abc' }), /uiPort/],
-        [JSON.stringify({ adminAuth: { type: 'saml' } }), /adminAuth\.type/],
-        // A JSON file cannot hold the Passport strategy class.
-        [JSON.stringify({ adminAuth: { type: 'strategy' } }), /adminAuth\.strategy must be/],
-        [JSON.stringify({ adminAuth: { type: 'credentials', users: [{ username: 'a', password: 'plain' }] } }), /bcrypt/],
-        [JSON.stringify({ envVarExcludes: 'SECRET' }), /envVarExcludes/],
-        [JSON.stringify({ messageQueueLimit: 10 }), /messageQueueLimit/],
-        [JSON.stringify({ httpNodeRouteWait: -1 }), /httpNodeRouteWait/],
-        [JSON.stringify({ safeMode: 'yes' }), /safeMode/],
         ['{ not json', /cannot read settings file/],
       ];
       for (const [content, pattern] of cases) {
@@ -43,6 +38,22 @@ describe('command line', () => {
       assert.match(badFlag.stderr, /--port/);
     } finally {
       await removeDir(dir);
+    }
+  });
+
+  test('the settings refusals the command line prints are one line each', () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ adminAuth: { type: 'saml' } }, /adminAuth\.type/],
+      // A JSON file cannot hold the Passport strategy class.
+      [{ adminAuth: { type: 'strategy' } }, /adminAuth\.strategy must be/],
+      [{ adminAuth: { type: 'credentials', users: [{ username: 'a', password: 'plain' }] } }, /bcrypt/],
+      [{ envVarExcludes: 'SECRET' }, /envVarExcludes/],
+      [{ messageQueueLimit: 10 }, /messageQueueLimit/],
+      [{ httpNodeRouteWait: -1 }, /httpNodeRouteWait/],
+      [{ safeMode: 'yes' }, /safeMode/],
+    ];
+    for (const [raw, pattern] of cases) {
+      assert.throws(() => resolveSettings(raw), (e: unknown) => e instanceof SettingsError && pattern.test(e.message) && !e.message.includes('\n'), pattern.source);
     }
   });
 

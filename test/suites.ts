@@ -25,6 +25,11 @@ export const E2E: readonly string[] = [
   // Stress rather than outside components, but minutes of CPU each: 10,000 fuzzed requests, 1,000 deploy races.
   'hardening/fuzz.test',
   'hardening/deploy-race.test',
+  // Six real Runnel processes, two of them held by a runaway until the stop watchdog SIGKILLs them
+  // (6 s each by design): about 30 s on a quiet machine, a minute under load.
+  'hardening/function-runaways.test',
+  // A storm of 240 concurrent logins checked at bcrypt cost 10: about 25 s of CPU for one test.
+  'hardening/login-storm.test',
 ];
 
 export type Suite = 'unit' | 'e2e';

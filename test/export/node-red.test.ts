@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import { decryptNodeRedBlob } from '../../src/credentials/nodered-cipher.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
-import { runCli } from '../helpers/process.js';
+import { runMain } from '../helpers/process.js';
 import { eventually, request, startServer } from '../helpers/server.js';
 
 /**
@@ -39,13 +39,14 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
     return { root, userDir, settingsFile };
   }
 
-  const exportCli = (args: string[], cwd: string) => runCli(['export', ...args], { cwd, timeoutMs: 60_000 });
+  // In this process: each export would otherwise start Node.js and load the runtime (bin/runnel.js is main and process.exit).
+  const exportCli = (args: string[]) => runMain(['export', ...args]);
 
   it('in place with the generated key: only the credentials file changes, to Node-RED\'s format under that key', async () => {
-    const { root, userDir } = await runnelDir({});
+    const { userDir } = await runnelDir({});
     const flowsBefore = await readFile(path.join(userDir, 'flows.json'), 'utf8');
     const runnelCreds = await readFile(path.join(userDir, 'flows_cred.json'), 'utf8');
-    const r = await exportCli(['--format', 'node-red', '--user-dir', userDir], root);
+    const r = await exportCli(['--format', 'node-red', '--user-dir', userDir]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(r.stdout, `runnel: exporting ${userDir} (file storage) for Node-RED into ${userDir}\n`
       + `runnel: exported 2 flow nodes and the credentials of 1 node (flows_cred.json); start Node-RED with: node-red --userDir ${userDir}\n`);
@@ -74,7 +75,7 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
       await server.stop();
     }
     const out = path.join(root, 'for-node-red');
-    const r = await exportCli(['--settings', settingsFile, '--out', out], root);
+    const r = await exportCli(['--settings', settingsFile, '--out', out]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /exported 4 flow nodes and the credentials of 1 node \(\.config\.runtime\.json, flows\.json, flows_cred\.json, context\/\)/);
     assert.deepEqual((await readdir(out)).sort(), ['.config.runtime.json', 'context', 'flows.json', 'flows_cred.json']);
@@ -88,7 +89,7 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
   it('--out with credentialSecret from a JSON settings file says Node-RED needs the same secret', async () => {
     const { root, settingsFile } = await runnelDir({ credentialSecret: 'mine' });
     const out = path.join(root, 'out');
-    const r = await exportCli(['--settings', settingsFile, '--out', out], root);
+    const r = await exportCli(['--settings', settingsFile, '--out', out]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, new RegExp(`runnel: note: Node-RED needs the same credentialSecret: set it in its settings\\.js as in ${settingsFile}\n$`));
     assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'flows_cred.json'))).$ as string, 'mine'), CREDS);
@@ -98,7 +99,7 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
   it('credentialSecret false exports the credentials unencrypted, as Node-RED keeps them then', async () => {
     const { root, settingsFile } = await runnelDir({ credentialSecret: false });
     const out = path.join(root, 'out');
-    const r = await exportCli(['--settings', settingsFile, '--out', out], root);
+    const r = await exportCli(['--settings', settingsFile, '--out', out]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.deepEqual(await readJson(path.join(out, 'flows_cred.json')), CREDS);
   });
@@ -108,7 +109,7 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
     const settingsJs = `module.exports = { adminAuth: { type: 'credentials', users: [] }, logging: { console: { level: 'warn' } } };\n`;
     await writeFile(path.join(userDir, 'settings.js'), settingsJs);
     const out = path.join(root, 'out');
-    const r = await exportCli(['--user-dir', userDir, '--out', out], root);
+    const r = await exportCli(['--user-dir', userDir, '--out', out]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.deepEqual((await readdir(out)).sort(), ['.config.runtime.json', 'flows.json', 'flows_cred.json', 'settings.js']);
     assert.equal(await readFile(path.join(out, 'settings.js'), 'utf8'), settingsJs);
@@ -119,11 +120,11 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
   it('a flowFile in a subfolder: the credentials are written to the user dir, where Node-RED 4 reads them, in place and with --out', async () => {
     const { root, userDir, settingsFile } = await runnelDir({ flowFile: 'sub/my.json' });
     const key = (await readJson(path.join(userDir, '.config.runtime.json')))._credentialSecret as string;
-    const r = await exportCli(['--settings', settingsFile], root);
+    const r = await exportCli(['--settings', settingsFile]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(userDir, 'my_cred.json'))).$ as string, key), CREDS);
     const out = path.join(root, 'out');
-    const o = await exportCli(['--settings', settingsFile, '--out', out], root);
+    const o = await exportCli(['--settings', settingsFile, '--out', out]);
     assert.equal(o.code, 0, o.stdout + o.stderr);
     assert.match(o.stdout, /\(\.config\.runtime\.json, sub\/my\.json, my_cred\.json\)/);
     assert.deepEqual(JSON.parse(await readFile(path.join(out, 'sub', 'my.json'), 'utf8')), JSON.parse(await readFile(path.join(userDir, 'sub', 'my.json'), 'utf8')));
@@ -136,7 +137,7 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
     const before = (await readdir(elsewhere)).sort();
     const key = (await readJson(path.join(userDir, '.config.runtime.json')))._credentialSecret as string;
     const out = path.join(root, 'out');
-    const r = await exportCli(['--settings', settingsFile, '--out', out], root);
+    const r = await exportCli(['--settings', settingsFile, '--out', out]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.deepEqual((await readdir(out)).sort(), ['.config.runtime.json', 'f.json', 'f_cred.json']);
     assert.deepEqual(decryptNodeRedBlob((await readJson(path.join(out, 'f_cred.json'))).$ as string, key), CREDS);
@@ -154,20 +155,20 @@ describe('runnel export --format node-red', { timeout: 120_000 }, () => {
       [['--settings', path.join(root, 'pg.json')], /^runnel: export: cannot read the storage: .*ECONNREFUSED/],
     ];
     for (const [args, pattern] of cases) {
-      const r = await exportCli(args, root);
+      const r = await exportCli(args);
       assert.equal(r.code, 1, r.stdout + r.stderr);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
       assert.match(r.stderr.trim(), pattern);
       assert.doesNotMatch(r.stderr, /hunter2/);
     }
-    const misplaced = await runCli(['start', '--user-dir', userDir, '--out', path.join(root, 'x')], { cwd: root });
+    const misplaced = await runMain(['start', '--user-dir', userDir, '--out', path.join(root, 'x')]);
     assert.equal(misplaced.code, 1);
     assert.match(misplaced.stderr, /^runnel: --format and --out are options of runnel export\n/);
     // The generated key gone: the credentials are left as they are, and no new key is written.
     const runtime = path.join(userDir, '.config.runtime.json');
     const creds = await readFile(path.join(userDir, 'flows_cred.json'), 'utf8');
     await writeFile(runtime, '{}');
-    const r = await exportCli(['--user-dir', userDir], root);
+    const r = await exportCli(['--user-dir', userDir]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^runnel: export: the credentials in .*flows_cred\.json are encrypted, but credentialSecret is not set/);
     assert.deepEqual(await readJson(runtime), {});

@@ -2,12 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import selfsigned from 'selfsigned';
 import { eventually, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
-import { runCli } from '../helpers/process.js';
+import { SettingsError } from '../../src/settings/settings.js';
 import { send } from './support.js';
 
 /**
@@ -107,24 +105,25 @@ describe('https', () => {
   });
 
   it('a key that does not match its certificate, or a failing function, is one clear start error', async () => {
-    const dir = await tempDir();
-    try {
-      const mismatched = path.join(dir, 'mismatched.json');
-      await writeFile(mismatched, JSON.stringify({ uiPort: 0, userDir: dir, https: { key: second.private, cert: first.cert } }));
-      const a = await runCli(['start', '--settings', mismatched]);
-      assert.equal(a.code, 1);
-      assert.equal(a.stderr.trim().split('\n').length, 1, a.stderr);
-      assert.match(a.stderr, /https: the key and certificate cannot be used/);
-
-      const throwing = path.join(dir, 'throwing.cjs');
-      await writeFile(throwing, `module.exports = { uiPort: 0, userDir: ${JSON.stringify(dir)}, https() { throw new Error('no such file: server.key'); } };`);
-      const b = await runCli(['start', '--settings', throwing]);
-      assert.equal(b.code, 1);
-      assert.equal(b.stderr.trim().split('\n').length, 1, b.stderr);
-      assert.match(b.stderr, /https: the settings function failed: no such file: server\.key/);
-    } finally {
-      await removeDir(dir);
-    }
+    // The command line prints a SettingsError's message as its one line (cli.test.ts, with a real process).
+    const refusal = async (https: unknown, message: RegExp) => {
+      const dir = await tempDir();
+      try {
+        const e = await startServer({ https }, dir).then(async (server) => {
+          await server.stop();
+          return new Error('started');
+        }, (err: unknown) => err);
+        assert.ok(e instanceof SettingsError, String(e));
+        assert.doesNotMatch(e.message, /\n/);
+        assert.match(e.message, message);
+      } finally {
+        await removeDir(dir);
+      }
+    };
+    await refusal({ key: second.private, cert: first.cert }, /https: the key and certificate cannot be used/);
+    await refusal(() => {
+      throw new Error('no such file: server.key');
+    }, /https: the settings function failed: no such file: server\.key/);
   });
 });
 

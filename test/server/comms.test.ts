@@ -5,6 +5,7 @@ import { copyFixture } from '../registry/support.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
 import { Editor } from '../helpers/comms.js';
+import { fakeClock } from '../helpers/clock.js';
 
 const debugFlow = [
   { id: 't1', type: 'tab', label: 'T' },
@@ -152,12 +153,16 @@ describe('/comms with adminAuth', { timeout: 60_000 }, () => {
 
 describe('/comms when the session expires', { timeout: 60_000 }, () => {
   it('tells the editor its auth failed once the token expires', async () => {
-    const server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) });
+    // The token expires on this clock, not after a real wait; the socket's periodic check notices it.
+    const clock = fakeClock();
+    const server = await startServer({ adminAuth: adminAuth({ sessionExpiryTime: 1 }) }, undefined, { clock });
     const e = new Editor(server.url);
     try {
       await e.send({ auth: await login(server) });
       await eventually(() => e.frames.length >= 1);
       assert.deepEqual(e.frames[0], { auth: 'ok' });
+      assert.equal(e.closed, false);
+      clock.advance(1001);
       await eventually(() => e.closed, 10_000);
       assert.deepEqual(e.frames.at(-1), { auth: 'fail' });
     } finally {

@@ -79,18 +79,28 @@ describe('the user dir\'s settings.js, as Node-RED reads it', { timeout: 120_000
 
   it('a settings.js that does not load is one clear line and exit 1: where the syntax error is, what threw', async () => {
     const dir = await fresh();
+    await writeFile(path.join(dir, 'settings.js'), 'module.exports = {\n  uiPort: 0,\n  adminAuth: {\n    type: "credentials",,\n  }\n}\n');
+    const r = await runCli(['start', '--user-dir', dir], { cwd: dir });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr.trim(), /settings\.js: Unexpected token ',' at line 4, column 25$/);
+    // The command line prints a SettingsError as that one line: the other failures need no process each
+    // (a folder each, as a process would load each file afresh).
     const cases: [string, RegExp][] = [
-      ['module.exports = {\n  uiPort: 0,\n  adminAuth: {\n    type: "credentials",,\n  }\n}\n', /settings\.js: Unexpected token ',' at line 4, column 25$/],
       ["throw new Error('PORT is not set');\n", /settings\.js: PORT is not set$/],
       ["module.exports = require('./missing-helper');\n", /settings\.js: Cannot find module '\.\/missing-helper'/],
       ['module.exports = 42;\n', /settings file .*settings\.js must export an object$/],
     ];
-    for (const [content, pattern] of cases) {
-      await writeFile(path.join(dir, 'settings.js'), content);
-      const r = await runCli(['start', '--user-dir', dir], { cwd: dir });
-      assert.equal(r.code, 1, r.stdout + r.stderr);
-      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-      assert.match(r.stderr.trim(), pattern);
+    for (const [i, [content, pattern]] of cases.entries()) {
+      const file = path.join(dir, `case-${i}`, 'settings.js');
+      await mkdir(path.dirname(file));
+      await writeFile(file, content);
+      await assert.rejects(loadSettingsFile(file), (e: Error) => {
+        assert.ok(e instanceof SettingsError, String(e));
+        assert.doesNotMatch(e.message, /\n/);
+        assert.match(e.message, pattern);
+        return true;
+      });
     }
   });
 

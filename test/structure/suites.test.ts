@@ -26,4 +26,10 @@ describe('test suites', () => {
     assert.ok(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!)), `.ci/run runs npm test, then test:e2e: ${order.join(', ')}`);
     assert.match(ci, /^PATH="\$node26:\$PATH" bash -c '.*; npm test && npm run test:e2e && npm run test:ecosystem'$/m);
   });
+
+  it('the README\'s Tests section names npm test and test:e2e side by side', () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Tests'), readme.indexOf('\n## ', readme.indexOf('\n## Tests') + 1));
+    for (const command of ['- `npm test` —', '- `npm run test:e2e` —']) assert.ok(section.includes(command), `README "Tests" lists ${command}`);
+  });
 });
