@@ -127,6 +127,21 @@ describe('users of different bcrypt costs', () => {
   });
 });
 
+/** A wrong password for admin from `from`, on a connection of its own that the test can abandon (`req.destroy()`). */
+function wrongGuess(server: TestServer, from: string) {
+  const body = new URLSearchParams({ client_id: 'node-red-admin', grant_type: 'password', username: 'admin', password: 'wrong' }).toString();
+  const req = http.request(server.at('auth/token'), { method: 'POST', agent: false, localAddress: from, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } });
+  const answer = new Promise<number | 'gone'>((resolve) => {
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve('gone'));
+  });
+  req.end(body);
+  return { from, req, answer };
+}
+
 /**
  * Before: about 100 concurrent wrong guesses from one address filled the user's login queue, so
  * the owner's right password got 503 at once; after the attacker disconnected, its abandoned
@@ -139,20 +154,7 @@ describe('attackers queueing guesses for a user', () => {
   });
   after(() => server.dispose());
 
-  /** A wrong guess from `from` that the test can abandon. */
-  const guess = (from: string) => {
-    const body = new URLSearchParams({ client_id: 'node-red-admin', grant_type: 'password', username: 'admin', password: 'wrong' }).toString();
-    const req = http.request(server.at('auth/token'), { method: 'POST', agent: false, localAddress: from, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } });
-    const answer = new Promise<number | 'gone'>((resolve) => {
-      req.on('response', (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', () => resolve('gone'));
-    });
-    req.end(body);
-    return { req, answer };
-  };
+  const guess = (from: string) => wrongGuess(server, from);
   const owner = async (from: string) => {
     const t0 = performance.now();
     const res = await send(server.at('auth/token'), {
@@ -170,7 +172,7 @@ describe('attackers queueing guesses for a user', () => {
     for (const from of ['127.0.0.2', '127.0.0.3']) for (let i = 0; i < 2; i++) assert.equal(await guess(from).answer, 400);
     const attackers = ['127.0.0.4', '127.0.0.5', '127.0.0.6'];
     const queued = arrivals(server.instance.app.server, 'request', 120, '/auth/token');
-    const guesses = attackers.flatMap((from) => Array.from({ length: 40 }, () => ({ from, ...guess(from) })));
+    const guesses = attackers.flatMap((from) => Array.from({ length: 40 }, () => guess(from)));
     await queued;
 
     const during = await owner('127.0.0.9');
@@ -276,20 +278,7 @@ describe('the owner on an address the user never logged in from', () => {
   });
   after(() => server.dispose());
 
-  /** A wrong guess from `from` that the test abandons once the owner is answered. */
-  const guess = (from: string) => {
-    const body = form('wrong');
-    const req = http.request(server.at('auth/token'), { method: 'POST', agent: false, localAddress: from, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } });
-    const answer = new Promise<number | 'gone'>((resolve) => {
-      req.on('response', (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', () => resolve('gone'));
-    });
-    req.end(body);
-    return { from, req, answer };
-  };
+  const guess = (from: string) => wrongGuess(server, from);
 
   test('is answered within a second while guesses from failing and fresh addresses queue', { timeout: 60_000 }, async () => {
     assert.equal(await guess('127.0.0.2').answer, 400);
