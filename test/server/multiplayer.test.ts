@@ -65,15 +65,7 @@ describe('multiplayer presence on one instance', { timeout: 60_000 }, () => {
     assert.deepEqual(removals[1].data, { session: b.self, disconnected: true });
   });
 
-  it('ignores a connect whose session id is not alphanumeric', async () => {
-    const e = new Editor(server.url);
-    editors.push(e);
-    await e.send({ subscribe: 'multiplayer/#' });
-    await e.send({ topic: 'multiplayer/connect', data: { session: '../x' } });
-    await e.send({ subscribe: 'notification/#' });
-    await e.waitFor('notification/runtime-state');
-    assert.equal(e.on('multiplayer/init').length, 0);
-  });
+  it('ignores a connect whose session id is not alphanumeric', () => assertNoInit(editors, server.url, '../x'));
 });
 
 describe('multiplayer presence with adminAuth', { timeout: 60_000 }, () => {
@@ -111,13 +103,16 @@ describe('multiplayer presence switched off (the default)', { timeout: 60_000 },
     await server.dispose();
   });
 
-  it('answers no connect', async () => {
-    const e = new Editor(server.url);
-    editors.push(e);
-    await e.send({ subscribe: 'multiplayer/#' });
-    await e.send({ topic: 'multiplayer/connect', data: { session: 'abc' } });
-    await e.send({ subscribe: 'notification/#' });
-    await e.waitFor('notification/runtime-state');
-    assert.equal(e.on('multiplayer/init').length, 0);
-  });
+  it('answers no connect', () => assertNoInit(editors, server.url, 'abc'));
 });
+
+/** Sends a connect for `session`, then waits for the runtime-state notice that follows it: no init came before it. */
+async function assertNoInit(editors: Editor[], url: string, session: string): Promise<void> {
+  const e = new Editor(url);
+  editors.push(e);
+  await e.send({ subscribe: 'multiplayer/#' });
+  await e.send({ topic: 'multiplayer/connect', data: { session } });
+  await e.send({ subscribe: 'notification/#' });
+  await e.waitFor('notification/runtime-state');
+  assert.equal(e.on('multiplayer/init').length, 0);
+}
