@@ -41,7 +41,11 @@ export function git(
     }, (err, stdout, stderr) => {
       if (!err) return resolve({ stdout, stderr });
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return reject(new RunnelError('git_not_found', 'Projects need git, and this server has none on PATH'));
-      reject(gitError(stdout, stderr));
+      // A stopped git is answered for at once, while it is still cleaning up and writing through
+      // absolute paths: the caller may remove its folder only once it has ended, or git makes it again.
+      const failed = () => reject(gitError(stdout, stderr));
+      if (child.exitCode === null && child.signalCode === null) child.once('exit', failed);
+      else failed();
     });
     if (input !== undefined) child.stdin?.end(input);
   });

@@ -116,7 +116,8 @@ describe('function node', () => {
 
   test('node.done() mentioned only in a comment leaves completion to the node', async () => {
     receive('done-comment', { _msgid: 'm-done', payload: 'x' });
-    assert.deepEqual(await waitPlain(t.capture, 'cap-complete'), [{ _msgid: 'm-done', payload: 'x' }]);
+    const source = { id: 'done-comment', type: 'function', name: 'done-comment' };
+    assert.deepEqual(await waitPlain(t.capture, 'cap-complete'), [{ _msgid: 'm-done', payload: 'x', complete: { source } }]);
   });
 
   test('a falsy value in an output slot sends nothing there; inside a list it is an error', async () => {
