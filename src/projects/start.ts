@@ -34,7 +34,10 @@ export async function openProjects(settings: Settings, storage: Storage): Promis
  * or pull must open in Node-RED as well.
  */
 export function projectKey(projects: Projects): CredentialKey | undefined {
-  if (projects.active === undefined) return undefined;
-  const secret = projects.activeSecret();
+  return projects.active === undefined ? undefined : projectKeyFor(projects.activeSecret());
+}
+
+/** A project's key from its credential secret (false: credentials in clear); the cluster's working clones use it too. */
+export function projectKeyFor(secret: string | false): CredentialKey {
   return secret === false ? { type: 'disabled', secret: undefined, legacySecrets: [], format: 'node-red' } : { type: 'user', secret, legacySecrets: [], format: 'node-red' };
 }

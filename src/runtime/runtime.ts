@@ -286,6 +286,15 @@ export class Runtime {
     this.follower.start();
   }
 
+  /**
+   * With shared storage: runs the flows another instance stored last, if this one does not yet (its
+   * notice still on the way). Whoever reads the running flows as the deployed ones waits for this.
+   */
+  async catchUp(): Promise<void> {
+    const shared = this.storage.shared;
+    if (shared && (await shared.currentRev()).rev !== this.state.active.rev) await this.follower.follow();
+  }
+
   /** GET /cluster: the live instances (just this one without shared storage). */
   clusterView(): Promise<InstanceRecord[]> {
     return this.follower.clusterView();

@@ -8,6 +8,7 @@ import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
 import { gitAs } from '../helpers/git-remote.js';
+import { decryptNodeRedBlob } from '../../src/credentials/nodered-cipher.js';
 
 /**
  * Projects on three instances sharing one PostgreSQL: the database holds each repository, so every
@@ -17,11 +18,18 @@ import { gitAs } from '../helpers/git-remote.js';
 
 const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
 const inject = (name: string) => ({ id: 'n1', type: 'inject', z: 't1', name, wires: [] });
+const httpRequest = (name: string) => ({ id: 'h1', type: 'http request', z: 't1', name, method: 'GET', url: 'http://127.0.0.1:1/', authType: 'basic', wires: [] });
+const SLOW_STOP_MS = 4000;
+const slowStop = {
+  id: 'f1', type: 'function', z: 't1', func: 'return msg;', outputs: 1, wires: [[]],
+  initialize: "const ms = global.get('slowStopMs'); if (ms) node.on('close', (done) => setTimeout(done, ms));",
+};
 const GIT_USER = { git: { user: { name: 'Ada Tester', email: 'ada@example.test' } } };
 const sh = gitAs('Other', 'other@example.test');
 
 describe('cluster: Projects on three instances', { timeout: 240_000 }, () => {
-  const suite = clusterSuite('projects', 3, { editorTheme: { projects: { enabled: true } } });
+  // On node2 only, the function node below takes that long to stop.
+  const suite = clusterSuite('projects', 3, { editorTheme: { projects: { enabled: true } } }, { node2: { functionGlobalContext: { slowStopMs: SLOW_STOP_MS } } });
   let nodes: ClusterInstance[];
   let token: string;
   let scratch: string;
@@ -33,6 +41,8 @@ describe('cluster: Projects on three instances', { timeout: 240_000 }, () => {
   };
   const subjects = async (n: ClusterInstance) => ((await ok(n, 'projects/alpha/commits?limit=50')).body.commits as Array<{ subject: string }>).map((c) => c.subject);
   const flowName = async (n: ClusterInstance) => ((await call(n, 'flows')).body as Array<{ id: string; name?: string }>).find((x) => x.id === 'n1')?.name;
+  const changedFiles = async (n: ClusterInstance) => Object.entries((await ok(n, 'projects/alpha/status')).body.files as Record<string, { status?: string }>)
+    .filter(([, f]) => f.status !== undefined).map(([name]) => name).sort();
   const commitFlows = async (n: ClusterInstance, name: string, message: string) => {
     await deploy(n, [tab, inject(name)], { token });
     await ok(n, 'projects/alpha/stage', { method: 'POST', json: { files: ['flows.json'] } });
@@ -160,5 +170,32 @@ describe('cluster: Projects on three instances', { timeout: 240_000 }, () => {
     assert.deepEqual(await subjects(fresh), before);
     assert.equal((await ok(fresh, 'projects/alpha/status')).body.branches.local, 'feature');
     assert.equal(await flowName(fresh), 'race 3');
+  });
+
+  it('writes the last deploy into the project\'s files on an instance that has not applied it yet (its deploy lock held by a slow stop)', async () => {
+    const [deployer, slow] = [nodes[1]!, nodes[2]!];
+    await deploy(deployer, [tab, inject('before'), slowStop], { token });
+    await eventually(async () => (await flowName(slow)) === 'before');
+    // slow's own deploy stops the function node, and holds slow's deploy lock while it does.
+    const holding = deploy(slow, [tab, inject('before')], { token });
+    await eventually(async () => !((await call(deployer, 'flows')).body as Array<{ id: string }>).some((x) => x.id === 'f1'));
+    await deploy(deployer, [tab, inject('after')], { token });
+    const file = await ok(slow, 'projects/alpha/files/_/flows.json');
+    assert.equal(JSON.parse(file.body.content as string)[1].name, 'after');
+    await holding;
+  });
+
+  it('writes the credentials file in Node-RED\'s format, and leaves it unchanged over deploys that change no credential', async () => {
+    const [n1, n2] = [nodes[1]!, nodes[2]!];
+    await deploy(n1, [tab, httpRequest('first')], { token, api: 'v2', credentials: { h1: { user: 'bob', password: 'pw' } } });
+    await eventually(async () => (await changedFiles(n2)).join() === 'flows.json,flows_cred.json');
+    const doc = JSON.parse((await ok(n2, 'projects/alpha/files/_/flows_cred.json')).body.content as string) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(doc), ['$']);
+    assert.deepEqual(decryptNodeRedBlob(doc.$ as string, 'project-secret'), { h1: { user: 'bob', password: 'pw' } });
+    await ok(n2, 'projects/alpha/stage', { method: 'POST', json: { files: ['flows.json', 'flows_cred.json'] } });
+    await ok(n2, 'projects/alpha/commit', { method: 'POST', json: { message: 'With credentials' } });
+    await deploy(n1, [tab, httpRequest('second')], { token });
+    await deploy(n2, [tab, httpRequest('third')], { token });
+    for (const n of [n1, n2]) assert.deepEqual(await changedFiles(n), ['flows.json'], n.id);
   });
 });

@@ -2,8 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { CredentialCipher } from '../../credentials/cipher.js';
 import type { CredentialMap, FlowNodeConfig, StoredCredentials } from '../../storage/contract.js';
-import { credsFileText, flowsFileText } from '../../storage/file/flow-pair.js';
-import { revOf } from '../../storage/rev.js';
+import { flowsFileText, nodeRedCredsFileText } from '../../storage/file/flow-pair.js';
+import { projectKeyFor } from '../start.js';
 import type { FlowPaths } from '../projects.js';
 
 /**
@@ -11,7 +11,8 @@ import type { FlowPaths } from '../projects.js';
  * files in a working clone are where git sees them. They are written from the running flows before
  * an operation reads the working copy, and deployed from the files after one changes them. Files
  * are rewritten only when their content differs, so git never sees a change that is only a new
- * encryption of the same credentials.
+ * encryption of the same credentials. The credentials file is in Node-RED's format, as on one
+ * machine (src/storage/file/file-storage.ts): it is committed, and Node-RED must open a clone.
  */
 
 export interface RunningFlows {
@@ -27,7 +28,7 @@ export async function writeFlowFiles(paths: FlowPaths, running: RunningFlows, se
   const current = await readCredentials(paths, secret).catch(() => undefined);
   if (!isDeepStrictEqual(current, running.credentials)) {
     const doc = await cipherOf(secret).encrypt(running.credentials);
-    await writeFile(paths.creds, credsFileText(doc, revOf(running.flows), undefined, true), { mode: 0o600 });
+    await writeFile(paths.creds, nodeRedCredsFileText(doc), { mode: 0o600 });
   }
 }
 
@@ -41,11 +42,12 @@ async function readCredentials(paths: FlowPaths, secret: string | false): Promis
   const text = await readFile(paths.creds, 'utf8').catch(() => undefined);
   if (text === undefined) return {};
   const file = JSON.parse(text) as StoredCredentials & { $runnel?: number; data?: StoredCredentials | null };
-  // Runnel's credentials file wraps the document; Node-RED's is the document.
+  // Node-RED's file is the document; Runnel's, which older versions committed, wraps it.
   const doc = file.$runnel === undefined ? file : file.data;
   return doc === null || doc === undefined ? {} : (await cipherOf(secret).decrypt(doc)).map;
 }
 
 function cipherOf(secret: string | false): CredentialCipher {
-  return new CredentialCipher(secret === false ? undefined : secret);
+  const key = projectKeyFor(secret);
+  return new CredentialCipher(key.secret, key.legacySecrets, key.format);
 }

@@ -28,6 +28,9 @@ export function clusterProjects(runtime: Runtime, projects: Projects, shared: Sh
   });
   const writeFiles = async () => {
     const paths = await projects.flowPaths();
+    // The files must hold the deployed flows: an instance that has not applied the last deploy yet
+    // would write older ones, and git would see them as a change nobody made (or stage them).
+    await runtime.catchUp();
     if (paths !== undefined) await writeFlowFiles(paths, running(), projects.activeSecret());
   };
   return {

@@ -131,7 +131,7 @@ export class Follower {
    * Applies the configuration another instance saved, restarting what the deployment type it was
    * deployed with restarts. Runs in the deploy queue, so it never interleaves with a local deploy.
    */
-  private follow(): Promise<void> {
+  follow(): Promise<void> {
     // Notifications arriving while one is queued are covered by it: it reads the newest rev.
     this.followQueued ??= this.active.exclusive(async () => {
       this.followQueued = undefined;

@@ -6,7 +6,7 @@ import type { Logger } from '../../base/log.js';
 import type { Settings } from '../../settings/settings.js';
 import { LibraryFiles } from './library-files.js';
 import { backupPathFor, readTextIfExists, removeStaleTemps, writeFileAtomic } from '../atomic-file.js';
-import { credentialsPathIn, credsFileText, flowsFileText, loadFlowPair, type LoadedCreds, type PairPaths } from './flow-pair.js';
+import { credentialsPathIn, credsFileText, flowsFileText, loadFlowPair, nodeRedCredsFileText, type LoadedCreds, type PairPaths } from './flow-pair.js';
 import { hashJson } from '../rev.js';
 import { SerialQueue } from '../../base/serial-queue.js';
 import { FileHistory } from './file-history.js';
@@ -145,7 +145,7 @@ class FileStorage implements Storage {
       if (this.nodeRedCreds) {
         // A project's file is committed and shared with Node-RED: its document alone, as Node-RED
         // writes it, and only when the credentials changed, so a deploy leaves no change for git.
-        if (req.credentials !== null) await writeFileAtomic(this.paths.creds, JSON.stringify(doc, null, 4), { backup: true, mode: SECRET_FILE_MODE });
+        if (req.credentials !== null) await writeFileAtomic(this.paths.creds, nodeRedCredsFileText(doc), { backup: true, mode: SECRET_FILE_MODE });
         creds = { doc, rev: undefined, prevRev: undefined };
       } else {
         // Credentials first: a crash between the two renames leaves new credentials tagged with

@@ -81,6 +81,11 @@ export function credsFileText(doc: StoredCredentials | null, rev: string, prevRe
   return pretty ? JSON.stringify(file, null, 4) : JSON.stringify(file);
 }
 
+/** A project's credentials file: Node-RED's document alone, as Node-RED writes it (git shares it with Node-RED). */
+export function nodeRedCredsFileText(doc: StoredCredentials | null): string {
+  return JSON.stringify(doc, null, 4);
+}
+
 function parseFlows(text: string): LoadedFlows {
   const flows: unknown = JSON.parse(text);
   if (!Array.isArray(flows)) throw new Error('the file does not hold an array');
