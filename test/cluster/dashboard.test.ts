@@ -10,7 +10,7 @@ import { startAddressedCluster, type ClusterInstance, type TestCluster } from '.
 import { startHaproxy, type TestBalancer } from '../helpers/haproxy.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { killRunnels, ROOT } from '../helpers/process.js';
-import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
+import { eventually, login, request } from '../helpers/server.js';
 
 /**
  * Dashboard 2.0 (@flowfuse/node-red-dashboard, loaded from the repository's node_modules) on three
@@ -64,12 +64,9 @@ describe('cluster: Dashboard 2.0 pages behind HAProxy show what every instance d
     pg = await startPostgres();
     cluster = await startAddressedCluster(pg.url, 'dashboard', 3, { nodesDir: [DASHBOARD] });
     nodes = cluster.instances;
-    const login = await request(nodes[0]!.at('auth/token'), {
-      method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD },
-    });
-    assert.equal(login.status, 200, login.text);
+    const token = await login(nodes[0]!);
     const counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}/press`;
-    const r = await request(nodes[0]!.at('flows'), { method: 'POST', token: login.body.access_token as string, headers: { 'Runtime-API-Version': 'v2' }, json: { flows: flows(counterUrl) } });
+    const r = await request(nodes[0]!.at('flows'), { method: 'POST', token, headers: { 'Runtime-API-Version': 'v2' }, json: { flows: flows(counterUrl) } });
     assert.equal(r.status, 200, r.text);
     for (const n of nodes) await eventually(async () => (await request(n.at('show?n=ready'))).status === 200, 15_000);
     balancer = await startHaproxy(nodes.map((n) => n.url));

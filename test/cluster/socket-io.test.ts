@@ -7,7 +7,7 @@ import { startAddressedCluster, type ClusterInstance, type TestCluster } from '.
 import { startHaproxy, type TestBalancer } from '../helpers/haproxy.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { killRunnels } from '../helpers/process.js';
-import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
+import { eventually, login, request } from '../helpers/server.js';
 
 /**
  * A socket.io app that a node module attaches to RED.server (as Dashboard 2.0 and uibuilder do),
@@ -53,11 +53,8 @@ describe('cluster: a module\'s socket.io server behind HAProxy spans the instanc
     pg = await startPostgres();
     cluster = await startAddressedCluster(pg.url, 'sockio', 3, { nodesDir: [FIXTURES] });
     nodes = cluster.instances;
-    const login = await request(nodes[0]!.at('auth/token'), {
-      method: 'POST', json: { client_id: 'runtime-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD },
-    });
-    assert.equal(login.status, 200, login.text);
-    const r = await request(nodes[0]!.at('flows'), { method: 'POST', token: login.body.access_token as string, headers: { 'Runtime-API-Version': 'v2' }, json: { flows } });
+    const token = await login(nodes[0]!);
+    const r = await request(nodes[0]!.at('flows'), { method: 'POST', token, headers: { 'Runtime-API-Version': 'v2' }, json: { flows } });
     assert.equal(r.status, 200, r.text);
     for (const n of nodes) await eventually(async () => (await request(n.at('say?topic=ready&n=0'))).status === 200, 15_000);
     balancer = await startHaproxy(nodes.map((n) => n.url));

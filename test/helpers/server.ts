@@ -52,7 +52,7 @@ export async function startServer(raw: Record<string, unknown> = {}, userDir?: s
 }
 
 /** Logs in through the real token endpoint and returns the bearer token. */
-export async function login(server: TestServer, username = 'admin', password = ADMIN_PASSWORD, scope = '*'): Promise<string> {
+export async function login(server: Pick<TestServer, 'at'>, username = 'admin', password = ADMIN_PASSWORD, scope = '*'): Promise<string> {
   const res = await fetch(server.at('auth/token'), {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
