@@ -7,7 +7,7 @@ import { clusterSuite, type ClusterInstance } from '../helpers/cluster.js';
 import { ADMIN_PASSWORD, eventually, request } from '../helpers/server.js';
 import { removeDir, tempDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
-import { gitAs } from '../helpers/git-remote.js';
+import { gitAs, inject, tab } from '../helpers/git-remote.js';
 import { decryptNodeRedBlob } from '../../src/credentials/nodered-cipher.js';
 
 /**
@@ -16,8 +16,6 @@ import { decryptNodeRedBlob } from '../../src/credentials/nodered-cipher.js';
  * instance with its user dir loses no commit.
  */
 
-const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
-const inject = (name: string) => ({ id: 'n1', type: 'inject', z: 't1', name, wires: [] });
 const httpRequest = (name: string) => ({ id: 'h1', type: 'http request', z: 't1', name, method: 'GET', url: 'http://127.0.0.1:1/', authType: 'basic', wires: [] });
 const SLOW_STOP_MS = 4000;
 const slowStop = {

@@ -2,6 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
+/** A project's flows in the Projects tests: one tab holding one inject node, whose name tells versions apart. */
+export const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
+export const inject = (name: string) => ({ id: 'n1', type: 'inject', z: 't1', name, wires: [] });
+
 /** Runs git in `cwd` as the given committer, so no user's or machine's git config is needed. */
 export const gitAs = (name: string, email: string) => (cwd: string, ...args: string[]): string =>
   execFileSync('git', ['-c', `user.name=${name}`, '-c', `user.email=${email}`, ...args], { cwd, encoding: 'utf8' });

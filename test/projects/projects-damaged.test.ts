@@ -8,13 +8,11 @@ import { pathToFileURL } from 'node:url';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
-import { gitAs, seedRemote } from '../helpers/git-remote.js';
+import { gitAs, seedRemote, inject, tab } from '../helpers/git-remote.js';
 
 /** Working copies in trouble: a damaged .git, requests that reach git at the same moment, a clone too large. */
 
 const GIT_USER = { git: { user: { name: 'Ada Tester', email: 'ada@example.test' } } };
-const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
-const inject = (name: string) => ({ id: 'n1', type: 'inject', z: 't1', name, wires: [] });
 
 describe('Projects: a project whose .git is damaged, in a user dir that is itself a git repository', () => {
   let server: TestServer;

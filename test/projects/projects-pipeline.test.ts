@@ -5,16 +5,13 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { adminAuth, login, request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
-import { gitAs, seedRemote } from '../helpers/git-remote.js';
+import { gitAs, seedRemote, inject, tab } from '../helpers/git-remote.js';
 
 /**
  * README's "Projects in a pipeline": a CI job pushes to git, then, with an automation token, asks
  * Runnel to fetch, previews the deploy of the pushed flows, and pulls them (which deploys). These
  * are exactly the README's curl calls, in order.
  */
-
-const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
-const inject = (name: string) => ({ id: 'n1', type: 'inject', z: 't1', name, wires: [] });
 
 describe('Projects: a pipeline pulls and deploys with an automation token', () => {
   let server: TestServer;

@@ -7,12 +7,11 @@ import { pathToFileURL } from 'node:url';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { removeDir } from '../helpers/dirs.js';
 import { deploy } from '../helpers/deploy.js';
+import { inject, tab } from '../helpers/git-remote.js';
 
 /** Projects against a real remote: a bare repository over file://, made and inspected with Debian's git. */
 
 const GIT_USER = { git: { user: { name: 'Ada Tester', email: 'ada@example.test' } } };
-const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
-const inject = (name: string) => ({ id: 'n1', type: 'inject', z: 't1', name, wires: [] });
 
 function sh(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=Other', '-c', 'user.email=other@example.test', ...args], { cwd, encoding: 'utf8' });

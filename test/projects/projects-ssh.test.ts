@@ -9,12 +9,9 @@ import { removeDir } from '../helpers/dirs.js';
 import { filesHolding } from '../hardening/support.js';
 import { deploy } from '../helpers/deploy.js';
 import { startSshd, type SshServer } from '../helpers/sshd.js';
-import { gitAs, seedRemote } from '../helpers/git-remote.js';
+import { gitAs, seedRemote, inject, tab } from '../helpers/git-remote.js';
 
 /** Projects against an SSH remote (Debian's sshd) with a key made through /settings/user/keys, host keys checked. */
-
-const tab = { id: 't1', type: 'tab', label: 'Flow 1' };
-const inject = (name: string) => ({ id: 'n1', type: 'inject', z: 't1', name, wires: [] });
 
 describe('Projects: an SSH remote with a key from /settings/user/keys', () => {
   let scratch: string;
